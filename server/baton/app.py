@@ -1,0 +1,52 @@
+"""The composition root: builds the core for one workspace, for any face (LSP, CLI)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from baton.auth import Credentials
+from baton.config import ConfigLoader
+from baton.providers.factory import ProviderRegistry
+from baton.session.events import ClientChannel
+from baton.session.service import SessionService
+from baton.store.db import Database, open_workspace_db
+from baton.tools.registry import default_registry
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class App:
+    workspace: Path
+    config: ConfigLoader
+    credentials: Credentials
+    db: Database
+    sessions: SessionService
+
+    def config_problems(self) -> list[str]:
+        return [str(problem) for problem in self.config.load()[1]]
+
+    async def close(self) -> None:
+        await self.sessions.shutdown()
+
+
+def build_app(
+    workspace: Path,
+    channel: ClientChannel,
+    *,
+    client_settings: dict[str, Any] | None = None,
+    environ: dict[str, str] | None = None,
+) -> App:
+    workspace = workspace.resolve()
+    config = ConfigLoader(workspace, client_settings, environ)
+    credentials = Credentials(environ)
+    db = open_workspace_db(workspace)
+    tools = default_registry()
+    sessions = SessionService(
+        workspace, db, config, credentials, channel, ProviderRegistry(), tools
+    )
+    log.info("baton ready for workspace %s (store %s)", workspace, db.path)
+    return App(workspace, config, credentials, db, sessions)

@@ -1,0 +1,342 @@
+"""Settings: defaults → user file → workspace file → environment → client.
+
+Keys are camelCase in files and in `initializationOptions.settings` (snake_case
+is accepted too). Files are re-read when they change, so a session that does
+not pin its model follows the configuration "afresh for every request".
+Credentials are never part of settings: see `baton.auth`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from platformdirs import user_config_path
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from baton.protocol import StrategySetting
+
+log = logging.getLogger(__name__)
+
+ProviderId = Literal["openai", "openai-compatible", "local"]
+Permission = Literal["allow", "ask", "deny"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class CompactionSettings(_Section):
+    auto: bool = True
+    threshold: float = Field(0.85, gt=0, le=1)
+    reserve: int | None = Field(None, ge=0)
+    strategy: StrategySetting = "auto"
+    server_threshold: float = Field(0.8, gt=0, le=1)
+    model: str | None = None
+    # Tokens of recent messages kept verbatim; default: a quarter of the usable window,
+    # clamped to [1,000, 20,000].
+    keep_recent_tokens: int | None = Field(None, ge=0)
+    # Tokens of the newest tool outputs that pruning never masks.
+    protect_tool_output_tokens: int | None = Field(None, ge=0)
+    auto_continue: bool = True
+
+
+class PermissionSettings(_Section):
+    bash: Permission = "ask"
+    write: Permission = "ask"
+    mcp: Permission = "ask"
+
+
+class PlanSettings(_Section):
+    dir: str = ".baton/plans"
+
+
+class CommandHook(_Section):
+    command: list[str] = Field(min_length=1)
+    timeout: float = Field(30.0, gt=0, le=3600)
+    name: str | None = None
+
+
+class HookSettings(_Section):
+    pre_compact: list[CommandHook] = Field(default_factory=list)
+    compacting: list[CommandHook] = Field(default_factory=list)
+    compacted: list[CommandHook] = Field(default_factory=list)
+    tool_before: list[CommandHook] = Field(default_factory=list)
+    tool_after: list[CommandHook] = Field(default_factory=list)
+    # Bounds of the autonomous pre-compact round.
+    pre_compact_max_steps: int = Field(8, ge=1, le=100)
+    pre_compact_timeout: float = Field(300.0, gt=0)
+
+
+class LocalSettings(_Section):
+    model_path: str | None = None
+    threads: int | None = Field(None, ge=1)
+    context_size: int = Field(8192, ge=512)
+    temperature: float = Field(0.2, ge=0, le=2)
+    top_p: float = Field(0.9, gt=0, le=1)
+    seed: int = 42
+    max_tokens: int = Field(1024, ge=16)
+
+
+class ToolSettings(_Section):
+    bash_timeout_ms: int = Field(120_000, ge=100)
+    max_output_chars: int = Field(30_000, ge=1_000)
+    read_max_lines: int = Field(2_000, ge=10)
+
+
+class McpServerSettings(_Section):
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_-]+$")
+    command: list[str] | None = None
+    url: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    enabled: bool = True
+    allow: bool = False
+
+
+class McpSettings(_Section):
+    servers: list[McpServerSettings] = Field(default_factory=list)
+
+
+class Settings(_Section):
+    provider: ProviderId | None = None
+    model: str | None = None
+    base_url: str | None = None
+    context_window: int | None = Field(None, ge=1024)
+    max_steps: int = Field(50, ge=1, le=10_000)
+    api_key_env: str = Field("OPENAI_API_KEY", min_length=1)
+    request_timeout: float = Field(600.0, gt=0)
+    max_retries: int = Field(4, ge=0, le=20)
+    compaction: CompactionSettings = Field(default_factory=CompactionSettings)
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    plans: PlanSettings = Field(default_factory=PlanSettings)
+    hooks: HookSettings = Field(default_factory=HookSettings)
+    local: LocalSettings = Field(default_factory=LocalSettings)
+    tools: ToolSettings = Field(default_factory=ToolSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
+
+
+# Context windows of well-known models, by id prefix (longest prefix wins).
+KNOWN_CONTEXT_WINDOWS: dict[str, int] = {
+    "gpt-5": 400_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4o": 128_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+    "codex-mini": 200_000,
+    "qwen2.5-coder": 32_768,
+}
+DEFAULT_CONTEXT_WINDOW = 128_000
+DEFAULT_MODELS: dict[str, str] = {"openai": "gpt-5.1", "local": "qwen2.5-coder-1.5b-instruct"}
+DEFAULT_BASE_URLS: dict[str, str] = {"openai": "https://api.openai.com/v1"}
+
+
+def known_context_window(model: str) -> int | None:
+    best: tuple[int, int] | None = None
+    lowered = model.lower()
+    for prefix, window in KNOWN_CONTEXT_WINDOWS.items():
+        if lowered.startswith(prefix) and (best is None or len(prefix) > best[0]):
+            best = (len(prefix), window)
+    return best[1] if best else None
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    source: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.message}"
+
+
+@dataclass
+class _FileCache:
+    key: tuple[int, int] | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    problem: ConfigProblem | None = None
+
+
+# Environment variables that configure Baton; `BATON_<SECTION>__<KEY>` reaches nested keys.
+_ENV_SHORTHANDS = {
+    "OPENAI_BASE_URL": ("baseUrl",),
+}
+_ENV_IGNORED = {"BATON_SKIP_VSCODE_E2E", "BATON_TEST_REAL_MODEL", "BATON_LOG_LEVEL"}
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        norm = _canonical_key(key)
+        existing_key = next((k for k in out if _canonical_key(k) == norm), None)
+        if existing_key is not None:
+            prev = out.pop(existing_key)
+            if isinstance(prev, dict) and isinstance(value, dict):
+                out[key] = _merge(prev, value)
+                continue
+        out[key] = value
+    return out
+
+
+def _canonical_key(key: str) -> str:
+    return key.replace("_", "").lower()
+
+
+def _parse_env_value(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def env_overrides(environ: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, raw in environ.items():
+        if name in _ENV_SHORTHANDS:
+            path: tuple[str, ...] = _ENV_SHORTHANDS[name]
+            value: Any = raw
+        elif name.startswith("BATON_") and name not in _ENV_IGNORED:
+            parts = name[len("BATON_") :].lower().split("__")
+            if not all(parts):
+                continue
+            path = tuple(to_camel(p) for p in parts)
+            value = _parse_env_value(raw)
+            if path[-1] in ("model", "baseUrl", "provider", "dir", "modelPath", "apiKeyEnv"):
+                value = raw
+        else:
+            continue
+        node = out
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+            if not isinstance(node, dict):
+                break
+        else:
+            node[path[-1]] = value
+    # Keep only keys Settings knows, so unrelated BATON_* variables do no harm.
+    return _known_only(out, Settings)
+
+
+def _known_only(data: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    known = {}
+    fields = {}
+    for name, info in model.model_fields.items():
+        fields[_canonical_key(name)] = info
+        if info.alias:
+            fields[_canonical_key(info.alias)] = info
+    for key, value in data.items():
+        info = fields.get(_canonical_key(key))
+        if info is None:
+            continue
+        sub = info.annotation
+        if isinstance(value, dict) and isinstance(sub, type) and issubclass(sub, BaseModel):
+            known[key] = _known_only(value, sub)
+        else:
+            known[key] = value
+    return known
+
+
+def user_config_file() -> Path:
+    return user_config_path("baton", appauthor=False) / "config.toml"
+
+
+def workspace_config_file(workspace: Path) -> Path:
+    return workspace / ".baton" / "config.toml"
+
+
+class ConfigLoader:
+    """Resolves settings for a workspace, re-reading files only when they change."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        client_settings: dict[str, Any] | None = None,
+        environ: dict[str, str] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.client_settings = client_settings or {}
+        self._environ = environ
+        self._files: dict[Path, _FileCache] = {}
+        self._last: tuple[tuple[Any, ...], Settings, list[ConfigProblem]] | None = None
+        self._reported: set[str] = set()
+
+    @property
+    def environ(self) -> dict[str, str] | os._Environ[str]:
+        return self._environ if self._environ is not None else os.environ
+
+    def _read_file(self, path: Path) -> _FileCache:
+        cache = self._files.setdefault(path, _FileCache())
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            cache.key, cache.data, cache.problem = None, {}, None
+            return cache
+        except OSError as exc:
+            cache.key, cache.data = None, {}
+            cache.problem = ConfigProblem(str(path), f"cannot read: {exc.strerror}")
+            return cache
+        key = (st.st_mtime_ns, st.st_size)
+        if cache.key == key:
+            return cache
+        cache.key = key
+        try:
+            cache.data = tomllib.loads(path.read_text(encoding="utf-8"))
+            cache.problem = None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+            cache.data = {}
+            cache.problem = ConfigProblem(str(path), f"not valid TOML: {exc}")
+        return cache
+
+    def load(self) -> tuple[Settings, list[ConfigProblem]]:
+        """Current settings and any problems found; a broken source is skipped, not fatal."""
+        sources: list[tuple[str, dict[str, Any]]] = []
+        problems: list[ConfigProblem] = []
+        cache_key: list[Any] = []
+        for path in (user_config_file(), workspace_config_file(self.workspace)):
+            entry = self._read_file(path)
+            cache_key.append((str(path), entry.key))
+            if entry.problem:
+                problems.append(entry.problem)
+            elif entry.data:
+                sources.append((str(path), entry.data))
+        env = env_overrides(self.environ)
+        cache_key.append(json.dumps(env, sort_keys=True))
+        cache_key.append(json.dumps(self.client_settings, sort_keys=True, default=str))
+        key = tuple(cache_key)
+        if self._last is not None and self._last[0] == key:
+            return self._last[1], self._last[2]
+        if env:
+            sources.append(("environment", env))
+        if self.client_settings:
+            sources.append(("client settings", self.client_settings))
+
+        merged: dict[str, Any] = {}
+        for name, data in sources:
+            candidate = _merge(merged, data)
+            try:
+                Settings.model_validate(candidate)
+            except ValidationError as exc:
+                problems.append(ConfigProblem(name, _describe(exc)))
+                continue
+            merged = candidate
+        settings = Settings.model_validate(merged)
+        for problem in problems:
+            if str(problem) not in self._reported:
+                self._reported.add(str(problem))
+                log.warning("configuration problem, source ignored: %s", problem)
+        self._last = (key, settings, problems)
+        return settings, problems
+
+    def settings(self) -> Settings:
+        return self.load()[0]
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)

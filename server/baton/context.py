@@ -1,0 +1,341 @@
+"""Everything the model is sent is built here, in one place, and counted.
+
+Order (PROTOCOL.md, "What the model is sent"): instructions (system prompt and
+workspace instruction files); the checkpoint of the latest compaction (a
+summary, or the server's compacted window replayed exactly); Baton's blocks
+(the ledger, then the active plan, re-read from disk); the retained messages
+verbatim; then the new input (already the last stored message).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from baton import prompts
+from baton.config import Settings, known_context_window
+from baton.providers.base import (
+    AssistantText,
+    ContextBlock,
+    Item,
+    ModelRequest,
+    OpaqueItem,
+    ProviderIdentity,
+    Reasoning,
+    ToolCall,
+    ToolOutput,
+    ToolSpec,
+    UserText,
+)
+from baton.session.model import StoredMessage
+from baton.session.state import SessionState
+from baton.tokens import ITEM_OVERHEAD, estimate
+
+log = logging.getLogger(__name__)
+
+INTERRUPTED_OUTPUT = "[interrupted: no result was recorded]"
+MAX_INSTRUCTION_FILE_CHARS = 40_000
+
+
+class PlanSource(Protocol):
+    """What the plan feature contributes to the model's view."""
+
+    def block(self, state: SessionState) -> str | None:
+        """The plan block (current text re-read from disk), or None when there is no plan."""
+        ...
+
+    def superseded(self, state: SessionState) -> dict[str, str]:
+        """Tool-call ids whose output carried plan text, mapped to their one-line reference."""
+        ...
+
+
+@dataclass
+class ContextPart:
+    kind: str
+    tokens: int
+
+
+@dataclass
+class BuiltContext:
+    request: ModelRequest
+    parts: list[ContextPart]
+    estimated_tokens: int  # uncalibrated
+    tokens: int  # calibrated by the provider's last report
+    context_window: int
+    usable_window: int
+    threshold_tokens: int
+    server_artifact: bool = False
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def context_window(settings: Settings, identity: ProviderIdentity | None) -> int:
+    if settings.context_window:
+        return settings.context_window
+    if identity is not None and identity.provider == "local":
+        return settings.local.context_size
+    if identity is not None:
+        known = known_context_window(identity.model)
+        if known:
+            return known
+    return 128_000
+
+
+def reserve_tokens(settings: Settings, window: int) -> int:
+    if settings.compaction.reserve is not None:
+        return min(settings.compaction.reserve, window // 2)
+    return min(16_000, int(0.2 * window))
+
+
+def threshold_tokens(settings: Settings, window: int) -> tuple[int, int]:
+    """(usable window, auto-compaction threshold in tokens)."""
+    usable = window - reserve_tokens(settings, window)
+    return usable, int(settings.compaction.threshold * usable)
+
+
+class InstructionFiles:
+    """AGENTS.md and friends, re-read only when they change."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self._cache: dict[str, tuple[tuple[int, int] | None, str | None]] = {}
+
+    def texts(self) -> list[str]:
+        out: list[str] = []
+        for name in prompts.INSTRUCTION_FILES:
+            path = self.workspace / name
+            try:
+                st = path.stat()
+                key: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                key = None
+            cached = self._cache.get(name)
+            if cached is None or cached[0] != key:
+                text = None
+                if key is not None and path.is_file() and _inside(self.workspace, path):
+                    try:
+                        text = path.read_text(encoding="utf-8", errors="replace")
+                        text = text[:MAX_INSTRUCTION_FILE_CHARS]
+                    except OSError:
+                        text = None
+                self._cache[name] = (key, text)
+                cached = self._cache[name]
+            if cached[1]:
+                out.append(prompts.INSTRUCTIONS_HEADER.format(name=name, text=cached[1].strip()))
+        return out
+
+
+def _inside(workspace: Path, path: Path) -> bool:
+    try:
+        path.resolve().relative_to(workspace.resolve())
+        return True
+    except (ValueError, OSError):
+        return False
+
+
+def message_items(
+    message: StoredMessage,
+    *,
+    masked: dict[str, str],
+    superseded: dict[str, str],
+    running_call_ids: frozenset[str] = frozenset(),
+) -> list[Item]:
+    """The provider items one stored message contributes to the model's view."""
+    if message.role == "user":
+        text = message.text()
+        return [UserText(text=text)] if text else []
+    if message.role != "assistant":
+        return []
+    items: list[Item] = []
+    outputs: list[Item] = []
+    for part in message.parts:
+        if part.type == "reasoning":
+            items.append(Reasoning(text=part.data.get("text", ""), native=part.native))
+        elif part.type == "text":
+            if part.data.get("text"):
+                items.append(AssistantText(text=part.data["text"], native=part.native))
+        elif part.type == "tool_call":
+            call_id = part.data["toolCallId"]
+            items.append(
+                ToolCall(
+                    call_id=call_id,
+                    name=part.data["name"],
+                    arguments=part.data.get("arguments")
+                    or json.dumps(part.data.get("input", {}), ensure_ascii=False),
+                    native=part.native,
+                )
+            )
+            if call_id in running_call_ids:
+                continue
+            result = message.results.get(call_id)
+            if call_id in superseded:
+                output = superseded[call_id]
+            elif call_id in masked:
+                output = masked[call_id]
+            elif result is not None:
+                output = result.output
+            else:
+                output = INTERRUPTED_OUTPUT
+            outputs.append(ToolOutput(call_id=call_id, output=output))
+        elif part.type == "opaque" and part.native is not None:
+            items.append(OpaqueItem(native=part.native))
+    if message.incomplete and items and isinstance(items[-1], AssistantText):
+        items[-1] = AssistantText(text=items[-1].text + "\n[response interrupted]")
+    return items + outputs
+
+
+def item_tokens(item: Item) -> int:
+    if isinstance(item, UserText | AssistantText | Reasoning | ContextBlock):
+        return estimate(item.text) + ITEM_OVERHEAD
+    if isinstance(item, ToolCall):
+        return estimate(item.name) + estimate(item.arguments) + ITEM_OVERHEAD
+    if isinstance(item, ToolOutput):
+        return estimate(item.output) + ITEM_OVERHEAD
+    if isinstance(item, OpaqueItem):
+        content = item.native.item.get("encrypted_content")
+        if isinstance(content, str):
+            # Encrypted artifacts are base64 of roughly 3/4 their length in tokens' worth
+            # of text; the provider's usage report calibrates the rest.
+            return len(content) // 6 + ITEM_OVERHEAD
+        return estimate(json.dumps(item.native.item)) + ITEM_OVERHEAD
+    return ITEM_OVERHEAD
+
+
+def tool_specs_tokens(tools: list[ToolSpec]) -> int:
+    return sum(
+        estimate(t.name) + estimate(t.description) + estimate(json.dumps(t.parameters)) + 8
+        for t in tools
+    )
+
+
+class ContextBuilder:
+    def __init__(self, workspace: Path, plans: PlanSource | None = None) -> None:
+        self.workspace = workspace
+        self.instruction_files = InstructionFiles(workspace)
+        self.plans = plans
+
+    def system_prompt(self, state: SessionState) -> str:
+        text = prompts.SYSTEM.format(workspace=self.workspace, mode=state.row.mode)
+        if state.row.mode == "plan":
+            text += "\n" + prompts.PLAN_MODE
+        extra = state.extras.get("system_extra")
+        if isinstance(extra, str) and extra:
+            text += "\n" + extra
+        return text
+
+    def build(
+        self,
+        state: SessionState,
+        settings: Settings,
+        *,
+        tools: list[ToolSpec],
+        identity: ProviderIdentity | None,
+        running_call_ids: frozenset[str] = frozenset(),
+    ) -> BuiltContext:
+        parts: list[ContextPart] = []
+        system = self.system_prompt(state)
+        instruction_texts = self.instruction_files.texts()
+        instructions = "\n\n".join([system, *instruction_texts])
+        parts.append(ContextPart("system", estimate(system)))
+        if instruction_texts:
+            parts.append(ContextPart("instructions", estimate("\n\n".join(instruction_texts))))
+        if tools:
+            parts.append(ContextPart("tools", tool_specs_tokens(tools)))
+
+        view = state.view
+        items: list[Item] = []
+        server_artifact = False
+        if view.server_window is not None:
+            replay = [
+                it
+                for it in view.server_window
+                if not isinstance(it, OpaqueItem)
+                or (identity is not None and it.native.identity == identity)
+            ]
+            server_artifact = any(isinstance(it, OpaqueItem) for it in replay)
+            items.extend(replay)
+            parts.append(ContextPart("checkpoint", sum(item_tokens(i) for i in replay)))
+        elif view.summary:
+            block = ContextBlock(name="summary", text=_tag("summary", view.summary))
+            items.append(block)
+            parts.append(ContextPart("checkpoint", item_tokens(block)))
+        if view.ledger_text:
+            block = ContextBlock(name="ledger", text=_tag("ledger", view.ledger_text))
+            items.append(block)
+            parts.append(ContextPart("ledger", item_tokens(block)))
+        superseded: dict[str, str] = {}
+        if self.plans is not None:
+            plan_text = self.plans.block(state)
+            if plan_text:
+                block = ContextBlock(name="plan", text=_tag("plan", plan_text))
+                items.append(block)
+                parts.append(ContextPart("plan", item_tokens(block)))
+            superseded = self.plans.superseded(state)
+
+        history_tokens = 0
+        tool_output_tokens = 0
+        signature = (view.signature, tuple(sorted(superseded.items())))
+        first_seq = view.first_kept_seq
+        for message in state.messages:
+            if first_seq is not None and message.seq < first_seq:
+                continue
+            if message.kind == "compaction":
+                continue
+            key = (signature, len(message.results), _running_owner(running_call_ids, message))
+            cached = state.item_cache.get(message.id)
+            if cached is not None and cached[0] == key:
+                message_its, tokens = cached[1], cached[2]
+            else:
+                message_its = message_items(
+                    message,
+                    masked=view.masked,
+                    superseded=superseded,
+                    running_call_ids=running_call_ids,
+                )
+                tokens = sum(item_tokens(i) for i in message_its)
+                state.item_cache[message.id] = (key, message_its, tokens)
+            items.extend(message_its)
+            outputs = sum(item_tokens(i) for i in message_its if isinstance(i, ToolOutput))
+            tool_output_tokens += outputs
+            history_tokens += tokens - outputs
+        parts.append(ContextPart("messages", history_tokens))
+        if tool_output_tokens:
+            parts.append(ContextPart("tool_outputs", tool_output_tokens))
+        if view.continue_note:
+            note = UserText(text=view.continue_note)
+            items.append(note)
+            parts.append(ContextPart("continue", item_tokens(note)))
+
+        estimated = sum(p.tokens for p in parts)
+        window = context_window(settings, identity)
+        usable, threshold = threshold_tokens(settings, window)
+        request = ModelRequest(
+            instructions=instructions,
+            items=items,
+            tools=tools,
+            purpose="turn",
+            cache_key=state.id,
+        )
+        calibrated = [ContextPart(p.kind, round(p.tokens * state.calibration)) for p in parts]
+        return BuiltContext(
+            request=request,
+            parts=calibrated,
+            estimated_tokens=estimated,
+            tokens=sum(p.tokens for p in calibrated),
+            context_window=window,
+            usable_window=usable,
+            threshold_tokens=threshold,
+            server_artifact=server_artifact,
+        )
+
+
+def _running_owner(running_call_ids: frozenset[str], message: StoredMessage) -> bool:
+    if not running_call_ids:
+        return False
+    return any(part.data.get("toolCallId") in running_call_ids for part in message.tool_calls())
+
+
+def _tag(name: str, text: str) -> str:
+    return f"<baton:{name}>\n{text.strip()}\n</baton:{name}>"

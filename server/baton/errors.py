@@ -1,0 +1,95 @@
+"""Errors that say what happened, each carrying its JSON-RPC code (PROTOCOL.md)."""
+
+from __future__ import annotations
+
+
+class BatonError(Exception):
+    """Base of every error Baton reports to a client."""
+
+    code = -32603
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidParams(BatonError):
+    code = -32602
+
+
+class Cancelled(BatonError):
+    code = -32800
+
+
+class SessionNotFound(BatonError):
+    code = -32001
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session not found: {session_id!r}")
+        self.session_id = session_id
+
+
+class SessionBusy(BatonError):
+    code = -32002
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session busy: a turn is already running in {session_id!r}")
+
+
+class ProviderError(BatonError):
+    """The model provider failed; the message carries its status and text, never a credential."""
+
+    code = -32003
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        overflow: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+        self.overflow = overflow
+        self.retry_after = retry_after
+
+
+class PlanChanged(BatonError):
+    code = -32004
+
+    def __init__(self, current: int, base: int) -> None:
+        super().__init__(f"plan changed: current version is {current}, baseVersion was {base}")
+        self.current = current
+
+
+class NoPlan(BatonError):
+    code = -32005
+
+
+class PlanStateError(BatonError):
+    """A plan operation that the plan's status does not allow."""
+
+    code = -32006
+
+
+class CompactionError(BatonError):
+    code = -32007
+
+
+class NotFound(BatonError):
+    """A referenced object other than a session (compaction, message) does not exist."""
+
+    code = -32008
+
+
+class ConfigError(BatonError):
+    code = -32009
+
+
+class StorageError(BatonError):
+    """The store could not commit (disk full, read-only); nothing was changed."""
+
+    code = -32010

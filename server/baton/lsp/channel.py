@@ -1,0 +1,89 @@
+"""The core's ClientChannel over JSON-RPC: notifications, permission requests, progress."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+from pydantic import ValidationError
+
+from baton import protocol as p
+from baton.session.events import ProgressReporter, ProgressScope, no_progress
+
+if TYPE_CHECKING:
+    from baton.lsp.server import BatonServer
+
+log = logging.getLogger(__name__)
+
+
+class LspChannel:
+    def __init__(self, server: BatonServer) -> None:
+        self.server = server
+
+    def send_update(self, session_id: str, update: p.WireModel) -> None:
+        params = p.SessionUpdateNotification.model_validate(
+            {"sessionId": session_id, "update": update.wire()}
+        )
+        self.notify("baton/session/update", params)
+
+    def notify(self, method: str, params: p.WireModel) -> None:
+        try:
+            self.server.protocol.notify(method, params.wire())
+        except Exception:
+            # A vanished client must not break the turn that is running.
+            log.warning("could not send %s to the client", method, exc_info=True)
+
+    async def request_permission(
+        self, params: p.PermissionRequestParams
+    ) -> p.PermissionResponse | None:
+        try:
+            raw = await self.server.protocol.send_request_async(
+                "baton/permission/request", params.wire()
+            )
+        except Exception as exc:
+            log.warning("permission request failed, treated as rejected: %s", exc)
+            return None
+        try:
+            return p.PermissionResponse.model_validate(raw)
+        except ValidationError:
+            log.warning("malformed permission answer, treated as rejected: %r", raw)
+            return None
+
+    def _supports_progress(self) -> bool:
+        try:
+            caps = self.server.client_capabilities
+        except Exception:
+            return False
+        window = getattr(caps, "window", None)
+        return bool(window and window.work_done_progress)
+
+    def progress(self, title: str) -> ProgressScope:
+        if not self._supports_progress():
+            return no_progress()
+        return self._progress(title)
+
+    @asynccontextmanager
+    async def _progress(self, title: str) -> AsyncIterator[ProgressReporter]:
+        token = f"baton-{uuid.uuid4()}"
+        wdp = self.server.work_done_progress
+        try:
+            await wdp.create_async(token)
+            wdp.begin(token, lsp.WorkDoneProgressBegin(title=title, percentage=0))
+            started = True
+        except Exception:
+            log.debug("client refused work-done progress", exc_info=True)
+            started = False
+
+        def report(message: str, percentage: int | None = None) -> None:
+            if started:
+                wdp.report(token, lsp.WorkDoneProgressReport(message=message, percentage=percentage))
+
+        try:
+            yield report
+        finally:
+            if started:
+                wdp.end(token, lsp.WorkDoneProgressEnd())

@@ -1,0 +1,34 @@
+"""Feature modules; each registers its methods on the server."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcException
+
+from baton import protocol as p
+
+if TYPE_CHECKING:
+    from baton.lsp.server import BatonServer
+
+
+def register_all(server: BatonServer) -> None:
+    from baton.lsp.features import auth, sessions
+
+    for module in (sessions, auth):
+        module.register(server)
+    _register_unavailable(server)
+
+
+def _register_unavailable(server: BatonServer) -> None:
+    """Methods of the contract not built yet answer a clear error instead of 'not found'."""
+    for name in p.METHODS:
+        if name in server.protocol.fm.features:
+            continue
+
+        def handler(ls: Any, params: Any, _name: str = name) -> None:
+            raise JsonRpcException(
+                code=-32601, message=f"{_name} is not available in this version of Baton yet"
+            )
+
+        server.feature(name)(handler)

@@ -1,0 +1,46 @@
+"""baton/session/*: create, list, load, prompt, cancel, mode, model, context."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from baton import protocol as p
+from baton.app import App
+from baton.lsp.server import method, notification
+
+if TYPE_CHECKING:
+    from baton.lsp.server import BatonServer
+
+
+def register(server: BatonServer) -> None:
+    @method(server, "baton/session/new")
+    def new(app: App, params: p.SessionNewParams) -> p.SessionNewResult:
+        return app.sessions.new_session(params)
+
+    @method(server, "baton/session/list")
+    def list_(app: App, params: p.Empty) -> p.SessionListResult:
+        return app.sessions.list_sessions()
+
+    @method(server, "baton/session/load")
+    def load(app: App, params: p.SessionRef) -> p.SessionLoadResult:
+        return app.sessions.load(params.session_id)
+
+    @method(server, "baton/session/prompt")
+    async def prompt(app: App, params: p.PromptParams) -> p.PromptResult:
+        return await app.sessions.prompt(params)
+
+    @method(server, "baton/session/setMode")
+    def set_mode(app: App, params: p.SetModeParams) -> p.SetModeResult:
+        return app.sessions.set_mode(params)
+
+    @method(server, "baton/session/setModel")
+    def set_model(app: App, params: p.SetModelParams) -> p.SetModelResult:
+        return app.sessions.set_model(params)
+
+    @method(server, "baton/session/context")
+    def context(app: App, params: p.SessionRef) -> p.ContextResult:
+        return app.sessions.context_info(params.session_id)
+
+    @notification(server, "baton/session/cancel")
+    def cancel(app: App, params: p.SessionRef) -> None:
+        app.sessions.cancel(params.session_id)

@@ -1,0 +1,557 @@
+"""The wire contract, as pydantic models: the single source of truth.
+
+Every JSON-RPC method, result and notification Baton speaks is described here.
+Handlers validate their params with these models; `baton schema` exports JSON
+Schema from them for the TypeScript client; `docs/protocol.md` is checked
+against `METHODS` and `NOTIFICATIONS` by the test suite.
+
+Field names on the wire are camelCase (PROTOCOL.md); Python attributes are
+snake_case through an alias generator.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+PROTOCOL_VERSION = 1
+
+
+class WireModel(BaseModel):
+    """Base for everything on the wire: camelCase aliases, no unknown fields."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=False,
+    )
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON-ready dict, by alias, without unset optional fields."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class Empty(WireModel):
+    """Params or result with no fields."""
+
+
+Mode = Literal["build", "plan"]
+Role = Literal["user", "assistant", "system"]
+StopReason = Literal["end_turn", "cancelled", "max_steps", "refusal", "error"]
+Trigger = Literal["manual", "auto", "overflow", "model_switch"]
+Strategy = Literal["native", "server"]
+StrategySetting = Literal["auto", "native", "server"]
+PlanStatus = Literal["draft", "awaiting_approval", "approved", "done"]
+Author = Literal["agent", "user"]
+ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
+PermissionKind = Literal["allow_once", "allow_always", "reject_once"]
+
+NonEmptyId = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+# --------------------------------------------------------------------------- messages
+
+
+class TextPart(WireModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ReasoningPart(WireModel):
+    type: Literal["reasoning"] = "reasoning"
+    text: str
+
+
+class ToolCallPart(WireModel):
+    type: Literal["tool_call"] = "tool_call"
+    tool_call_id: str
+    name: str
+    input: dict[str, Any]
+    status: ToolStatus
+    output: str | None = None
+
+
+class CompactionPart(WireModel):
+    type: Literal["compaction"] = "compaction"
+    compaction_id: str
+
+
+class PreCompactPart(WireModel):
+    """Audit entry of a pre-compact round: which hook asked, with what prompt."""
+
+    type: Literal["pre_compact"] = "pre_compact"
+    hook: str
+    prompt: str
+    trigger: Trigger
+    status: Literal["started", "completed", "failed"] = "started"
+    error: str | None = None
+
+
+Part = Annotated[
+    TextPart | ReasoningPart | ToolCallPart | CompactionPart | PreCompactPart,
+    Field(discriminator="type"),
+]
+
+
+class Message(WireModel):
+    id: str
+    role: Role
+    created_at: str
+    parts: list[Part]
+    compacted: bool = False
+    # Extensions (not in PROTOCOL.md v1; additive): a stream that broke
+    # mid-message leaves `incomplete: true`.
+    incomplete: bool = False
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+class SessionInfo(WireModel):
+    session_id: str
+    title: str
+    mode: Mode
+    created_at: str
+    updated_at: str
+
+
+class SessionNewParams(WireModel):
+    mode: Mode = "build"
+    title: str | None = Field(default=None, max_length=500)
+
+
+class SessionNewResult(WireModel):
+    session_id: str
+
+
+class SessionListResult(WireModel):
+    sessions: list[SessionInfo]
+
+
+class SessionRef(WireModel):
+    session_id: NonEmptyId
+
+
+class SessionLoadResult(WireModel):
+    session_id: str
+    title: str
+    mode: Mode
+    messages: list[Message]
+
+
+class PromptParams(WireModel):
+    session_id: NonEmptyId
+    text: str = Field(max_length=1_000_000)
+
+
+class PromptResult(WireModel):
+    stop_reason: StopReason
+    error: str | None = None
+
+
+class SetModeParams(WireModel):
+    session_id: NonEmptyId
+    mode: Mode
+
+
+class SetModeResult(WireModel):
+    mode: Mode
+
+
+class SetModelParams(WireModel):
+    session_id: NonEmptyId
+    provider: Literal["openai", "openai-compatible", "local"] | None = None
+    model: str = Field(min_length=1, max_length=200)
+
+
+class SetModelResult(WireModel):
+    provider: str
+    model: str
+
+
+class CompactParams(WireModel):
+    session_id: NonEmptyId
+    instructions: str | None = Field(default=None, max_length=20_000)
+    strategy: StrategySetting | None = None
+
+
+class UncompactParams(WireModel):
+    session_id: NonEmptyId
+    compaction_id: NonEmptyId
+
+
+class ContextItem(WireModel):
+    kind: str
+    tokens: int
+
+
+class ContextResult(WireModel):
+    tokens: int
+    context_window: int
+    threshold: int
+    items: list[ContextItem]
+    # Extension: whether an opaque server-side compaction artifact is in the view.
+    server_artifact: bool = False
+
+
+# --------------------------------------------------------------------------- compaction
+
+
+class FileTouch(WireModel):
+    path: str
+    tool: str
+    action: Literal["created", "modified", "deleted"]
+
+
+class CommandRun(WireModel):
+    command: str
+    exit_code: int | None
+
+
+class UnresolvedError(WireModel):
+    source: str
+    message: str
+
+
+class PlanState(WireModel):
+    path: str
+    status: PlanStatus
+    version: int
+
+
+class Ledger(WireModel):
+    """Facts extracted by code, never by the model; cumulative across compactions."""
+
+    files_read: list[str] = Field(default_factory=list)
+    files_modified: list[FileTouch] = Field(default_factory=list)
+    commands: list[CommandRun] = Field(default_factory=list)
+    errors: list[UnresolvedError] = Field(default_factory=list)
+    plan: PlanState | None = None
+
+
+class PreCompactOutcome(WireModel):
+    hook: str
+    ran: bool
+    error: str | None = None
+
+
+class CompactionRecord(WireModel):
+    compaction_id: str
+    session_id: str
+    trigger: Trigger
+    strategy: Strategy
+    tokens_before: int
+    tokens_after: int
+    first_kept_message_id: str | None
+    summary: str | None = None
+    ledger: Ledger
+    pre_compact: list[PreCompactOutcome] = Field(default_factory=list)
+    created_at: str
+    # Extensions: why a requested strategy was not used, and warnings such as a
+    # summary accepted with missing sections.
+    notes: list[str] = Field(default_factory=list)
+    undone: bool = False
+
+
+class CompactionsResult(WireModel):
+    compactions: list[CompactionRecord]
+
+
+# --------------------------------------------------------------------------- plans
+
+
+class PlanInfo(WireModel):
+    path: str
+    status: PlanStatus
+    version: int
+    content: str
+
+
+class PlanUpdateParams(WireModel):
+    session_id: NonEmptyId
+    content: str = Field(max_length=2_000_000)
+    base_version: int = Field(ge=0)
+
+
+class PlanUpdateResult(WireModel):
+    version: int
+
+
+class PlanApproveParams(WireModel):
+    session_id: NonEmptyId
+    start: bool = False
+
+
+class PlanApproveResult(WireModel):
+    status: PlanStatus
+    mode: Mode
+
+
+class PlanRequestChangesParams(WireModel):
+    session_id: NonEmptyId
+    feedback: str = Field(min_length=1, max_length=200_000)
+
+
+class PlanStatusResult(WireModel):
+    status: PlanStatus
+
+
+class PlanVersion(WireModel):
+    version: int
+    author: Author
+    created_at: str
+    sha256: str
+
+
+class PlanHistoryResult(WireModel):
+    versions: list[PlanVersion]
+
+
+# --------------------------------------------------------------------------- auth
+
+
+class AuthSetParams(WireModel):
+    provider: Literal["openai", "openai-compatible", "local"]
+    api_key: str = Field(min_length=1, max_length=4096, repr=False)
+
+
+# --------------------------------------------------------------------------- updates
+
+
+class AgentMessageChunk(WireModel):
+    kind: Literal["agent_message_chunk"] = "agent_message_chunk"
+    text: str
+
+
+class AgentThoughtChunk(WireModel):
+    kind: Literal["agent_thought_chunk"] = "agent_thought_chunk"
+    text: str
+
+
+class ToolCallStarted(WireModel):
+    kind: Literal["tool_call"] = "tool_call"
+    tool_call_id: str
+    name: str
+    input: dict[str, Any]
+    status: Literal["pending"] = "pending"
+
+
+class ToolCallUpdate(WireModel):
+    kind: Literal["tool_call_update"] = "tool_call_update"
+    tool_call_id: str
+    status: Literal["in_progress", "completed", "failed"]
+    output: str | None = None
+
+
+class ModeUpdate(WireModel):
+    kind: Literal["mode"] = "mode"
+    mode: Mode
+
+
+class UsageUpdate(WireModel):
+    kind: Literal["usage"] = "usage"
+    tokens: int
+    context_window: int
+    # Extensions: the provider's reported figures for the last request.
+    input_tokens: int | None = None
+    cached_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class CompactionStarted(WireModel):
+    kind: Literal["compaction_started"] = "compaction_started"
+    trigger: Trigger
+    strategy: Strategy
+
+
+class CompactionFinished(WireModel):
+    kind: Literal["compaction_finished"] = "compaction_finished"
+    compaction: CompactionRecord
+
+
+class CompactionFailed(WireModel):
+    kind: Literal["compaction_failed"] = "compaction_failed"
+    error: str
+
+
+class UserMessageUpdate(WireModel):
+    """Extension: a user message the server added (plan feedback, approval, continue)."""
+
+    kind: Literal["user_message"] = "user_message"
+    message_id: str
+    text: str
+
+
+class TurnEnded(WireModel):
+    """Extension: a turn ended; lets clients that did not send the prompt finish their view."""
+
+    kind: Literal["turn_ended"] = "turn_ended"
+    stop_reason: StopReason
+    error: str | None = None
+
+
+Update = Annotated[
+    AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStarted
+    | ToolCallUpdate
+    | ModeUpdate
+    | UsageUpdate
+    | CompactionStarted
+    | CompactionFinished
+    | CompactionFailed
+    | UserMessageUpdate
+    | TurnEnded,
+    Field(discriminator="kind"),
+]
+
+
+class SessionUpdateNotification(WireModel):
+    session_id: str
+    update: Update
+
+
+class PlanDidChangeNotification(WireModel):
+    session_id: str
+    path: str
+    version: int
+    status: PlanStatus
+    author: Author
+
+
+class PlanShowNotification(WireModel):
+    session_id: str
+    path: str
+    version: int
+
+
+class PermissionToolCall(WireModel):
+    tool_call_id: str
+    name: str
+    input: dict[str, Any]
+
+
+class PermissionOption(WireModel):
+    option_id: str
+    kind: PermissionKind
+    name: str | None = None
+
+
+class PermissionRequestParams(WireModel):
+    session_id: str
+    tool_call: PermissionToolCall
+    options: list[PermissionOption]
+    # Extension (review issue): a unified diff of the change a write/edit would make.
+    diff: str | None = None
+
+
+class SelectedOutcome(WireModel):
+    model_config = ConfigDict(extra="ignore")
+    option_id: str
+
+
+class PermissionResponse(WireModel):
+    model_config = ConfigDict(extra="ignore")
+    outcome: SelectedOutcome | Literal["cancelled"]
+
+
+# --------------------------------------------------------------------------- method table
+
+
+class MethodSpec:
+    """One JSON-RPC method: its params and result models and a one-line summary."""
+
+    def __init__(
+        self,
+        params: type[WireModel],
+        result: type[BaseModel] | None,
+        summary: str,
+        *,
+        nullable_result: bool = False,
+    ) -> None:
+        self.params = params
+        self.result = result
+        self.summary = summary
+        self.nullable_result = nullable_result
+
+
+METHODS: dict[str, MethodSpec] = {
+    "baton/session/new": MethodSpec(SessionNewParams, SessionNewResult, "Create a session."),
+    "baton/session/list": MethodSpec(Empty, SessionListResult, "List the workspace's sessions."),
+    "baton/session/load": MethodSpec(SessionRef, SessionLoadResult, "Full history of a session."),
+    "baton/session/prompt": MethodSpec(PromptParams, PromptResult, "Run one turn."),
+    "baton/session/setMode": MethodSpec(SetModeParams, SetModeResult, "Switch plan/build mode."),
+    "baton/session/setModel": MethodSpec(SetModelParams, SetModelResult, "Pin provider/model."),
+    "baton/session/compact": MethodSpec(CompactParams, CompactionRecord, "Compact now."),
+    "baton/session/compactions": MethodSpec(SessionRef, CompactionsResult, "List compactions."),
+    "baton/session/uncompact": MethodSpec(
+        UncompactParams, CompactionRecord, "Undo a compaction's view."
+    ),
+    "baton/session/context": MethodSpec(SessionRef, ContextResult, "What the model is sent next."),
+    "baton/plan/get": MethodSpec(SessionRef, PlanInfo, "The current plan.", nullable_result=True),
+    "baton/plan/update": MethodSpec(PlanUpdateParams, PlanUpdateResult, "Write the plan (user)."),
+    "baton/plan/approve": MethodSpec(PlanApproveParams, PlanApproveResult, "Approve the plan."),
+    "baton/plan/requestChanges": MethodSpec(
+        PlanRequestChangesParams, PlanStatusResult, "Send plan feedback."
+    ),
+    "baton/plan/history": MethodSpec(SessionRef, PlanHistoryResult, "List plan versions."),
+    "baton/auth/set": MethodSpec(AuthSetParams, Empty, "Hold an API key in memory."),
+}
+
+# Client → server notifications.
+CLIENT_NOTIFICATIONS: dict[str, type[WireModel]] = {
+    "baton/session/cancel": SessionRef,
+}
+
+# Server → client notifications and requests.
+NOTIFICATIONS: dict[str, type[WireModel]] = {
+    "baton/session/update": SessionUpdateNotification,
+    "baton/plan/didChange": PlanDidChangeNotification,
+    "baton/plan/show": PlanShowNotification,
+}
+SERVER_REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
+    "baton/permission/request": (PermissionRequestParams, PermissionResponse),
+}
+
+
+def json_schema() -> dict[str, Any]:
+    """One JSON Schema document with a definition per wire model, for code generators."""
+    models: dict[str, type[BaseModel]] = {}
+    for spec in METHODS.values():
+        models[spec.params.__name__] = spec.params
+        if spec.result is not None:
+            models[spec.result.__name__] = spec.result
+    for model in CLIENT_NOTIFICATIONS.values():
+        models[model.__name__] = model
+    for model in NOTIFICATIONS.values():
+        models[model.__name__] = model
+    for params, result in SERVER_REQUESTS.values():
+        models[params.__name__] = params
+        models[result.__name__] = result
+    models["Message"] = Message
+    from pydantic.json_schema import models_json_schema
+
+    _, schema = models_json_schema(
+        [(m, "validation") for m in models.values()],
+        ref_template="#/$defs/{model}",
+        title="Baton protocol",
+    )
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["x-baton-protocol-version"] = PROTOCOL_VERSION
+    schema["x-methods"] = {
+        name: {
+            "params": spec.params.__name__,
+            "result": spec.result.__name__ if spec.result else None,
+            "nullableResult": spec.nullable_result,
+            "summary": spec.summary,
+        }
+        for name, spec in METHODS.items()
+    }
+    schema["x-notifications"] = {name: m.__name__ for name, m in NOTIFICATIONS.items()}
+    schema["x-client-notifications"] = {
+        name: m.__name__ for name, m in CLIENT_NOTIFICATIONS.items()
+    }
+    return schema

@@ -1,0 +1,1 @@
+"""Model providers: the OpenAI Responses API, Chat Completions, and the embedded local model."""

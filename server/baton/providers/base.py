@@ -1,0 +1,204 @@
+"""What every provider speaks: canonical conversation items in, stream events out.
+
+The context builder produces a `ModelRequest` of canonical `Item`s; a provider
+turns it into its wire format, streams the answer back as `StreamEvent`s and
+raises `baton.errors.ProviderError` when it fails. Provider-specific state
+(OpenAI reasoning with encrypted content, compaction artifacts) travels in an
+item's `native` field together with the `ProviderIdentity` that produced it,
+and is replayed only to that same identity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where requests go and how they authenticate; part of an artifact's identity."""
+
+    base_url: str
+    auth_kind: Literal["api_key", "none"]
+
+
+@dataclass(frozen=True)
+class ProviderIdentity:
+    provider: str  # "openai" | "openai-compatible" | "local"
+    model: str
+    route: Route
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "baseUrl": self.route.base_url,
+            "authKind": self.route.auth_kind,
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> ProviderIdentity:
+        return ProviderIdentity(
+            provider=data["provider"],
+            model=data["model"],
+            route=Route(base_url=data["baseUrl"], auth_kind=data["authKind"]),
+        )
+
+
+@dataclass(frozen=True)
+class Native:
+    """A provider's own item, stored verbatim, replayable only to `identity`."""
+
+    identity: ProviderIdentity
+    item: dict[str, Any]
+
+
+# ----------------------------------------------------------------------------- items
+
+
+@dataclass
+class UserText:
+    text: str
+    kind: Literal["user_text"] = "user_text"
+
+
+@dataclass
+class ContextBlock:
+    """Baton's own blocks (summary, ledger, plan, attachments), sent as user-role text."""
+
+    name: str
+    text: str
+    kind: Literal["context_block"] = "context_block"
+
+
+@dataclass
+class AssistantText:
+    text: str
+    native: Native | None = None
+    kind: Literal["assistant_text"] = "assistant_text"
+
+
+@dataclass
+class Reasoning:
+    text: str
+    native: Native | None = None
+    kind: Literal["reasoning"] = "reasoning"
+
+
+@dataclass
+class ToolCall:
+    call_id: str
+    name: str
+    arguments: str  # the JSON text exactly as the model wrote it
+    native: Native | None = None
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass
+class ToolOutput:
+    call_id: str
+    output: str
+    kind: Literal["tool_output"] = "tool_output"
+
+
+@dataclass
+class OpaqueItem:
+    """A provider item with no canonical meaning (a server compaction artifact).
+
+    Providers other than `native.identity`'s never see it.
+    """
+
+    native: Native
+    kind: Literal["opaque"] = "opaque"
+
+
+Item = UserText | ContextBlock | AssistantText | Reasoning | ToolCall | ToolOutput | OpaqueItem
+
+
+@dataclass
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON Schema of the arguments object
+
+
+@dataclass
+class ModelRequest:
+    instructions: str
+    items: list[Item]
+    tools: list[ToolSpec] = field(default_factory=list)
+    # "turn": a normal agent step; "summary": a compaction summary (no tools).
+    purpose: Literal["turn", "summary"] = "turn"
+    max_output_tokens: int | None = None
+    # Responses API only: server-side compaction threshold in tokens, when enabled.
+    compact_threshold: int | None = None
+    # A stable key for provider prompt caching (the session id).
+    cache_key: str | None = None
+
+
+# ----------------------------------------------------------------------------- events
+
+
+@dataclass
+class TextDelta:
+    text: str
+    kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass
+class ReasoningDelta:
+    text: str
+    kind: Literal["reasoning_delta"] = "reasoning_delta"
+
+
+@dataclass
+class ItemDone:
+    """A finished output item, in order; what the agent loop stores."""
+
+    item: AssistantText | Reasoning | ToolCall | OpaqueItem
+    kind: Literal["item_done"] = "item_done"
+
+
+@dataclass
+class Usage:
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    kind: Literal["usage"] = "usage"
+
+
+@dataclass
+class ServerCompaction:
+    """The server compacted mid-stream (Responses `context_management`): `item` is the
+    compaction output item and `window` every item the next request must start with."""
+
+    item: OpaqueItem
+    kind: Literal["server_compaction"] = "server_compaction"
+
+
+@dataclass
+class Finished:
+    reason: Literal["stop", "tool_calls", "length", "refusal", "content_filter"]
+    kind: Literal["finished"] = "finished"
+
+
+StreamEvent = TextDelta | ReasoningDelta | ItemDone | Usage | ServerCompaction | Finished
+
+
+class Provider(Protocol):
+    """A configured model endpoint. Instances are cheap; `aclose` releases connections."""
+
+    identity: ProviderIdentity
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one model response. Raises `ProviderError` (after retries) on failure.
+
+        Text deltas are yielded as they arrive; each finished output item is
+        yielded as `ItemDone` in output order; `Usage` and `Finished` come last.
+        Cancelling the consuming task closes the HTTP stream.
+        """
+        ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,1 @@
+"""Sessions: the service faces call, the agent loop, and the message model."""

@@ -1,0 +1,380 @@
+"""SessionService: the core's public face. The LSP server and the CLI call only this.
+
+It owns the store, the in-memory sessions, the running turns, and wires the
+agent loop to providers, tools, the context builder and the client channel.
+Features that arrive later (plans, compaction, hooks) plug in through the
+seams marked below rather than through the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from baton import protocol as p
+from baton.auth import Credentials
+from baton.config import ConfigLoader, Settings
+from baton.context import BuiltContext, ContextBuilder, PlanSource
+from baton.errors import InvalidParams, ProviderError, SessionBusy, SessionNotFound
+from baton.providers.base import OpaqueItem, Provider, ProviderIdentity, ToolCall
+from baton.session.events import ClientChannel
+from baton.session.model import MessageKind, StoredMessage, StoredPart
+from baton.session.state import SessionState
+from baton.session.turn import Turn
+from baton.store.db import Database
+from baton.store.sessions import SessionStore
+from baton.tools.base import ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from baton.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TITLE = "New session"
+TITLE_CHARS = 60
+
+
+class ProviderSource(Protocol):
+    def get(
+        self,
+        settings: Settings,
+        credentials: Credentials,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+    ) -> Provider: ...
+
+    async def aclose(self) -> None: ...
+
+
+class TurnHooks(Protocol):
+    """Seams for features that act around each step (compaction)."""
+
+    async def before_step(self, turn: Turn) -> None: ...
+
+    async def check(self, turn: Turn, built: BuiltContext, provider: Provider) -> BuiltContext: ...
+
+    async def recover_overflow(self, turn: Turn, error: ProviderError) -> bool: ...
+
+    def on_server_compaction(
+        self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider
+    ) -> None: ...
+
+
+class SessionService:
+    def __init__(
+        self,
+        workspace: Path,
+        db: Database,
+        config: ConfigLoader,
+        credentials: Credentials,
+        channel: ClientChannel,
+        providers: ProviderSource,
+        tools: ToolRegistry,
+        *,
+        plans: PlanSource | None = None,
+    ) -> None:
+        self.workspace = workspace.resolve()
+        self.db = db
+        self.store = SessionStore(db)
+        self.config = config
+        self.credentials = credentials
+        self.channel = channel
+        self.providers = providers
+        self.tools = tools
+        self.context = ContextBuilder(self.workspace, plans)
+        self.turn_hooks: TurnHooks | None = None
+        # Called with each new session state (features attach their per-session data).
+        self.on_session_loaded: list[Callable[[SessionState], None]] = []
+        self.tool_context_extras: dict[str, Any] = {}
+        self._sessions: dict[str, SessionState] = {}
+
+    # ------------------------------------------------------------------ settings & sessions
+
+    def settings(self) -> Settings:
+        return self.config.settings()
+
+    def state(self, session_id: str) -> SessionState:
+        state = self._sessions.get(session_id)
+        if state is not None:
+            return state
+        row = self.store.get_session(session_id)
+        if row is None:
+            raise SessionNotFound(session_id)
+        state = SessionState(row=row, messages=self.store.load_messages(session_id))
+        for message in reversed(state.messages):
+            usage = message.meta.get("usage")
+            if usage and message.meta.get("estimatedInput"):
+                from baton.tokens import calibration
+
+                state.calibration = calibration(usage["input"], message.meta["estimatedInput"])
+                state.last_input_tokens = usage["input"]
+                break
+        self._sessions[session_id] = state
+        for callback in self.on_session_loaded:
+            callback(state)
+        return state
+
+    def new_session(self, params: p.SessionNewParams) -> p.SessionNewResult:
+        title = (params.title or "").strip() or DEFAULT_TITLE
+        row = self.store.create_session(title, params.mode)
+        self.state(row.id)
+        return p.SessionNewResult(session_id=row.id)
+
+    def list_sessions(self) -> p.SessionListResult:
+        return p.SessionListResult(sessions=[row.to_wire() for row in self.store.list_sessions()])
+
+    def compacted_ids(self, state: SessionState) -> set[str]:
+        first = state.view.first_kept_seq
+        if first is None:
+            return set()
+        return {m.id for m in state.messages if m.seq < first and m.kind != "compaction"}
+
+    def load(self, session_id: str) -> p.SessionLoadResult:
+        state = self.state(session_id)
+        compacted = self.compacted_ids(state)
+        running = state.turn.running_call_ids if state.turn and state.busy else frozenset()
+        messages = [
+            m.to_wire(
+                compacted=m.id in compacted,
+                running=bool(running) and any(c in running for c in m.results.keys() | _call_ids(m)),
+            )
+            for m in state.messages
+        ]
+        return p.SessionLoadResult(
+            session_id=state.id, title=state.row.title, mode=state.row.mode, messages=messages
+        )
+
+    def set_mode(self, params: p.SetModeParams) -> p.SetModeResult:
+        state = self.state(params.session_id)
+        self.change_mode(state, params.mode)
+        return p.SetModeResult(mode=params.mode)
+
+    def change_mode(self, state: SessionState, mode: p.Mode) -> None:
+        if state.row.mode != mode:
+            self.store.update_session(state.id, mode=mode)
+            state.row.mode = mode
+        self.channel.send_update(state.id, p.ModeUpdate(mode=mode))
+
+    def set_model(self, params: p.SetModelParams) -> p.SetModelResult:
+        state = self.state(params.session_id)
+        settings = self.settings()
+        provider_id = params.provider or state.row.provider or settings.provider
+        # Resolve now so a bad combination fails here, not at the next prompt.
+        provider = self.providers.get(
+            settings, self.credentials, provider=provider_id, model=params.model
+        )
+        self.store.update_session(
+            state.id, provider=provider.identity.provider, model=params.model
+        )
+        state.row.provider = provider.identity.provider
+        state.row.model = params.model
+        return p.SetModelResult(provider=provider.identity.provider, model=params.model)
+
+    def provider_for(self, state: SessionState, settings: Settings) -> Provider:
+        return self.providers.get(
+            settings, self.credentials, provider=state.row.provider, model=state.row.model
+        )
+
+    def identity_for(self, state: SessionState, settings: Settings) -> ProviderIdentity | None:
+        try:
+            return self.provider_for(state, settings).identity
+        except Exception:
+            return None
+
+    # ------------------------------------------------------------------ context
+
+    def build_context(
+        self, state: SessionState, settings: Settings, identity: ProviderIdentity | None
+    ) -> BuiltContext:
+        running = state.turn.running_call_ids if state.turn and state.busy else frozenset()
+        return self.context.build(
+            state,
+            settings,
+            tools=self.tools.specs(state.row.mode),
+            identity=identity,
+            running_call_ids=running,
+        )
+
+    def context_info(self, session_id: str) -> p.ContextResult:
+        state = self.state(session_id)
+        settings = self.settings()
+        built = self.build_context(state, settings, self.identity_for(state, settings))
+        return p.ContextResult(
+            tokens=built.tokens,
+            context_window=built.context_window,
+            threshold=built.threshold_tokens,
+            items=[p.ContextItem(kind=part.kind, tokens=part.tokens) for part in built.parts],
+            server_artifact=built.server_artifact,
+        )
+
+    # ------------------------------------------------------------------ turns
+
+    def add_user_message(
+        self, state: SessionState, text: str, kind: MessageKind, meta: dict[str, Any] | None = None
+    ) -> StoredMessage:
+        message = self.store.append_message(
+            state.id, "user", kind, [StoredPart("text", {"text": text})], meta=meta
+        )
+        state.add(message)
+        if kind != "prompt":
+            self.channel.send_update(
+                state.id, p.UserMessageUpdate(message_id=message.id, text=text)
+            )
+        return message
+
+    def _ensure_idle(self, state: SessionState) -> None:
+        if state.busy:
+            raise SessionBusy(state.id)
+
+    def start_turn(
+        self, state: SessionState, text: str, kind: MessageKind = "prompt"
+    ) -> asyncio.Task[p.PromptResult]:
+        """Commit the user message and start the turn; the returned task ends with it."""
+        self._ensure_idle(state)
+        if not text.strip():
+            raise InvalidParams("params.text: must not be empty")
+        if kind == "prompt" and state.row.title == DEFAULT_TITLE:
+            title = " ".join(text.split())[:TITLE_CHARS] or DEFAULT_TITLE
+            self.store.update_session(state.id, title=title)
+            state.row.title = title
+        self.add_user_message(state, text, kind)
+        turn = Turn(self, state)
+        task = asyncio.create_task(turn.run(), name=f"turn-{state.id}")
+        state.turn, state.turn_task = turn, task
+        task.add_done_callback(lambda t: _log_task_failure(t, state.id))
+        return task
+
+    async def prompt(self, params: p.PromptParams) -> p.PromptResult:
+        state = self.state(params.session_id)
+        task = self.start_turn(state, params.text)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            # The request itself was cancelled ($/cancelRequest): stop the turn too.
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            raise
+
+    def cancel(self, session_id: str) -> None:
+        state = self.state(session_id)
+        if state.turn_task is not None and not state.turn_task.done():
+            state.turn_task.cancel()
+
+    # ------------------------------------------------------------------ seams for the loop
+
+    async def before_step(self, turn: Turn) -> None:
+        if self.turn_hooks is not None:
+            await self.turn_hooks.before_step(turn)
+
+    async def check_compaction(
+        self, turn: Turn, built: BuiltContext, provider: Provider
+    ) -> BuiltContext:
+        if self.turn_hooks is not None:
+            return await self.turn_hooks.check(turn, built, provider)
+        return built
+
+    async def recover_overflow(self, turn: Turn, error: ProviderError) -> bool:
+        if self.turn_hooks is not None:
+            return await self.turn_hooks.recover_overflow(turn, error)
+        return False
+
+    def on_server_compaction(
+        self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider
+    ) -> None:
+        if self.turn_hooks is not None:
+            self.turn_hooks.on_server_compaction(turn, message, item, provider)
+
+    async def run_tool(self, turn: Turn, call: ToolCall) -> ToolResult:
+        state = turn.state
+        settings = self.settings()
+
+        async def ask(
+            tool: str, tool_call_id: str, input: dict[str, Any], diff: str | None = None
+        ) -> bool:
+            return await self.ask_permission(state, tool, tool_call_id, input, diff)
+
+        ctx = ToolContext(
+            session_id=state.id,
+            tool_call_id=call.call_id,
+            workspace=self.workspace,
+            mode=state.row.mode,
+            settings=settings,
+            ask_permission=ask,
+            notify=lambda method, params: None,
+            **self.tool_context_extras,
+        )
+        return await self.tools.run(call.name, call.arguments, ctx)
+
+    async def ask_permission(
+        self,
+        state: SessionState,
+        tool: str,
+        tool_call_id: str,
+        input: dict[str, Any],
+        diff: str | None = None,
+    ) -> bool:
+        settings = self.settings()
+        category = permission_category(tool)
+        policy = getattr(settings.permissions, category, "ask")
+        if policy == "allow":
+            return True
+        if policy == "deny":
+            return False
+        if category in state.allowed_always:
+            return True
+        params = p.PermissionRequestParams(
+            session_id=state.id,
+            tool_call=p.PermissionToolCall(tool_call_id=tool_call_id, name=tool, input=input),
+            options=[
+                p.PermissionOption(option_id="allow_once", kind="allow_once", name="Allow once"),
+                p.PermissionOption(
+                    option_id="allow_always", kind="allow_always", name="Always allow"
+                ),
+                p.PermissionOption(option_id="reject_once", kind="reject_once", name="Reject"),
+            ],
+            diff=diff,
+        )
+        answer = await self.channel.request_permission(params)
+        if answer is None or answer.outcome == "cancelled":
+            return False
+        assert isinstance(answer.outcome, p.SelectedOutcome)
+        chosen = answer.outcome.option_id
+        if chosen == "allow_always":
+            state.allowed_always.add(category)
+            return True
+        return chosen == "allow_once"
+
+    async def shutdown(self) -> None:
+        tasks = [s.turn_task for s in self._sessions.values() if s.turn_task and not s.turn_task.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
+        await self.providers.aclose()
+        self.db.close()
+
+
+def permission_category(tool: str) -> str:
+    if tool == "bash":
+        return "bash"
+    if tool in ("write", "edit"):
+        return "write"
+    if "__" in tool:
+        return "mcp"
+    return "write"
+
+
+def _call_ids(message: StoredMessage) -> set[str]:
+    return {part.data["toolCallId"] for part in message.tool_calls()}
+
+
+def _log_task_failure(task: asyncio.Task[Any], session_id: str) -> None:
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None and not isinstance(exc, ProviderError):
+        log.error("turn task of session %s ended with %r", session_id, exc)

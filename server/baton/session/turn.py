@@ -1,0 +1,337 @@
+"""The agent loop: one turn runs model steps until the model stops calling tools.
+
+Each step is committed as it completes: the model's output as one message,
+then each tool's result as it finishes, so a crash loses at most the step in
+flight. A stream that breaks mid-message is kept, marked incomplete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from baton import protocol as p
+from baton.context import BuiltContext
+from baton.errors import BatonError, ProviderError
+from baton.providers.base import (
+    AssistantText,
+    Finished,
+    ItemDone,
+    OpaqueItem,
+    Provider,
+    Reasoning,
+    ReasoningDelta,
+    ServerCompaction,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
+from baton.session.model import MessageKind, StoredMessage, StoredPart, ToolResultRecord
+from baton.session.state import SessionState
+from baton.tokens import calibration
+from baton.tools.base import ToolResult
+
+if TYPE_CHECKING:
+    from baton.session.service import SessionService
+
+log = logging.getLogger(__name__)
+
+CANCELLED_OUTPUT = "[cancelled: the turn was stopped before this tool finished]"
+NOT_RUN_OUTPUT = "[not run: {reason}]"
+
+
+@dataclass
+class StepOutput:
+    message: StoredMessage
+    tool_calls: list[ToolCall]
+    finish: str | None
+    usage: Usage | None
+
+
+@dataclass
+class _Collector:
+    """What a step's stream has produced so far (kept if the stream breaks)."""
+
+    parts: list[StoredPart] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    usage: Usage | None = None
+    finish: str | None = None
+    server_compactions: list[OpaqueItem] = field(default_factory=list)
+
+    def flush_partial(self) -> None:
+        if self.reasoning:
+            self.parts.append(StoredPart("reasoning", {"text": "".join(self.reasoning)}))
+            self.reasoning.clear()
+        if self.text:
+            self.parts.append(StoredPart("text", {"text": "".join(self.text)}))
+            self.text.clear()
+
+
+class TurnEnded(Exception):
+    def __init__(self, result: p.PromptResult) -> None:
+        super().__init__(result.stop_reason)
+        self.result = result
+
+
+class Turn:
+    """One run of the agent loop for one session; cancellable as an asyncio task."""
+
+    def __init__(
+        self,
+        service: SessionService,
+        state: SessionState,
+        *,
+        max_steps: int | None = None,
+        purpose: Literal["turn", "pre_compact"] = "turn",
+    ) -> None:
+        self.service = service
+        self.state = state
+        self.max_steps = max_steps
+        self.purpose = purpose
+        self.steps = 0
+        self.running_call_ids: frozenset[str] = frozenset()
+        self.overflow_retried = False
+        self._last_message: StoredMessage | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.state.id
+
+    def emit(self, update: p.WireModel) -> None:
+        self.service.channel.send_update(self.session_id, update)
+
+    async def run(self) -> p.PromptResult:
+        try:
+            result = await self._loop()
+        except asyncio.CancelledError:
+            self._finish_interrupted(CANCELLED_OUTPUT)
+            result = p.PromptResult(stop_reason="cancelled")
+        except ProviderError as exc:
+            self._finish_interrupted(NOT_RUN_OUTPUT.format(reason="the provider failed"))
+            self.emit(p.TurnEnded(stop_reason="error", error=exc.message))
+            raise
+        except BatonError as exc:
+            self._finish_interrupted(NOT_RUN_OUTPUT.format(reason=exc.message))
+            result = p.PromptResult(stop_reason="error", error=exc.message)
+        except Exception as exc:
+            log.exception("turn failed in session %s", self.session_id)
+            self._finish_interrupted(NOT_RUN_OUTPUT.format(reason="internal error"))
+            result = p.PromptResult(
+                stop_reason="error", error=f"internal error: {type(exc).__name__}: {exc}"
+            )
+        self.emit(p.TurnEnded(stop_reason=result.stop_reason, error=result.error))
+        return result
+
+    async def _loop(self) -> p.PromptResult:
+        while True:
+            settings = self.service.settings()
+            limit = self.max_steps or settings.max_steps
+            if self.steps >= limit:
+                return p.PromptResult(stop_reason="max_steps")
+            await self.service.before_step(self)
+            provider = self.service.provider_for(self.state, settings)
+            built = self.service.build_context(self.state, settings, provider.identity)
+            built = await self.service.check_compaction(self, built, provider)
+            try:
+                step = await self._model_step(provider, built)
+            except ProviderError as exc:
+                if exc.overflow and not self.overflow_retried:
+                    self.overflow_retried = True
+                    if await self.service.recover_overflow(self, exc):
+                        continue
+                raise
+            self.steps += 1
+            if not step.tool_calls:
+                if step.finish == "refusal":
+                    return p.PromptResult(stop_reason="refusal")
+                return p.PromptResult(stop_reason="end_turn")
+            end_turn = await self._run_tools(step)
+            if end_turn:
+                return p.PromptResult(stop_reason="end_turn")
+
+    # ------------------------------------------------------------------ model step
+
+    async def _model_step(self, provider: Provider, built: BuiltContext) -> StepOutput:
+        collected = _Collector()
+        try:
+            async for event in provider.stream(built.request):
+                self._on_event(event, collected)
+        except (ProviderError, asyncio.CancelledError) as exc:
+            collected.flush_partial()
+            if collected.parts:
+                reason = "cancelled" if isinstance(exc, asyncio.CancelledError) else str(exc)
+                self._commit_step(collected, built, provider, incomplete=True, error=reason)
+            raise
+        collected.flush_partial()
+        message = self._commit_step(collected, built, provider, incomplete=False, error=None)
+        for item in collected.server_compactions:
+            self.service.on_server_compaction(self, message, item, provider)
+        return StepOutput(message, collected.tool_calls, collected.finish, collected.usage)
+
+    def _on_event(self, event: object, c: _Collector) -> None:
+        if isinstance(event, TextDelta):
+            c.text.append(event.text)
+            self.emit(p.AgentMessageChunk(text=event.text))
+        elif isinstance(event, ReasoningDelta):
+            c.reasoning.append(event.text)
+            self.emit(p.AgentThoughtChunk(text=event.text))
+        elif isinstance(event, ItemDone):
+            item = event.item
+            if isinstance(item, AssistantText):
+                c.text.clear()
+                c.parts.append(StoredPart("text", {"text": item.text}, item.native))
+            elif isinstance(item, Reasoning):
+                text = item.text or "".join(c.reasoning)
+                c.reasoning.clear()
+                c.parts.append(StoredPart("reasoning", {"text": text}, item.native))
+            elif isinstance(item, ToolCall):
+                args = _parse_arguments(item.arguments)
+                data: dict[str, Any] = {
+                    "toolCallId": item.call_id,
+                    "name": item.name,
+                    "input": args if args is not None else {},
+                    "arguments": item.arguments,
+                }
+                c.parts.append(StoredPart("tool_call", data, item.native))
+                c.tool_calls.append(item)
+                self.emit(
+                    p.ToolCallStarted(tool_call_id=item.call_id, name=item.name, input=data["input"])
+                )
+            elif isinstance(item, OpaqueItem):
+                c.parts.append(StoredPart("opaque", {}, item.native))
+        elif isinstance(event, ServerCompaction):
+            c.parts.append(StoredPart("opaque", {"serverCompaction": True}, event.item.native))
+            c.server_compactions.append(event.item)
+        elif isinstance(event, Usage):
+            c.usage = event
+        elif isinstance(event, Finished):
+            c.finish = event.reason
+
+    def _commit_step(
+        self,
+        c: _Collector,
+        built: BuiltContext,
+        provider: Provider,
+        *,
+        incomplete: bool,
+        error: str | None,
+    ) -> StoredMessage:
+        meta: dict[str, Any] = {
+            "identity": provider.identity.to_json(),
+            "estimatedInput": built.estimated_tokens,
+            "finish": c.finish,
+        }
+        if c.usage is not None:
+            meta["usage"] = {
+                "input": c.usage.input_tokens,
+                "output": c.usage.output_tokens,
+                "cached": c.usage.cached_tokens,
+                "reasoning": c.usage.reasoning_tokens,
+            }
+        if error:
+            meta["error"] = error
+        if self.purpose == "pre_compact":
+            meta["preCompact"] = True
+        results: list[ToolResultRecord] = []
+        if incomplete:
+            # Calls from a broken response are never run; say so in the history.
+            results = [
+                ToolResultRecord(
+                    call.call_id,
+                    "failed",
+                    NOT_RUN_OUTPUT.format(reason="the response was interrupted"),
+                )
+                for call in c.tool_calls
+            ]
+        message = self.service.store.append_message(
+            self.session_id,
+            "assistant",
+            "step",
+            c.parts,
+            incomplete=incomplete,
+            meta=meta,
+            results=results,
+        )
+        self.state.add(message)
+        self._last_message = message
+        if c.usage is not None:
+            self.state.calibration = calibration(c.usage.input_tokens, built.estimated_tokens)
+            self.state.last_input_tokens = c.usage.input_tokens
+            self.emit(
+                p.UsageUpdate(
+                    tokens=c.usage.input_tokens + c.usage.output_tokens,
+                    context_window=built.context_window,
+                    input_tokens=c.usage.input_tokens,
+                    cached_tokens=c.usage.cached_tokens,
+                    output_tokens=c.usage.output_tokens,
+                )
+            )
+        for result in results:
+            self.emit(
+                p.ToolCallUpdate(
+                    tool_call_id=result.tool_call_id, status="failed", output=result.output
+                )
+            )
+        return message
+
+    # ------------------------------------------------------------------ tools
+
+    async def _run_tools(self, step: StepOutput) -> bool:
+        end_turn = False
+        for call in step.tool_calls:
+            self.running_call_ids = frozenset({call.call_id})
+            self.emit(p.ToolCallUpdate(tool_call_id=call.call_id, status="in_progress"))
+            result = await self.service.run_tool(self, call)
+            self.running_call_ids = frozenset()
+            record = ToolResultRecord(
+                tool_call_id=call.call_id,
+                status="failed" if result.is_error else "completed",
+                output=result.output,
+                facts=result.facts,
+            )
+            self.service.store.append_tool_result(step.message, record)
+            self.emit(
+                p.ToolCallUpdate(
+                    tool_call_id=call.call_id, status=record.status, output=record.output
+                )
+            )
+            end_turn = end_turn or result.end_turn
+        return end_turn
+
+    def _finish_interrupted(self, output: str) -> None:
+        """Give every tool call of the last step a result, so the history stays well-formed."""
+        self.running_call_ids = frozenset()
+        message = self._last_message
+        if message is None:
+            return
+        for part in message.tool_calls():
+            call_id = part.data["toolCallId"]
+            if call_id in message.results:
+                continue
+            record = ToolResultRecord(call_id, "failed", output)
+            try:
+                self.service.store.append_tool_result(message, record)
+            except BatonError:
+                log.exception("could not record an interrupted tool result")
+                continue
+            self.emit(p.ToolCallUpdate(tool_call_id=call_id, status="failed", output=output))
+
+    def add_user_message(self, text: str, kind: MessageKind) -> StoredMessage:
+        return self.service.add_user_message(self.state, text, kind)
+
+
+def _parse_arguments(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def tool_error(message: str) -> ToolResult:
+    return ToolResult(output=message, is_error=True)

@@ -1,0 +1,115 @@
+"""The database handle: connection settings, migrations and transactions.
+
+WAL journaling with `synchronous=NORMAL` makes every committed transaction
+survive a killed process (only an OS crash could lose the last ones), and a
+crash at any instant leaves the last committed state whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from platformdirs import user_data_path
+
+from baton.errors import StorageError
+from baton.store.migrations import MIGRATIONS
+
+log = logging.getLogger(__name__)
+
+
+class Database:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(
+            str(path), isolation_level=None, check_same_thread=False, timeout=10.0
+        )
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.conn.execute("PRAGMA busy_timeout=10000")
+        self._depth = 0
+        self.migrate()
+
+    def migrate(self) -> None:
+        version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > len(MIGRATIONS):
+            raise StorageError(
+                f"the store at {self.path} was written by a newer Baton (schema {version})"
+            )
+        for index in range(version, len(MIGRATIONS)):
+            with self.transaction():
+                for statement in _split_sql(MIGRATIONS[index]):
+                    self.conn.execute(statement)
+                self.conn.execute(f"PRAGMA user_version = {index + 1}")
+            log.info("store %s migrated to schema %d", self.path, index + 1)
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic unit: all of it commits, or none of it (disk full, crash)."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self.conn
+            finally:
+                self._depth -= 1
+            return
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StorageError(f"the store cannot start a write: {exc}") from exc
+        self._depth = 1
+        try:
+            yield self.conn
+        except BaseException:
+            self._depth = 0
+            self._rollback()
+            raise
+        self._depth = 0
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise StorageError(f"the store could not commit, nothing was changed: {exc}") from exc
+
+    def _rollback(self) -> None:
+        try:
+            self.conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
+
+
+def _split_sql(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+def data_dir() -> Path:
+    """Baton's data directory (honours XDG_DATA_HOME on Linux)."""
+    return user_data_path("baton", appauthor=False)
+
+
+def workspace_db_path(workspace: Path) -> Path:
+    key = hashlib.sha256(str(workspace).encode("utf-8")).hexdigest()[:16]
+    return data_dir() / "workspaces" / key / "baton.db"
+
+
+def open_workspace_db(workspace: Path) -> Database:
+    path = workspace_db_path(workspace)
+    info = path.parent / "workspace.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not info.exists():
+        info.write_text(json.dumps({"path": str(workspace)}), encoding="utf-8")
+    return Database(path)

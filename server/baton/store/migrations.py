@@ -1,0 +1,52 @@
+"""Schema migrations, applied in order; `PRAGMA user_version` records how far we are.
+
+Never edit a migration that has shipped: add a new one.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    # 1: sessions, messages and their parts, tool results.
+    """
+    CREATE TABLE sessions (
+        id          TEXT PRIMARY KEY,
+        title       TEXT NOT NULL,
+        mode        TEXT NOT NULL CHECK (mode IN ('build', 'plan')),
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL,
+        provider    TEXT,
+        model       TEXT
+    );
+    -- Messages are never updated or deleted; `seq` is the session's order.
+    CREATE TABLE messages (
+        seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+        id          TEXT NOT NULL UNIQUE,
+        session_id  TEXT NOT NULL REFERENCES sessions(id),
+        role        TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system')),
+        kind        TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        incomplete  INTEGER NOT NULL DEFAULT 0,
+        meta        TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX messages_by_session ON messages(session_id, seq);
+    CREATE TABLE parts (
+        seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+        message_id  TEXT NOT NULL REFERENCES messages(id),
+        type        TEXT NOT NULL,
+        data        TEXT NOT NULL,
+        native      TEXT
+    );
+    CREATE INDEX parts_by_message ON parts(message_id, seq);
+    -- A tool call's outcome arrives after the call was stored; it is its own row.
+    CREATE TABLE tool_results (
+        tool_call_id TEXT PRIMARY KEY,
+        message_id   TEXT NOT NULL REFERENCES messages(id),
+        session_id   TEXT NOT NULL REFERENCES sessions(id),
+        status       TEXT NOT NULL CHECK (status IN ('completed', 'failed')),
+        output       TEXT NOT NULL,
+        facts        TEXT NOT NULL DEFAULT '[]',
+        created_at   TEXT NOT NULL
+    );
+    CREATE INDEX tool_results_by_session ON tool_results(session_id);
+    """,
+]

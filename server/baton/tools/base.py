@@ -1,0 +1,110 @@
+"""The tool contract: typed input, a context that knows the workspace, a result with facts.
+
+A tool declares its input as a pydantic model (its JSON Schema is what the
+model is offered), whether it is read-only (allowed in plan mode), and returns
+a `ToolResult`. `facts` are structured records of what the tool did (a file
+read, a file modified, a command and its exit code); the compaction ledger is
+built from them by code, never from the model's prose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from baton.config import Settings
+
+
+class ToolInput(BaseModel):
+    """Base of tool input models: unknown fields are an error the model can read."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class Fact:
+    """One thing a tool did, for the ledger.
+
+    kind "read": path. kind "modified": path, action (created/modified/deleted).
+    kind "command": command, exit_code (None when killed or timed out).
+    """
+
+    kind: Literal["read", "modified", "command"]
+    path: str | None = None
+    action: Literal["created", "modified", "deleted"] | None = None
+    command: str | None = None
+    exit_code: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Fact:
+        return Fact(**data)
+
+
+@dataclass
+class ToolResult:
+    output: str
+    is_error: bool = False
+    facts: list[Fact] = field(default_factory=list)
+    # The turn ends after this tool (plan_exit).
+    end_turn: bool = False
+
+
+class ToolFailure(Exception):
+    """A tool could not do what was asked; the message is shown to the model as the output."""
+
+
+class PermissionGate(Protocol):
+    async def __call__(
+        self, tool: str, tool_call_id: str, input: dict[str, Any], diff: str | None = None
+    ) -> bool:
+        """Ask whether `tool` may run (per config and, if needed, the client). True = allowed."""
+        ...
+
+
+@dataclass
+class ToolContext:
+    session_id: str
+    tool_call_id: str
+    workspace: Path  # resolved, absolute
+    mode: Literal["build", "plan"]
+    settings: Settings
+    ask_permission: PermissionGate
+    # Services the plan tools need (set by the session; None where plans are unavailable).
+    plan: Any = None
+    # Sends a JSON-RPC notification to the client (plan_show).
+    notify: Callable[[str, dict[str, Any]], None] | None = None
+    # Called with the files a tool is about to change, before it changes them
+    # (per-turn checkpoints).
+    before_change: Callable[[list[Path]], Awaitable[None]] | None = None
+
+
+class Tool(Protocol):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    input_model: ClassVar[type[ToolInput]]
+    read_only: ClassVar[bool]  # allowed in plan mode
+
+    async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
+        """`args` is an instance of `input_model`. Raise ToolFailure for expected errors."""
+        ...
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut `text` to `limit` characters, keeping head and tail, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    tail = limit - head
+    cut = len(text) - head - tail
+    return (
+        text[:head]
+        + f"\n\n[... {cut} characters cut of {len(text)}; narrow the request to see them ...]\n\n"
+        + text[-tail:]
+    )
