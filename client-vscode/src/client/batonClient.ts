@@ -1,0 +1,233 @@
+// The connection to the Baton server: a vscode-languageclient LanguageClient
+// over stdio, typed requests and notifications, restart, and the events the
+// views subscribe to (they outlive any one server process).
+import * as vscode from "vscode";
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from "vscode-languageclient/node";
+import {
+  PERMISSION_REQUEST,
+  type ClientNotificationMethod,
+  type ClientNotificationParams,
+  type ParamsOf,
+  type PermissionRequestParams,
+  type PermissionResponse,
+  type PlanDidChangeNotification,
+  type PlanShowNotification,
+  type RequestMethod,
+  type ResultOf,
+  type SessionUpdateNotification,
+} from "../protocol";
+import type { LaunchPlan } from "./launch";
+import { StartupError } from "./startupError";
+
+export type ServerState = "stopped" | "starting" | "running" | "failed";
+
+export type PermissionHandler = (
+  params: PermissionRequestParams,
+  token: vscode.CancellationToken,
+) => Promise<PermissionResponse>;
+
+export interface BatonClientOptions {
+  output: vscode.LogOutputChannel;
+  /** Resolves the interpreter and provisions Baton if needed. */
+  prepare(): Promise<LaunchPlan>;
+  initializationOptions(): Record<string, unknown>;
+  workspaceFolder(): vscode.WorkspaceFolder | undefined;
+  /** Runs after every (re)start, for example to hand over the stored API key. */
+  afterStart(client: BatonClient): Promise<void>;
+  /** Shows a start-up problem to the person. */
+  reportProblem(error: unknown): void;
+}
+
+const MAX_CRASH_RESTARTS = 3;
+const CRASH_WINDOW_MS = 3 * 60_000;
+
+export class BatonClient implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<void> | undefined;
+  private crashes: number[] = [];
+  private currentState: ServerState = "stopped";
+  private permissionHandler: PermissionHandler | undefined;
+
+  private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
+  private readonly updateEmitter = new vscode.EventEmitter<SessionUpdateNotification>();
+  private readonly planChangeEmitter = new vscode.EventEmitter<PlanDidChangeNotification>();
+  private readonly planShowEmitter = new vscode.EventEmitter<PlanShowNotification>();
+
+  readonly onDidChangeState = this.stateEmitter.event;
+  readonly onSessionUpdate = this.updateEmitter.event;
+  readonly onPlanDidChange = this.planChangeEmitter.event;
+  readonly onPlanShow = this.planShowEmitter.event;
+
+  constructor(private readonly options: BatonClientOptions) {}
+
+  get state(): ServerState {
+    return this.currentState;
+  }
+
+  setPermissionHandler(handler: PermissionHandler): vscode.Disposable {
+    this.permissionHandler = handler;
+    return new vscode.Disposable(() => {
+      if (this.permissionHandler === handler) this.permissionHandler = undefined;
+    });
+  }
+
+  /** Starts the server unless it is running or starting; failures are reported once and rethrown. */
+  ensureStarted(): Promise<void> {
+    if (this.client && this.currentState === "running") return Promise.resolve();
+    if (!this.starting) {
+      this.starting = this.start().finally(() => {
+        this.starting = undefined;
+      });
+    }
+    return this.starting;
+  }
+
+  async request<M extends RequestMethod>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
+    await this.ensureStarted();
+    const client = this.client;
+    if (!client) throw new Error("Baton: the server is not running.");
+    return client.sendRequest<ResultOf<M>>(method, params);
+  }
+
+  async notify<M extends ClientNotificationMethod>(method: M, params: ClientNotificationParams<M>): Promise<void> {
+    await this.ensureStarted();
+    await this.client?.sendNotification(method, params);
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    this.crashes = [];
+    await this.ensureStarted();
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(5_000);
+      } catch (error) {
+        this.options.output.appendLine(`[client] stop: ${String(error)}`);
+      }
+      await client.dispose().catch(() => undefined);
+    }
+    this.setState("stopped");
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    this.stateEmitter.dispose();
+    this.updateEmitter.dispose();
+    this.planChangeEmitter.dispose();
+    this.planShowEmitter.dispose();
+  }
+
+  private setState(state: ServerState): void {
+    if (this.currentState === state) return;
+    this.currentState = state;
+    this.stateEmitter.fire(state);
+  }
+
+  private log(line: string): void {
+    this.options.output.appendLine(`[client] ${line}`);
+  }
+
+  private async start(): Promise<void> {
+    this.setState("starting");
+    let plan: LaunchPlan;
+    try {
+      plan = await this.options.prepare();
+    } catch (error) {
+      this.setState("failed");
+      this.options.reportProblem(error);
+      throw error;
+    }
+    const folder = this.options.workspaceFolder();
+    const serverOptions: ServerOptions = {
+      command: plan.command,
+      args: plan.args,
+      options: { env: plan.env, ...(folder ? { cwd: folder.uri.fsPath } : {}) },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.options.output,
+      initializationOptions: this.options.initializationOptions(),
+      ...(folder ? { workspaceFolder: folder } : {}),
+      connectionOptions: { maxRestartCount: MAX_CRASH_RESTARTS },
+      initializationFailedHandler: (error) => {
+        this.log(`initialize failed: ${String(error)}`);
+        return false;
+      },
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue }),
+        closed: () => this.onClosed(),
+      },
+    };
+    const client = new LanguageClient("baton", "Baton Server", serverOptions, clientOptions);
+    client.onNotification("baton/session/update", (params: SessionUpdateNotification) =>
+      this.updateEmitter.fire(params),
+    );
+    client.onNotification("baton/plan/didChange", (params: PlanDidChangeNotification) =>
+      this.planChangeEmitter.fire(params),
+    );
+    client.onNotification("baton/plan/show", (params: PlanShowNotification) =>
+      this.planShowEmitter.fire(params),
+    );
+    client.onRequest(PERMISSION_REQUEST, async (params: PermissionRequestParams, token) => {
+      const handler = this.permissionHandler;
+      if (!handler) return { outcome: "cancelled" } satisfies PermissionResponse;
+      return handler(params, token);
+    });
+    client.onDidChangeState((event) => {
+      if (this.client !== client) return;
+      if (event.newState === State.Running) {
+        this.setState("running");
+        void this.options.afterStart(this).catch((error) => this.log(`after start: ${String(error)}`));
+      } else if (event.newState === State.Starting) {
+        this.setState("starting");
+      }
+    });
+    this.client = client;
+    this.log(`starting ${plan.command} ${plan.args.join(" ")}`);
+    try {
+      await client.start();
+    } catch (error) {
+      if (this.client === client) this.client = undefined;
+      await client.dispose().catch(() => undefined);
+      this.setState("failed");
+      const problem = new StartupError({
+        kind: "server-failed",
+        interpreter: plan.command,
+        detail: error instanceof Error ? error.message : String(error),
+      });
+      this.options.reportProblem(problem);
+      throw problem;
+    }
+    this.setState("running");
+  }
+
+  private onClosed(): { action: CloseAction; handled?: boolean } {
+    const now = Date.now();
+    this.crashes = this.crashes.filter((t) => now - t < CRASH_WINDOW_MS);
+    this.crashes.push(now);
+    if (this.crashes.length <= MAX_CRASH_RESTARTS) {
+      this.log(`server exited; restarting (${this.crashes.length}/${MAX_CRASH_RESTARTS})`);
+      return { action: CloseAction.Restart };
+    }
+    this.setState("failed");
+    const problem = new StartupError({
+      kind: "server-failed",
+      interpreter: "baton",
+      detail: `the server exited ${MAX_CRASH_RESTARTS + 1} times in 3 minutes`,
+    });
+    this.options.reportProblem(problem);
+    return { action: CloseAction.DoNotRestart, handled: true };
+  }
+}

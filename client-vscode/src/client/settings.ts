@@ -1,0 +1,72 @@
+// The server settings the user set in VS Code, as `initializationOptions.settings`
+// (PROTOCOL.md: the keys of .baton/config.toml, camelCase, dotted keys nested).
+// Only values the user set are sent, so files and environment still apply.
+
+/** The part of WorkspaceConfiguration this module needs. */
+export interface ConfigurationLike {
+  inspect<T>(section: string):
+    | {
+        globalValue?: T;
+        workspaceValue?: T;
+        workspaceFolderValue?: T;
+        globalLanguageValue?: T;
+        workspaceLanguageValue?: T;
+        workspaceFolderLanguageValue?: T;
+      }
+    | undefined;
+}
+
+/** VS Code setting (under `baton.`) → path in the server's settings object. */
+export const SERVER_SETTINGS: ReadonlyArray<readonly [setting: string, path: readonly string[]]> = [
+  ["provider", ["provider"]],
+  ["model", ["model"]],
+  ["baseUrl", ["baseUrl"]],
+  ["compaction.threshold", ["compaction", "threshold"]],
+  ["compaction.strategy", ["compaction", "strategy"]],
+  ["plans.dir", ["plans", "dir"]],
+];
+
+function userValue(config: ConfigurationLike, key: string): unknown {
+  const inspected = config.inspect<unknown>(key);
+  if (!inspected) return undefined;
+  const candidates = [
+    inspected.workspaceFolderLanguageValue,
+    inspected.workspaceFolderValue,
+    inspected.workspaceLanguageValue,
+    inspected.workspaceValue,
+    inspected.globalLanguageValue,
+    inspected.globalValue,
+  ];
+  for (const value of candidates) {
+    if (value === undefined || value === null) continue;
+    if (typeof value === "string" && value.trim() === "") continue;
+    return typeof value === "string" ? value.trim() : value;
+  }
+  return undefined;
+}
+
+export function collectServerSettings(config: ConfigurationLike): Record<string, unknown> {
+  const settings: Record<string, unknown> = {};
+  for (const [key, path] of SERVER_SETTINGS) {
+    const value = userValue(config, key);
+    if (value === undefined) continue;
+    let target = settings;
+    for (const segment of path.slice(0, -1)) {
+      const next = target[segment];
+      if (typeof next === "object" && next !== null) {
+        target = next as Record<string, unknown>;
+      } else {
+        const created: Record<string, unknown> = {};
+        target[segment] = created;
+        target = created;
+      }
+    }
+    target[path[path.length - 1] as string] = value;
+  }
+  return settings;
+}
+
+/** Whether a configuration change touches a setting the running server was started with. */
+export function affectsServer(affects: (section: string) => boolean): boolean {
+  return affects("baton.pythonPath") || SERVER_SETTINGS.some(([key]) => affects(`baton.${key}`));
+}

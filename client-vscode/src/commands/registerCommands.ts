@@ -1,0 +1,42 @@
+// Registers every "Baton: …" command; failures become error notifications.
+import * as vscode from "vscode";
+import { StartupError } from "../client/startupError";
+import type { Services } from "../services";
+import { errorMessage } from "../util/errors";
+import { compactSession, compactWithInstructions, showCompactionHistory } from "./compactionCommands";
+import { approvePlan, openPlanFile, showPlan } from "./planCommands";
+import { restartServer, setOpenAIApiKey, showServerLog } from "./serverCommands";
+import { newSession, togglePlanMode } from "./sessionCommands";
+
+type Handler = (services: Services, ...args: unknown[]) => unknown;
+
+export const COMMANDS: Readonly<Record<string, Handler>> = {
+  "baton.newSession": (s, mode) => newSession(s, mode),
+  "baton.compactSession": (s, id) => compactSession(s, id),
+  "baton.compactSessionWithInstructions": (s, id) => compactWithInstructions(s, id),
+  "baton.showPlan": (s, id) => showPlan(s, id),
+  "baton.approvePlan": (s, id) => approvePlan(s, id),
+  "baton.togglePlanMode": (s, id) => togglePlanMode(s, id),
+  "baton.showCompactionHistory": (s, id) => showCompactionHistory(s, id),
+  "baton.setOpenAIApiKey": (s) => setOpenAIApiKey(s),
+  "baton.restartServer": (s) => restartServer(s),
+  "baton.openPlanFile": (s, id) => openPlanFile(s, id),
+  "baton.showServerLog": (s) => showServerLog(s),
+};
+
+export function registerCommands(services: Services): vscode.Disposable[] {
+  return Object.entries(COMMANDS).map(([id, handler]) =>
+    vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+      try {
+        return await handler(services, ...args);
+      } catch (error) {
+        if (error instanceof StartupError) return undefined; // already shown with its fix
+        services.output.appendLine(`[client] ${id}: ${errorMessage(error)}`);
+        void vscode.window.showErrorMessage(`Baton: ${errorMessage(error)}`, "Show Log").then((choice) => {
+          if (choice) services.output.show(true);
+        });
+        return undefined;
+      }
+    }),
+  );
+}

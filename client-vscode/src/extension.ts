@@ -1,0 +1,99 @@
+// Baton for VS Code: wires the server connection, the sidebar agent, the plan
+// panels, the status bar and the commands together.
+import * as vscode from "vscode";
+import { BatonClient } from "./client/batonClient";
+import { prepareLaunch } from "./client/launch";
+import { notifyProblem } from "./client/problemNotifier";
+import { runProcess } from "./client/processRunner";
+import { activePythonInterpreter } from "./client/pythonExtension";
+import { affectsServer, collectServerSettings } from "./client/settings";
+import { registerCommands } from "./commands/registerCommands";
+import { sendStoredKey } from "./commands/serverCommands";
+import type { Services } from "./services";
+import { SessionState } from "./state/sessionState";
+import { ContextStatus } from "./status/contextStatus";
+import { PlanPanels } from "./views/plan/planPanels";
+import { SIDEBAR_VIEW_ID, SidebarProvider } from "./views/sidebar/sidebarProvider";
+
+let services: Services | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<Services> {
+  const output = vscode.window.createOutputChannel("Baton Server", { log: true });
+  const state = new SessionState();
+  const firstFolder = () => vscode.workspace.workspaceFolders?.[0];
+
+  const client: BatonClient = new BatonClient({
+    output,
+    workspaceFolder: firstFolder,
+    initializationOptions: () => ({ settings: collectServerSettings(vscode.workspace.getConfiguration("baton")) }),
+    prepare: () =>
+      prepareLaunch({
+        run: runProcess,
+        env: process.env,
+        bundledDir: vscode.Uri.joinPath(context.extensionUri, "bundled").fsPath,
+        storageDir: context.globalStorageUri.fsPath,
+        log: (line) => output.appendLine(`[client] ${line}`),
+        lookup: {
+          setting: () => vscode.workspace.getConfiguration("baton").get<string>("pythonPath"),
+          env: process.env,
+          pythonExtension: () => activePythonInterpreter(firstFolder()?.uri),
+        },
+        withProgress: (title, task) =>
+          Promise.resolve(
+            vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: false }, (progress) =>
+              task((message) => progress.report({ message })),
+            ),
+          ),
+      }),
+    afterStart: (started) =>
+      sendStoredKey(context, async (apiKey) => {
+        await started.request("baton/auth/set", { provider: "openai", apiKey });
+        const provider = vscode.workspace.getConfiguration("baton").get<string>("provider");
+        if (provider === "openai-compatible") {
+          await started.request("baton/auth/set", { provider, apiKey });
+        }
+      }),
+    reportProblem: (error) =>
+      void notifyProblem(error, {
+        showLog: () => output.show(true),
+        restart: () => client.restart(),
+      }),
+  });
+
+  const sidebar = new SidebarProvider(context.extensionUri, client, state);
+  const plans = new PlanPanels(context.extensionUri, client, state);
+  const status = new ContextStatus(client, state);
+  services = { client, state, sidebar, plans, secrets: context.secrets, output };
+
+  context.subscriptions.push(
+    output,
+    state,
+    sidebar,
+    plans,
+    status,
+    { dispose: () => void client.dispose() },
+    vscode.window.registerWebviewViewProvider(SIDEBAR_VIEW_ID, sidebar, {
+      webviewOptions: { retainContextWhenHidden: true },
+    }),
+    client.setPermissionHandler((params, token) => sidebar.askPermission(params, token)),
+    client.onSessionUpdate(({ sessionId, update }) => {
+      if (update.kind === "mode") state.setMode(sessionId, update.mode);
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (!affectsServer((section) => event.affectsConfiguration(section))) return;
+      if (client.state !== "running" && client.state !== "failed") return;
+      const choice = await vscode.window.showInformationMessage(
+        "Baton: settings changed. Restart the server to apply them?",
+        "Restart Server",
+      );
+      if (choice) await client.restart().catch(() => undefined);
+    }),
+    ...registerCommands(services),
+  );
+  return services;
+}
+
+export async function deactivate(): Promise<void> {
+  await services?.client.stop();
+  services = undefined;
+}

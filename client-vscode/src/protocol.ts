@@ -1,0 +1,51 @@
+// Method names and types of the Baton wire contract (PROTOCOL.md). The
+// types are generated from the server's JSON Schema into protocol.generated.ts;
+// this module adds only what the schema cannot express yet.
+import type {
+  BatonClientNotifications,
+  BatonRequests,
+  BatonServerNotifications,
+  PermissionRequestParams,
+  PermissionResponse,
+} from "./protocol.generated";
+
+export * from "./protocol.generated";
+
+/**
+ * Methods the client relies on that the server does not export yet. Each one
+ * drops out of this map by itself as soon as the server's schema has it.
+ */
+export interface AssumedRequests {
+  /** Content of one plan version, for the diff between versions. */
+  "baton/plan/getVersion": {
+    params: { sessionId: string; version: number };
+    result: { version: number; content: string; author: "agent" | "user"; createdAt: string };
+  };
+}
+
+export type Requests = BatonRequests & Omit<AssumedRequests, keyof BatonRequests>;
+export type RequestMethod = keyof Requests;
+export type ParamsOf<M extends RequestMethod> = Requests[M]["params"];
+export type ResultOf<M extends RequestMethod> = Requests[M]["result"];
+
+export type ServerNotificationMethod = keyof BatonServerNotifications;
+export type ServerNotificationParams<M extends ServerNotificationMethod> = BatonServerNotifications[M];
+export type ClientNotificationMethod = keyof BatonClientNotifications;
+export type ClientNotificationParams<M extends ClientNotificationMethod> = BatonClientNotifications[M];
+
+export const PERMISSION_REQUEST = "baton/permission/request";
+export type { PermissionRequestParams, PermissionResponse };
+
+export type SessionUpdate = BatonServerNotifications["baton/session/update"]["update"];
+export type Mode = "build" | "plan";
+
+/** JSON-RPC error codes Baton uses (PROTOCOL.md). */
+export const ErrorCodes = {
+  invalidParams: -32602,
+  requestCancelled: -32800,
+  sessionNotFound: -32001,
+  sessionBusy: -32002,
+  providerError: -32003,
+  planChanged: -32004,
+  methodNotFound: -32601,
+} as const;

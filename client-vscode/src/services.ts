@@ -1,0 +1,17 @@
+// What the commands work with, gathered in one place at activation.
+import type * as vscode from "vscode";
+import type { BatonClient } from "./client/batonClient";
+import type { SessionState } from "./state/sessionState";
+import type { PlanPanels } from "./views/plan/planPanels";
+import type { SidebarProvider } from "./views/sidebar/sidebarProvider";
+
+export interface Services {
+  client: BatonClient;
+  state: SessionState;
+  sidebar: SidebarProvider;
+  plans: PlanPanels;
+  secrets: vscode.SecretStorage;
+  output: vscode.LogOutputChannel;
+}
+
+export const OPENAI_KEY_SECRET = "baton.openai.apiKey";

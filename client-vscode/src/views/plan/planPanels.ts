@@ -1,0 +1,213 @@
+// The plan review panel, one per session: the plan rendered from markdown,
+// live-updated on baton/plan/didChange, opened on baton/plan/show and when the
+// agent leaves plan mode (status awaiting_approval). Approve, request changes,
+// version history with diffs, and the plan file in an editor, whose saved
+// edits go back to the server as user versions (baton/plan/update).
+import path from "node:path";
+import * as vscode from "vscode";
+import type { BatonClient } from "../../client/batonClient";
+import { ErrorCodes, type PlanInfo } from "../../protocol";
+import type { SessionState } from "../../state/sessionState";
+import { errorCode, errorMessage } from "../../util/errors";
+import { webviewHtml, webviewOptions } from "../webviewAssets";
+import { parsePlanOutbound, type PlanInbound, type PlanOutbound } from "./messages";
+import { PLAN_BODY } from "./planBody";
+
+export const PLAN_VIEW_TYPE = "baton.plan";
+
+interface KnownPlan {
+  sessionId: string;
+  version: number;
+  content: string;
+}
+
+export class PlanPanels implements vscode.Disposable {
+  private readonly panels = new Map<string, vscode.WebviewPanel>();
+  /** Plan file (absolute path) → the session and version last seen, for saves from the editor. */
+  private readonly files = new Map<string, KnownPlan>();
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly client: BatonClient,
+    private readonly state: SessionState,
+  ) {
+    this.disposables.push(
+      client.onPlanDidChange((n) => {
+        if (n.status === "awaiting_approval" && n.author === "agent") {
+          void this.show(n.sessionId);
+        } else if (this.panels.has(n.sessionId)) {
+          void this.refresh(n.sessionId);
+        }
+      }),
+      client.onPlanShow((n) => void this.show(n.sessionId)),
+      vscode.workspace.onDidSaveTextDocument((doc) => void this.onSaved(doc)),
+    );
+  }
+
+  async show(sessionId: string): Promise<void> {
+    let panel = this.panels.get(sessionId);
+    if (panel) {
+      panel.reveal(undefined, true);
+    } else {
+      panel = this.create(sessionId);
+    }
+    await this.refresh(sessionId);
+  }
+
+  private create(sessionId: string): vscode.WebviewPanel {
+    const title = this.state.title(sessionId);
+    const panel = vscode.window.createWebviewPanel(
+      PLAN_VIEW_TYPE,
+      title ? `Plan: ${title}` : "Baton Plan",
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      { ...webviewOptions(this.extensionUri), retainContextWhenHidden: true, enableFindWidget: true },
+    );
+    panel.webview.html = webviewHtml(panel.webview, this.extensionUri, "plan", "Baton Plan", PLAN_BODY);
+    const subscriptions = [
+      panel.webview.onDidReceiveMessage((raw: unknown) => {
+        const message = parsePlanOutbound(raw);
+        if (!message) return;
+        void this.handle(sessionId, message).catch((error) =>
+          this.post(sessionId, { type: "notice", level: "error", message: errorMessage(error) }),
+        );
+      }),
+    ];
+    panel.onDidDispose(() => {
+      this.panels.delete(sessionId);
+      for (const s of subscriptions) s.dispose();
+    });
+    this.panels.set(sessionId, panel);
+    return panel;
+  }
+
+  private post(sessionId: string, message: PlanInbound): void {
+    void this.panels.get(sessionId)?.webview.postMessage(message);
+  }
+
+  private async handle(sessionId: string, message: PlanOutbound): Promise<void> {
+    switch (message.type) {
+      case "ready":
+      case "refresh":
+        await this.refresh(sessionId);
+        return;
+      case "approve":
+        await this.approve(sessionId);
+        return;
+      case "requestChanges":
+        await this.requestChanges(sessionId, message.feedback);
+        return;
+      case "openFile":
+        await this.openFile(sessionId);
+        return;
+      case "getVersion":
+        await this.sendVersion(sessionId, message.version);
+        return;
+    }
+  }
+
+  async refresh(sessionId: string): Promise<PlanInfo | null> {
+    const [plan, history] = await Promise.all([
+      this.client.request("baton/plan/get", { sessionId }),
+      this.client.request("baton/plan/history", { sessionId }).catch(() => ({ versions: [] })),
+    ]);
+    if (plan) this.remember(sessionId, plan);
+    this.post(sessionId, {
+      type: "plan",
+      sessionId,
+      title: this.state.title(sessionId) ?? sessionId,
+      plan,
+      versions: history.versions,
+    });
+    return plan;
+  }
+
+  async approve(sessionId: string): Promise<void> {
+    this.post(sessionId, { type: "busy", busy: true });
+    try {
+      const result = await this.client.request("baton/plan/approve", { sessionId, start: true });
+      this.state.setMode(sessionId, result.mode);
+      this.post(sessionId, { type: "notice", level: "info", message: `Approved; mode is now ${result.mode}. Building…` });
+    } finally {
+      this.post(sessionId, { type: "busy", busy: false });
+    }
+    if (this.panels.has(sessionId)) await this.refresh(sessionId);
+  }
+
+  async requestChanges(sessionId: string, feedback: string): Promise<void> {
+    this.post(sessionId, { type: "busy", busy: true });
+    try {
+      const result = await this.client.request("baton/plan/requestChanges", { sessionId, feedback });
+      this.post(sessionId, { type: "notice", level: "info", message: `Feedback sent; the plan is ${result.status}.` });
+    } finally {
+      this.post(sessionId, { type: "busy", busy: false });
+    }
+  }
+
+  async openFile(sessionId: string): Promise<void> {
+    const plan = await this.client.request("baton/plan/get", { sessionId });
+    if (!plan) {
+      void vscode.window.showInformationMessage("Baton: this session has no plan yet.");
+      return;
+    }
+    this.remember(sessionId, plan);
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(this.absolute(plan.path)));
+    await vscode.window.showTextDocument(doc, { preview: false, viewColumn: vscode.ViewColumn.One });
+  }
+
+  private async sendVersion(sessionId: string, version: number): Promise<void> {
+    try {
+      const result = await this.client.request("baton/plan/getVersion", { sessionId, version });
+      this.post(sessionId, { type: "versionContent", ...result });
+    } catch (error) {
+      const message =
+        errorCode(error) === ErrorCodes.methodNotFound
+          ? "This server cannot return old plan versions yet (baton/plan/getVersion)."
+          : errorMessage(error);
+      this.post(sessionId, { type: "versionUnavailable", version, message });
+    }
+  }
+
+  private absolute(planPath: string): string {
+    if (path.isAbsolute(planPath)) return planPath;
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd();
+    return path.join(folder, planPath);
+  }
+
+  private remember(sessionId: string, plan: PlanInfo): void {
+    this.files.set(path.normalize(this.absolute(plan.path)), {
+      sessionId,
+      version: plan.version,
+      content: plan.content,
+    });
+  }
+
+  private async onSaved(doc: vscode.TextDocument): Promise<void> {
+    const known = this.files.get(path.normalize(doc.uri.fsPath));
+    if (!known) return;
+    const content = doc.getText();
+    if (content === known.content) return;
+    try {
+      const { version } = await this.client.request("baton/plan/update", {
+        sessionId: known.sessionId,
+        content,
+        baseVersion: known.version,
+      });
+      this.files.set(path.normalize(doc.uri.fsPath), { ...known, version, content });
+      if (this.panels.has(known.sessionId)) await this.refresh(known.sessionId);
+    } catch (error) {
+      if (errorCode(error) === ErrorCodes.planChanged) {
+        void vscode.window.showWarningMessage(
+          "Baton: the agent changed the plan since you opened it; your save was not sent. Reopen the plan file and apply your edit again.",
+        );
+      } else {
+        void vscode.window.showErrorMessage(`Baton: could not save the plan: ${errorMessage(error)}`);
+      }
+    }
+  }
+
+  dispose(): void {
+    for (const panel of this.panels.values()) panel.dispose();
+    for (const d of this.disposables) d.dispose();
+  }
+}

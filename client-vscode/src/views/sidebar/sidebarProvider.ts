@@ -1,0 +1,227 @@
+// The sidebar agent: a webview view that lists sessions, runs prompts and
+// shows the streamed answer, tool calls and permission prompts. It relays
+// between the webview and the server; the transcript lives in the webview
+// (retained while hidden) and is reloaded with baton/session/load.
+import * as vscode from "vscode";
+import type { BatonClient } from "../../client/batonClient";
+import type { Mode, PermissionRequestParams, PermissionResponse, SessionInfo } from "../../protocol";
+import type { SessionState } from "../../state/sessionState";
+import { errorMessage } from "../../util/errors";
+import { webviewHtml, webviewOptions } from "../webviewAssets";
+import { parseSidebarOutbound, type SidebarInbound, type SidebarOutbound } from "./messages";
+import { SIDEBAR_BODY } from "./sidebarBody";
+
+export const SIDEBAR_VIEW_ID = "baton.agent";
+
+interface PendingPermission {
+  resolve(response: PermissionResponse): void;
+}
+
+export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Disposable {
+  private view: vscode.WebviewView | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly pending = new Map<string, PendingPermission>();
+  private requestCounter = 0;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly client: BatonClient,
+    private readonly state: SessionState,
+  ) {
+    this.disposables.push(
+      client.onSessionUpdate((n) => this.post({ type: "update", sessionId: n.sessionId, update: n.update })),
+      client.onDidChangeState((status) => {
+        this.post({ type: "server", status });
+        if (status === "running" && this.view) void this.refreshSessions();
+      }),
+      state.onDidChangeActive((sessionId) => {
+        if (sessionId && this.view) void this.loadSession(sessionId);
+      }),
+    );
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    view.webview.options = webviewOptions(this.extensionUri);
+    view.webview.html = webviewHtml(view.webview, this.extensionUri, "sidebar", "Baton", SIDEBAR_BODY);
+    this.disposables.push(
+      view.webview.onDidReceiveMessage((raw: unknown) => {
+        const message = parseSidebarOutbound(raw);
+        if (!message) return; // not ours, or malformed: ignore
+        void this.handle(message).catch((error) => this.post({ type: "error", message: errorMessage(error) }));
+      }),
+      view.onDidDispose(() => {
+        if (this.view === view) this.view = undefined;
+      }),
+    );
+  }
+
+  get isVisible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
+  /** Reveals the sidebar and shows the session in it. */
+  async showSession(sessionId: string): Promise<void> {
+    this.state.setActive(sessionId);
+    await vscode.commands.executeCommand(`${SIDEBAR_VIEW_ID}.focus`);
+    if (this.view) {
+      await this.refreshSessions();
+      await this.loadSession(sessionId);
+    }
+  }
+
+  /** Answers baton/permission/request in the sidebar when it is showing, else in a notification. */
+  async askPermission(params: PermissionRequestParams, token: vscode.CancellationToken): Promise<PermissionResponse> {
+    if (!this.view || !this.view.visible) return askInNotification(params, token);
+    const requestId = `perm-${++this.requestCounter}`;
+    return new Promise<PermissionResponse>((resolve) => {
+      const finish = (response: PermissionResponse) => {
+        if (!this.pending.delete(requestId)) return;
+        subscription.dispose();
+        this.post({ type: "permissionClosed", requestId });
+        resolve(response);
+      };
+      const subscription = token.onCancellationRequested(() => finish({ outcome: "cancelled" }));
+      this.pending.set(requestId, { resolve: finish });
+      this.post({
+        type: "permission",
+        requestId,
+        sessionId: params.sessionId,
+        toolCall: params.toolCall,
+        options: params.options,
+        ...(params.diff ? { diff: params.diff } : {}),
+      });
+    });
+  }
+
+  private post(message: SidebarInbound): void {
+    void this.view?.webview.postMessage(message);
+  }
+
+  private async handle(message: SidebarOutbound): Promise<void> {
+    switch (message.type) {
+      case "ready": {
+        this.post({ type: "server", status: this.client.state });
+        await this.client.ensureStarted();
+        const sessions = await this.refreshSessions();
+        const wanted = message.activeSessionId ?? this.state.activeSessionId;
+        const active = sessions.find((s) => s.sessionId === wanted) ?? sessions[0];
+        if (active) {
+          this.state.setActive(active.sessionId);
+          await this.loadSession(active.sessionId);
+        }
+        return;
+      }
+      case "newSession":
+        await this.newSession(message.mode);
+        return;
+      case "selectSession":
+        this.state.setActive(message.sessionId);
+        await this.loadSession(message.sessionId);
+        return;
+      case "prompt":
+        await this.prompt(message.sessionId, message.text);
+        return;
+      case "cancel":
+        await this.client.notify("baton/session/cancel", { sessionId: message.sessionId });
+        return;
+      case "setMode": {
+        const result = await this.client.request("baton/session/setMode", {
+          sessionId: message.sessionId,
+          mode: message.mode,
+        });
+        this.state.setMode(message.sessionId, result.mode);
+        this.post({ type: "mode", sessionId: message.sessionId, mode: result.mode });
+        return;
+      }
+      case "permissionAnswer":
+        this.pending.get(message.requestId)?.resolve({ outcome: { optionId: message.optionId } });
+        return;
+      case "showPlan":
+        await vscode.commands.executeCommand("baton.showPlan", message.sessionId);
+        return;
+      case "compact":
+        await vscode.commands.executeCommand("baton.compactSession", message.sessionId);
+        return;
+    }
+  }
+
+  async newSession(mode: Mode): Promise<string> {
+    const { sessionId } = await this.client.request("baton/session/new", { mode });
+    this.state.remember(sessionId, { mode });
+    this.state.setActive(sessionId);
+    await this.refreshSessions();
+    await this.loadSession(sessionId);
+    return sessionId;
+  }
+
+  private async prompt(sessionId: string, text: string): Promise<void> {
+    this.state.setRunning(sessionId, true);
+    this.post({ type: "turn", sessionId, running: true });
+    try {
+      const result = await this.client.request("baton/session/prompt", { sessionId, text });
+      this.post({
+        type: "turn",
+        sessionId,
+        running: false,
+        stopReason: result.stopReason,
+        ...(result.error ? { error: result.error } : {}),
+      });
+    } catch (error) {
+      this.post({ type: "turn", sessionId, running: false, stopReason: "error", error: errorMessage(error) });
+    } finally {
+      this.state.setRunning(sessionId, false);
+      void this.refreshSessions().catch(() => undefined);
+    }
+  }
+
+  async refreshSessions(): Promise<SessionInfo[]> {
+    const { sessions } = await this.client.request("baton/session/list", {});
+    for (const s of sessions) this.state.remember(s.sessionId, { mode: s.mode, title: s.title });
+    this.post({ type: "sessions", sessions, activeSessionId: this.state.activeSessionId ?? null });
+    return sessions;
+  }
+
+  private async loadSession(sessionId: string): Promise<void> {
+    const loaded = await this.client.request("baton/session/load", { sessionId });
+    this.state.remember(sessionId, { mode: loaded.mode, title: loaded.title });
+    this.post({
+      type: "history",
+      sessionId,
+      title: loaded.title,
+      mode: loaded.mode,
+      messages: loaded.messages,
+      running: this.state.isRunning(sessionId),
+    });
+  }
+
+  dispose(): void {
+    for (const p of this.pending.values()) p.resolve({ outcome: "cancelled" });
+    this.pending.clear();
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+async function askInNotification(
+  params: PermissionRequestParams,
+  token: vscode.CancellationToken,
+): Promise<PermissionResponse> {
+  const labels: Record<string, string> = {
+    allow_once: "Allow once",
+    allow_always: "Always allow",
+    reject_once: "Reject",
+  };
+  const items = params.options.map((o) => ({ title: o.name ?? labels[o.kind] ?? o.kind, optionId: o.optionId }));
+  const detail = describeToolCall(params.toolCall.name, params.toolCall.input);
+  const answer = await Promise.race([
+    vscode.window.showWarningMessage(`Baton: the agent wants to run ${detail}`, ...items),
+    new Promise<undefined>((resolve) => token.onCancellationRequested(() => resolve(undefined))),
+  ]);
+  return answer ? { outcome: { optionId: answer.optionId } } : { outcome: "cancelled" };
+}
+
+export function describeToolCall(name: string, input: Record<string, unknown>): string {
+  if (name === "bash" && typeof input.command === "string") return `\`${input.command}\``;
+  if (typeof input.path === "string") return `${name} on ${input.path}`;
+  return name;
+}

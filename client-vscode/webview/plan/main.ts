@@ -1,0 +1,163 @@
+// The plan review panel's webview: the plan rendered safely from markdown,
+// its status and version, Approve / Request changes / Open plan file, and the
+// version history with a diff between any two versions.
+import "../shared/elements";
+import "./plan.css";
+import type { PlanInfo, PlanVersion } from "../../src/protocol";
+import { parsePlanInbound, type PlanInbound, type PlanOutbound } from "../../src/views/plan/messages";
+import { byId, el, setDisabled } from "../shared/dom";
+import { setMarkdown } from "../shared/markdown";
+import { connectHost } from "../shared/vscodeApi";
+import { renderDiff } from "./diff";
+
+const host = connectHost<PlanOutbound, { tab: "plan" | "history" }>();
+const app = byId("plan-app");
+const content = byId("plan-content");
+const approve = byId("approve");
+const feedbackBox = byId("feedback-box");
+const feedback = byId<HTMLElement & { value: string }>("feedback");
+const notice = byId("notice");
+const fromSelect = byId<HTMLSelectElement>("diff-from");
+const toSelect = byId<HTMLSelectElement>("diff-to");
+const diffOut = byId("diff");
+
+let plan: PlanInfo | null = null;
+let versions: PlanVersion[] = [];
+let busy = false;
+const contents = new Map<number, string>();
+let wantedDiff: { from: number; to: number } | undefined;
+
+const STATUS_LABELS: Record<string, string> = {
+  draft: "Draft",
+  awaiting_approval: "Awaiting approval",
+  approved: "Approved",
+  done: "Done",
+};
+
+function render(): void {
+  const status = plan?.status ?? "none";
+  app.dataset.status = status;
+  app.dataset.version = String(plan?.version ?? 0);
+  byId("plan-status").textContent = plan ? (STATUS_LABELS[plan.status] ?? plan.status) : "No plan";
+  byId("plan-version").textContent = plan ? `v${plan.version}` : "";
+  byId("plan-path").textContent = plan?.path ?? "";
+  const reviewable = plan !== null && (plan.status === "draft" || plan.status === "awaiting_approval");
+  setDisabled(approve, busy || !reviewable);
+  setDisabled(byId("request-changes-toggle"), busy || plan === null);
+  setDisabled(byId("send-feedback"), busy);
+  setDisabled(byId("open-file"), plan === null);
+  if (plan) setMarkdown(content, plan.content);
+  else content.replaceChildren(el("p", { class: "empty" }, "This session has no plan yet. In plan mode the agent writes one."));
+}
+
+function renderHistory(): void {
+  const list = byId("version-list");
+  list.replaceChildren(
+    ...[...versions].reverse().map((v) =>
+      el(
+        "li",
+        { "data-version": String(v.version) },
+        `v${v.version} · ${v.author} · ${new Date(v.createdAt).toLocaleString()}`,
+      ),
+    ),
+  );
+  const options = (selected: number) =>
+    versions.map((v) => {
+      const option = el("option", { value: String(v.version) }, `v${v.version} (${v.author})`);
+      option.selected = v.version === selected;
+      return option;
+    });
+  const latest = versions[versions.length - 1]?.version ?? 0;
+  const previous = versions[versions.length - 2]?.version ?? latest;
+  fromSelect.replaceChildren(...options(previous));
+  toSelect.replaceChildren(...options(latest));
+  setDisabled(byId("show-diff"), versions.length < 2);
+}
+
+function showTab(tab: "plan" | "history"): void {
+  byId("tab-plan").setAttribute("aria-selected", String(tab === "plan"));
+  byId("tab-history").setAttribute("aria-selected", String(tab === "history"));
+  content.hidden = tab !== "plan";
+  byId("history").hidden = tab !== "history";
+  host.setState({ tab });
+}
+
+function showNotice(level: "info" | "error", message: string): void {
+  notice.hidden = false;
+  notice.className = `banner ${level}`;
+  notice.textContent = message;
+}
+
+function requestDiff(from: number, to: number): void {
+  wantedDiff = { from, to };
+  for (const v of [from, to]) {
+    if (!contents.has(v)) host.post({ type: "getVersion", version: v });
+  }
+  tryRenderDiff();
+}
+
+function tryRenderDiff(): void {
+  if (!wantedDiff) return;
+  const before = contents.get(wantedDiff.from);
+  const after = contents.get(wantedDiff.to);
+  if (before === undefined || after === undefined) {
+    diffOut.textContent = "Loading versions…";
+    return;
+  }
+  const { added, removed } = renderDiff(diffOut, before, after);
+  diffOut.dataset.added = String(added);
+  diffOut.dataset.removed = String(removed);
+}
+
+function handle(message: PlanInbound): void {
+  switch (message.type) {
+    case "plan":
+      plan = message.plan;
+      versions = message.versions;
+      if (plan) contents.set(plan.version, plan.content);
+      byId("plan-title").textContent = `Plan: ${message.title}`;
+      render();
+      renderHistory();
+      return;
+    case "versionContent":
+      contents.set(message.version, message.content);
+      tryRenderDiff();
+      return;
+    case "versionUnavailable":
+      diffOut.textContent = message.message;
+      return;
+    case "busy":
+      busy = message.busy;
+      render();
+      return;
+    case "notice":
+      showNotice(message.level, message.message);
+      return;
+  }
+}
+
+approve.addEventListener("click", () => {
+  if (!busy) host.post({ type: "approve" });
+});
+byId("request-changes-toggle").addEventListener("click", () => {
+  feedbackBox.hidden = !feedbackBox.hidden;
+});
+byId("cancel-feedback").addEventListener("click", () => {
+  feedbackBox.hidden = true;
+});
+byId("send-feedback").addEventListener("click", () => {
+  const text = feedback.value.trim();
+  if (!text || busy) return;
+  host.post({ type: "requestChanges", feedback: text });
+  feedback.value = "";
+  feedbackBox.hidden = true;
+});
+byId("open-file").addEventListener("click", () => host.post({ type: "openFile" }));
+byId("tab-plan").addEventListener("click", () => showTab("plan"));
+byId("tab-history").addEventListener("click", () => showTab("history"));
+byId("show-diff").addEventListener("click", () => requestDiff(Number(fromSelect.value), Number(toSelect.value)));
+
+host.onMessage(parsePlanInbound, handle);
+render();
+showTab(host.getState()?.tab ?? "plan");
+host.post({ type: "ready" });

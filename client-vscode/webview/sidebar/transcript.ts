@@ -1,0 +1,210 @@
+// Renders a session's conversation: messages from baton/session/load and the
+// live baton/session/update stream (answer chunks, thoughts, tool calls,
+// compaction markers).
+import type { Message, SessionUpdate } from "../../src/protocol";
+import { el, formatTokens } from "../shared/dom";
+import { setMarkdown } from "../shared/markdown";
+
+type Part = Message["parts"][number];
+
+interface OpenBlock {
+  kind: "text" | "thought";
+  node: HTMLElement;
+  source: string;
+}
+
+export class Transcript {
+  private open: OpenBlock | undefined;
+  private readonly tools = new Map<string, HTMLElement>();
+  private pendingRender: OpenBlock | undefined;
+
+  constructor(private readonly root: HTMLElement) {}
+
+  clear(): void {
+    this.root.replaceChildren();
+    this.tools.clear();
+    this.open = undefined;
+  }
+
+  load(messages: Message[]): void {
+    this.clear();
+    for (const message of messages) {
+      if (message.role === "user") {
+        const text = message.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+        this.user(text, message.compacted === true);
+        continue;
+      }
+      if (message.role === "system") continue;
+      for (const part of message.parts) this.part(part, message.compacted === true);
+      this.open = undefined;
+    }
+    this.scroll();
+  }
+
+  user(text: string, compacted = false): void {
+    this.open = undefined;
+    const node = el("div", { class: `msg user${compacted ? " compacted" : ""}`, "data-kind": "user" }, text);
+    this.root.append(node);
+    this.scroll();
+  }
+
+  private part(part: Part, compacted: boolean): void {
+    switch (part.type) {
+      case "text":
+        this.appendText("text", part.text, compacted);
+        this.open = undefined;
+        return;
+      case "reasoning":
+        this.appendText("thought", part.text, compacted);
+        this.open = undefined;
+        return;
+      case "tool_call": {
+        const card = this.toolCard(part.toolCallId, part.name, part.input);
+        if (compacted) card.classList.add("compacted");
+        this.setToolStatus(part.toolCallId, part.status, part.output ?? undefined);
+        return;
+      }
+      case "compaction":
+        this.marker("compaction", `Compacted (${part.compactionId})`);
+        return;
+      case "pre_compact":
+        this.marker("pre-compact", `Pre-compact round by ${part.hook}: ${part.status ?? "started"}`);
+        return;
+    }
+  }
+
+  apply(update: SessionUpdate): void {
+    switch (update.kind) {
+      case "agent_message_chunk":
+        this.appendText("text", update.text, false);
+        break;
+      case "agent_thought_chunk":
+        this.appendText("thought", update.text, false);
+        break;
+      case "tool_call":
+        this.open = undefined;
+        this.toolCard(update.toolCallId, update.name, update.input);
+        this.setToolStatus(update.toolCallId, update.status, undefined);
+        break;
+      case "tool_call_update":
+        this.setToolStatus(update.toolCallId, update.status, update.output ?? undefined);
+        break;
+      case "user_message":
+        this.user(update.text);
+        break;
+      case "compaction_started":
+        this.open = undefined;
+        this.marker("compaction-started", `Compacting (${update.trigger}, ${update.strategy})…`);
+        break;
+      case "compaction_finished": {
+        this.open = undefined;
+        const c = update.compaction;
+        this.marker(
+          "compaction",
+          `Compacted (${c.trigger} · ${c.strategy}): ${formatTokens(c.tokensBefore)} → ${formatTokens(c.tokensAfter)} tokens`,
+        );
+        break;
+      }
+      case "compaction_failed":
+        this.marker("compaction-failed", `Compaction failed: ${update.error}`);
+        break;
+      case "turn_ended":
+        this.open = undefined;
+        break;
+      case "mode":
+      case "usage":
+        return; // shown elsewhere
+    }
+    this.scroll();
+  }
+
+  endTurn(stopReason: string | undefined, error: string | undefined): void {
+    this.open = undefined;
+    if (stopReason && stopReason !== "end_turn") {
+      this.marker(`stop-${stopReason}`, error ? `Stopped (${stopReason}): ${error}` : `Stopped (${stopReason})`);
+    }
+    this.scroll();
+  }
+
+  notice(kind: string, text: string): void {
+    this.marker(kind, text);
+    this.scroll();
+  }
+
+  private appendText(kind: "text" | "thought", text: string, compacted: boolean): void {
+    if (!this.open || this.open.kind !== kind) {
+      const node =
+        kind === "text"
+          ? el("div", { class: `msg assistant markdown-body${compacted ? " compacted" : ""}`, "data-kind": "assistant" })
+          : el("details", { class: `msg thought${compacted ? " compacted" : ""}`, "data-kind": "thought" }, el("summary", {}, "Thinking"));
+      const body = kind === "text" ? node : el("div", { class: "thought-body" });
+      if (kind === "thought") node.append(body);
+      this.root.append(node);
+      this.open = { kind, node: body, source: "" };
+    }
+    this.open.source += text;
+    this.scheduleRender(this.open);
+  }
+
+  private scheduleRender(block: OpenBlock): void {
+    if (block.kind === "thought") {
+      block.node.textContent = block.source;
+      return;
+    }
+    if (this.pendingRender && this.pendingRender !== block) setMarkdown(this.pendingRender.node, this.pendingRender.source);
+    this.pendingRender = block;
+    requestAnimationFrame(() => {
+      if (this.pendingRender === block) {
+        setMarkdown(block.node, block.source);
+        this.pendingRender = undefined;
+      }
+    });
+  }
+
+  private toolCard(toolCallId: string, name: string, input: Record<string, unknown>): HTMLElement {
+    let card = this.tools.get(toolCallId);
+    if (card) return card;
+    card = document.createElement("vscode-collapsible");
+    card.className = "tool-card";
+    card.dataset.kind = "tool";
+    card.dataset.toolCallId = toolCallId;
+    card.setAttribute("heading", name);
+    card.setAttribute("description", summarizeInput(name, input));
+    const status = el("span", { class: "tool-status", slot: "decorations" });
+    const inputBlock = el("pre", { class: "tool-input" }, JSON.stringify(input, null, 2));
+    const output = el("pre", { class: "tool-output", hidden: "" });
+    card.append(status, el("div", { class: "tool-body" }, inputBlock, output));
+    this.root.append(card);
+    this.tools.set(toolCallId, card);
+    return card;
+  }
+
+  private setToolStatus(toolCallId: string, status: string, output: string | undefined): void {
+    const card = this.tools.get(toolCallId);
+    if (!card) return;
+    card.dataset.status = status;
+    const badge = card.querySelector(".tool-status");
+    if (badge) badge.textContent = status.replace("_", " ");
+    if (output !== undefined) {
+      const pre = card.querySelector<HTMLElement>(".tool-output");
+      if (pre) {
+        pre.textContent = output;
+        pre.hidden = false;
+      }
+    }
+  }
+
+  private marker(kind: string, text: string): void {
+    this.root.append(el("div", { class: `marker ${kind}`, "data-kind": kind }, text));
+  }
+
+  private scroll(): void {
+    this.root.scrollTop = this.root.scrollHeight;
+  }
+}
+
+function summarizeInput(name: string, input: Record<string, unknown>): string {
+  const pick = input.command ?? input.path ?? input.pattern;
+  if (typeof pick === "string") return pick.length > 80 ? `${pick.slice(0, 80)}…` : pick;
+  return name.startsWith("plan_") ? "plan" : "";
+}
