@@ -35,8 +35,14 @@ if [ ! -f "$CS_DIR/.complete" ]; then
     export PATH="$NODE_PKG/bin:$PATH"
     export npm_config_nodedir="$NODE_PKG"
     cd "$CS_DIR"
+    # npm 11 skips dependency install scripts unless allowed. code-server's
+    # postinstall runs a nested npm install for VS Code's own native modules
+    # (node-pty, spdlog, watcher, …), so the permission must reach that nested
+    # npm too: hence the environment variable, for this pinned install only.
     echo '{"name":"baton-code-server-cache","private":true}' > package.json
-    npm install --no-audit --no-fund "code-server@$CODE_SERVER_VERSION" >&2
+    npm_config_dangerously_allow_all_scripts=true \
+      npm install --no-audit --no-fund "code-server@$CODE_SERVER_VERSION" >&2
+    test -d node_modules/code-server/lib/vscode/node_modules/node-pty/build/Release
   )
   touch "$CS_DIR/.complete"
 fi

@@ -1,0 +1,211 @@
+// A small stand-in for the `vscode` module (aliased in vitest.config.mts).
+// Constructors are plain functions/classes callable with `new`; window and
+// command functions are vi.fn()s the tests inspect and script.
+import { vi } from "vitest";
+
+type Listener<T> = (value: T) => unknown;
+
+export class EventEmitter<T> {
+  private listeners = new Set<Listener<T>>();
+  event = (listener: Listener<T>) => {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  };
+  fire(value: T): void {
+    for (const l of [...this.listeners]) l(value);
+  }
+  dispose(): void {
+    this.listeners.clear();
+  }
+}
+
+export class Disposable {
+  constructor(private readonly fn: () => void = () => undefined) {}
+  dispose(): void {
+    this.fn();
+  }
+  static from(...items: Array<{ dispose(): unknown }>): Disposable {
+    return new Disposable(() => items.forEach((i) => i.dispose()));
+  }
+}
+
+export class Uri {
+  constructor(
+    readonly scheme: string,
+    readonly fsPath: string,
+  ) {}
+  get path(): string {
+    return this.fsPath;
+  }
+  static file(path: string): Uri {
+    return new Uri("file", path);
+  }
+  static joinPath(base: Uri, ...segments: string[]): Uri {
+    return new Uri(base.scheme, [base.fsPath, ...segments].join("/"));
+  }
+  toString(): string {
+    return `${this.scheme}://${this.fsPath}`;
+  }
+}
+
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+
+export class CancellationTokenSource {
+  private emitter = new EventEmitter<void>();
+  token = { isCancellationRequested: false, onCancellationRequested: this.emitter.event };
+  cancel(): void {
+    this.token.isCancellationRequested = true;
+    this.emitter.fire();
+  }
+}
+
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
+export enum ProgressLocation {
+  SourceControl = 1,
+  Window = 10,
+  Notification = 15,
+}
+export enum ViewColumn {
+  Active = -1,
+  Beside = -2,
+  One = 1,
+}
+
+export interface FakeStatusBarItem {
+  id: string;
+  text: string;
+  tooltip: string | undefined;
+  command: string | undefined;
+  name: string | undefined;
+  backgroundColor: ThemeColor | undefined;
+  visible: boolean;
+  show(): void;
+  hide(): void;
+  dispose(): void;
+}
+
+export const statusBarItems: FakeStatusBarItem[] = [];
+export const registeredCommands = new Map<string, (...args: unknown[]) => unknown>();
+export const configuration: Record<string, { globalValue?: unknown; workspaceValue?: unknown; defaultValue?: unknown }> = {};
+export const secretStore = new Map<string, string>();
+export const configurationChanged = new EventEmitter<{ affectsConfiguration(section: string): boolean }>();
+export const documentSaved = new EventEmitter<unknown>();
+
+function makeOutputChannel(name: string) {
+  const lines: string[] = [];
+  return {
+    name,
+    lines,
+    append: vi.fn((s: string) => lines.push(s)),
+    appendLine: vi.fn((s: string) => lines.push(s)),
+    show: vi.fn(),
+    hide: vi.fn(),
+    clear: vi.fn(),
+    dispose: vi.fn(),
+    replace: vi.fn(),
+    trace: vi.fn(),
+    debug: vi.fn(),
+    info: vi.fn(),
+    warn: vi.fn(),
+    error: vi.fn(),
+    logLevel: 2,
+    onDidChangeLogLevel: new EventEmitter<number>().event,
+  };
+}
+
+export const window = {
+  createStatusBarItem: vi.fn((id: string) => {
+    const item: FakeStatusBarItem = {
+      id,
+      text: "",
+      tooltip: undefined,
+      command: undefined,
+      name: undefined,
+      backgroundColor: undefined,
+      visible: false,
+      show() {
+        this.visible = true;
+      },
+      hide() {
+        this.visible = false;
+      },
+      dispose() {
+        this.visible = false;
+      },
+    };
+    statusBarItems.push(item);
+    return item;
+  }),
+  createOutputChannel: vi.fn((name: string) => makeOutputChannel(name)),
+  showErrorMessage: vi.fn(async (..._args: unknown[]) => undefined as unknown),
+  showWarningMessage: vi.fn(async (..._args: unknown[]) => undefined as unknown),
+  showInformationMessage: vi.fn(async (..._args: unknown[]) => undefined as unknown),
+  showInputBox: vi.fn(async (..._args: unknown[]) => undefined as string | undefined),
+  showQuickPick: vi.fn(async (..._args: unknown[]) => undefined as unknown),
+  setStatusBarMessage: vi.fn(() => new Disposable()),
+  withProgress: vi.fn(async (_options: unknown, task: (progress: { report: (v: unknown) => void }, token: unknown) => unknown) =>
+    task({ report: vi.fn() }, new CancellationTokenSource().token),
+  ),
+  registerWebviewViewProvider: vi.fn(() => new Disposable()),
+  createWebviewPanel: vi.fn(),
+  showTextDocument: vi.fn(async () => undefined),
+};
+
+export const commands = {
+  registerCommand: vi.fn((id: string, handler: (...args: unknown[]) => unknown) => {
+    registeredCommands.set(id, handler);
+    return new Disposable(() => registeredCommands.delete(id));
+  }),
+  executeCommand: vi.fn(async (id: string, ...args: unknown[]) => registeredCommands.get(id)?.(...args)),
+};
+
+export const workspace = {
+  workspaceFolders: [{ uri: Uri.file("/workspace"), name: "workspace", index: 0 }],
+  getConfiguration: vi.fn((section?: string) => {
+    const key = (k: string) => (section ? `${section}.${k}` : k);
+    return {
+      get: (k: string, fallback?: unknown) => {
+        const entry = configuration[key(k)];
+        return entry?.workspaceValue ?? entry?.globalValue ?? entry?.defaultValue ?? fallback;
+      },
+      inspect: (k: string) => configuration[key(k)] ?? { key: key(k) },
+      update: vi.fn(),
+      has: (k: string) => key(k) in configuration,
+    };
+  }),
+  onDidChangeConfiguration: configurationChanged.event,
+  onDidSaveTextDocument: documentSaved.event,
+  openTextDocument: vi.fn(async (arg: unknown) => ({ uri: arg, getText: () => "" })),
+};
+
+export const extensions = {
+  getExtension: vi.fn(() => undefined),
+};
+
+export function resetMock(): void {
+  statusBarItems.length = 0;
+  registeredCommands.clear();
+  secretStore.clear();
+  for (const key of Object.keys(configuration)) delete configuration[key];
+  vi.clearAllMocks();
+}
+
+export function fakeExtensionContext() {
+  const subscriptions: Array<{ dispose(): unknown }> = [];
+  return {
+    subscriptions,
+    extensionUri: Uri.file("/ext"),
+    globalStorageUri: Uri.file("/tmp/baton-test-storage"),
+    secrets: {
+      get: vi.fn(async (key: string) => secretStore.get(key)),
+      store: vi.fn(async (key: string, value: string) => void secretStore.set(key, value)),
+      delete: vi.fn(async (key: string) => void secretStore.delete(key)),
+      onDidChange: new EventEmitter<unknown>().event,
+    },
+  };
+}

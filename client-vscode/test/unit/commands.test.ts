@@ -1,0 +1,152 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { beforeEach, describe, expect, it } from "vitest";
+import { fake } from "../mocks/languageclient";
+import * as vscode from "../mocks/vscode";
+import type { Services } from "../../src/services";
+import { activateExtension, SESSION } from "./helpers";
+
+const manifest = JSON.parse(readFileSync(path.join(import.meta.dirname, "../../package.json"), "utf8")) as {
+  contributes: { commands: Array<{ command: string; title: string; category: string }> };
+};
+
+const run = (id: string, ...args: unknown[]) => {
+  const handler = vscode.registeredCommands.get(id);
+  if (!handler) throw new Error(`command ${id} not registered`);
+  return handler(...args);
+};
+
+const sentRequests = (method: string) =>
+  fake.clients.flatMap((c) => c.sendRequest.mock.calls.filter((call) => call[0] === method).map((call) => call[1]));
+
+describe("command wiring", () => {
+  let services: Services;
+  beforeEach(async () => {
+    ({ services } = await activateExtension());
+    services.state.setActive(SESSION);
+  });
+
+  it("registers every contributed command, all under the Baton category", () => {
+    const contributed = manifest.contributes.commands.map((c) => c.command).sort();
+    expect([...vscode.registeredCommands.keys()].sort()).toEqual(contributed);
+    for (const c of manifest.contributes.commands) expect(c.category).toBe("Baton");
+    const titles = manifest.contributes.commands.map((c) => c.title);
+    for (const title of [
+      "New Session",
+      "Compact Session",
+      "Compact Session with Instructions…",
+      "Show Plan",
+      "Approve Plan",
+      "Toggle Plan Mode",
+      "Show Compaction History",
+      "Set OpenAI API Key",
+      "Restart Server",
+    ]) {
+      expect(titles).toContain(title);
+    }
+  });
+
+  it("Compact Session compacts the active session and reports tokens", async () => {
+    await run("baton.compactSession");
+    expect(sentRequests("baton/session/compact")).toEqual([{ sessionId: SESSION }]);
+    expect(vscode.window.showInformationMessage).toHaveBeenCalledWith("Baton: compacted (native): 12,000 → 3,000 tokens.");
+  });
+
+  it("Compact Session with Instructions… passes the typed instructions", async () => {
+    vscode.window.showInputBox.mockResolvedValueOnce("keep the failing test names");
+    await run("baton.compactSessionWithInstructions");
+    expect(sentRequests("baton/session/compact")).toEqual([{ sessionId: SESSION, instructions: "keep the failing test names" }]);
+  });
+
+  it("Compact Session with Instructions… does nothing when the box is dismissed", async () => {
+    vscode.window.showInputBox.mockResolvedValueOnce(undefined);
+    await run("baton.compactSessionWithInstructions");
+    expect(sentRequests("baton/session/compact")).toEqual([]);
+  });
+
+  it("Toggle Plan Mode switches build → plan → build", async () => {
+    await run("baton.togglePlanMode");
+    await run("baton.togglePlanMode");
+    expect(sentRequests("baton/session/setMode")).toEqual([
+      { sessionId: SESSION, mode: "plan" },
+      { sessionId: SESSION, mode: "build" },
+    ]);
+  });
+
+  it("Show Compaction History lists trigger, strategy, tokens and time, and opens the summary", async () => {
+    vscode.window.showQuickPick.mockImplementationOnce(async (items: unknown) => (items as unknown[])[0]);
+    await run("baton.showCompactionHistory");
+    const items = vscode.window.showQuickPick.mock.calls[0]?.[0] as Array<{ label: string; description: string; detail: string }>;
+    expect(items[0]?.label).toContain("manual · native");
+    expect(items[0]?.description).toBe("12,000 → 3,000 tokens");
+    expect(items[0]?.detail).toBeTruthy();
+    const doc = vscode.workspace.openTextDocument.mock.calls[0]?.[0] as { content: string; language: string };
+    expect(doc.language).toBe("markdown");
+    expect(doc.content).toContain("Ship the thing");
+    expect(doc.content).toContain("ran `pytest` (exit 1)");
+  });
+
+  it("Set OpenAI API Key stores the key in secret storage and hands it to the server, never to settings", async () => {
+    vscode.window.showInputBox.mockResolvedValueOnce(" sk-test-123 ");
+    await services.client.ensureStarted();
+    await run("baton.setOpenAIApiKey");
+    expect(vscode.secretStore.get("baton.openai.apiKey")).toBe("sk-test-123");
+    expect(sentRequests("baton/auth/set")).toContainEqual({ provider: "openai", apiKey: "sk-test-123" });
+    const options = vscode.window.showInputBox.mock.calls[0]?.[0] as { password: boolean };
+    expect(options.password).toBe(true);
+    const config = vscode.workspace.getConfiguration.mock.results.map((r) => r.value as { update: { mock: { calls: unknown[] } } });
+    for (const c of config) expect(c.update.mock.calls).toHaveLength(0);
+  });
+
+  it("a stored key is sent after every server start", async () => {
+    vscode.secretStore.set("baton.openai.apiKey", "sk-stored");
+    await services.client.restart();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(sentRequests("baton/auth/set")).toContainEqual({ provider: "openai", apiKey: "sk-stored" });
+  });
+
+  it("Restart Server stops the client and starts a new one", async () => {
+    await services.client.ensureStarted();
+    const first = fake.last;
+    await run("baton.restartServer");
+    expect(first.stop).toHaveBeenCalled();
+    expect(fake.clients).toHaveLength(2);
+    expect(services.client.state).toBe("running");
+  });
+
+  it("Approve Plan approves with start: true", async () => {
+    await run("baton.approvePlan");
+    expect(sentRequests("baton/plan/approve")).toEqual([{ sessionId: SESSION, start: true }]);
+    expect(services.state.mode(SESSION)).toBe("build");
+  });
+
+  it("a failing request becomes an error notification, not an exception", async () => {
+    fake.responders.set("baton/session/compact", () => {
+      throw Object.assign(new Error("session busy"), { code: -32002 });
+    });
+    await expect(run("baton.compactSession")).resolves.toBeUndefined();
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith("Baton: session busy", "Show Log");
+  });
+
+  it("launches `python -m baton serve` with the user's settings as initializationOptions", async () => {
+    vscode.configuration["baton.model"] = { globalValue: "gpt-test" };
+    vscode.configuration["baton.compaction.threshold"] = { workspaceValue: 0.7, defaultValue: 0.85 };
+    vscode.configuration["baton.compaction.strategy"] = { defaultValue: "auto" };
+    await services.client.restart();
+    const client = fake.last;
+    expect(client.serverOptions).toMatchObject({ command: "python3", args: ["-m", "baton", "serve"] });
+    expect(client.clientOptions.initializationOptions).toEqual({ settings: { model: "gpt-test", compaction: { threshold: 0.7 } } });
+  });
+
+  it("a start-up failure is reported once with its fix, and commands do not add a second error", async () => {
+    await services.client.stop();
+    fake.startError = new Error("Server initialization failed: exited with code 1");
+    await run("baton.compactSession", SESSION);
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledTimes(1);
+    const [message, ...buttons] = vscode.window.showErrorMessage.mock.calls[0] as string[];
+    expect(message).toContain("the server did not start");
+    expect(buttons).toContain("Show Log");
+    expect(services.client.state).toBe("failed");
+  });
+
+});

@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { parsePlanInbound, parsePlanOutbound } from "../../src/views/plan/messages";
+import { parseSidebarInbound, parseSidebarOutbound } from "../../src/views/sidebar/messages";
+
+describe("webview message guards", () => {
+  it("accepts well-formed sidebar messages and drops the rest", () => {
+    expect(parseSidebarOutbound({ type: "prompt", sessionId: "s", text: "hi" })).toEqual({ type: "prompt", sessionId: "s", text: "hi" });
+    expect(parseSidebarOutbound({ type: "prompt", sessionId: "s", text: "   " })).toBeUndefined();
+    expect(parseSidebarOutbound({ type: "prompt", sessionId: 3, text: "x" })).toBeUndefined();
+    expect(parseSidebarOutbound({ type: "setMode", sessionId: "s", mode: "yolo" })).toBeUndefined();
+    expect(parseSidebarOutbound({ type: "runShell", command: "rm -rf /" })).toBeUndefined();
+    expect(parseSidebarOutbound("prompt")).toBeUndefined();
+    expect(parseSidebarOutbound(null)).toBeUndefined();
+    expect(parseSidebarOutbound({ type: "permissionAnswer", requestId: "r", optionId: "allow" })).toBeTruthy();
+    expect(parseSidebarOutbound({ type: "ready", activeSessionId: 42 })).toEqual({ type: "ready", activeSessionId: null });
+    // Extra fields never pass through.
+    expect(parseSidebarOutbound({ type: "cancel", sessionId: "s", extra: 1 })).toEqual({ type: "cancel", sessionId: "s" });
+  });
+
+  it("accepts well-formed plan messages and drops the rest", () => {
+    expect(parsePlanOutbound({ type: "approve" })).toEqual({ type: "approve" });
+    expect(parsePlanOutbound({ type: "requestChanges", feedback: "" })).toBeUndefined();
+    expect(parsePlanOutbound({ type: "getVersion", version: -1 })).toBeUndefined();
+    expect(parsePlanOutbound({ type: "getVersion", version: 2 })).toEqual({ type: "getVersion", version: 2 });
+    expect(parsePlanInbound({ type: "plan", sessionId: "s", plan: "not a plan", versions: [] })).toBeUndefined();
+    expect(parsePlanInbound({ type: "notice", level: "info", message: "ok" })).toBeTruthy();
+    expect(parseSidebarInbound({ type: "update", sessionId: "s", update: {} })).toBeUndefined();
+  });
+});
