@@ -1,0 +1,181 @@
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser, openWebview, posted, SCREENSHOTS, send, waitForPosted } from "./harness";
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+const SESSION = "s-1";
+
+async function readySidebar(theme = false): Promise<Page> {
+  const page = await openWebview(browser, "sidebar", { theme });
+  expect(await waitForPosted(page, "ready")).toEqual({ type: "ready", activeSessionId: null });
+  await send(page, { type: "server", status: "running" });
+  await send(page, {
+    type: "sessions",
+    activeSessionId: SESSION,
+    sessions: [
+      { sessionId: SESSION, title: "Add a response cache", mode: "build", createdAt: "t", updatedAt: "t" },
+      { sessionId: "s-2", title: "Fix flaky test", mode: "plan", createdAt: "t", updatedAt: "t" },
+    ],
+  });
+  await send(page, {
+    type: "history",
+    sessionId: SESSION,
+    title: "Add a response cache",
+    mode: "build",
+    running: false,
+    messages: [
+      { id: "m1", role: "user", createdAt: "t", compacted: true, parts: [{ type: "text", text: "Old question" }] },
+      { id: "m2", role: "assistant", createdAt: "t", compacted: false, parts: [{ type: "text", text: "Earlier **answer**" }, { type: "compaction", compactionId: "c-1" }] },
+    ],
+  });
+  await page.waitForSelector("[data-kind=assistant]");
+  return page;
+}
+
+const update = (u: Record<string, unknown>, sessionId = SESSION) => ({ type: "update", sessionId, update: u });
+
+describe("sidebar webview", () => {
+  it("loads history, sends a prompt, and renders the streamed answer and tool cards", async () => {
+    const page = await readySidebar();
+    expect(await page.locator("#session-select option").allInnerTexts()).toEqual(["Add a response cache", "Fix flaky test"]);
+    expect(await page.locator(".msg.user.compacted").count()).toBe(1);
+
+    await page.locator("#prompt").click();
+    await page.keyboard.type("Add tests for the cache");
+    await page.click("#send");
+    expect(await waitForPosted(page, "prompt")).toEqual({ type: "prompt", sessionId: SESSION, text: "Add tests for the cache" });
+    expect(await page.locator("#app").getAttribute("data-running")).toBe("true");
+    expect(await page.locator("#cancel").getAttribute("disabled")).toBeNull();
+
+    await send(page, update({ kind: "agent_message_chunk", text: "I'll **read** " }));
+    await send(page, update({ kind: "agent_message_chunk", text: "the store first." }));
+    await send(page, update({ kind: "tool_call", toolCallId: "t1", name: "read", input: { path: "store.py" }, status: "pending" }));
+    await send(page, update({ kind: "tool_call_update", toolCallId: "t1", status: "completed", output: "class Store: ..." }));
+    await send(page, update({ kind: "agent_message_chunk", text: "Done <script>window.__x=1</script>" }));
+    await send(page, update({ kind: "agent_message_chunk", text: "ignored" }, "other-session"));
+    await page.waitForFunction(() => document.querySelectorAll("[data-kind=assistant]").length === 3);
+    const answers = await page.locator("[data-kind=assistant]").allInnerTexts();
+    expect(answers[1]).toBe("I'll read the store first.");
+    expect(await page.locator("[data-kind=assistant] strong").nth(1).innerText()).toBe("read");
+    expect(answers[2]).toContain("Done <script>");
+    expect(answers.join(" ")).not.toContain("ignored");
+    const card = page.locator("[data-tool-call-id=t1]");
+    expect(await card.getAttribute("data-status")).toBe("completed");
+    expect(await card.getAttribute("heading")).toBe("read");
+    expect(await card.locator(".tool-output").textContent()).toBe("class Store: ...");
+    // Collapsible: output hidden until the card is opened.
+    expect(await card.locator(".tool-output").isVisible()).toBe(false);
+    await card.click({ position: { x: 20, y: 10 } });
+    await page.waitForFunction(() => document.querySelector("[data-tool-call-id=t1]")?.hasAttribute("open"));
+
+    await page.click("#cancel");
+    expect(await waitForPosted(page, "cancel")).toEqual({ type: "cancel", sessionId: SESSION });
+    await send(page, { type: "turn", sessionId: SESSION, running: false, stopReason: "cancelled" });
+    await page.waitForSelector("[data-kind=stop-cancelled]");
+    expect(await page.locator("#app").getAttribute("data-running")).toBe("false");
+    expect(await page.evaluate(() => (window as unknown as { __x?: number }).__x)).toBeUndefined();
+    await page.close();
+  });
+
+  it("answers permission prompts with the chosen option", async () => {
+    const page = await readySidebar();
+    await send(page, {
+      type: "permission",
+      requestId: "perm-1",
+      sessionId: SESSION,
+      toolCall: { toolCallId: "t2", name: "bash", input: { command: "pytest -q" } },
+      options: [
+        { optionId: "allow", kind: "allow_once" },
+        { optionId: "always", kind: "allow_always" },
+        { optionId: "reject", kind: "reject_once" },
+      ],
+    });
+    const prompt = page.locator("[data-request-id=perm-1]");
+    await prompt.waitFor();
+    expect(await prompt.locator("pre").innerText()).toBe("pytest -q");
+    expect(await prompt.locator("vscode-button").allInnerTexts()).toEqual(["Allow once", "Always allow", "Reject"]);
+    await prompt.locator("vscode-button[data-option-kind=allow_always]").click();
+    expect(await waitForPosted(page, "permissionAnswer")).toEqual({ type: "permissionAnswer", requestId: "perm-1", optionId: "always" });
+    await send(page, { type: "permissionClosed", requestId: "perm-1" });
+    await prompt.waitFor({ state: "detached" });
+    await page.close();
+  });
+
+  it("switches mode, sessions and creates sessions through the host; shows compaction markers", async () => {
+    const page = await readySidebar();
+    await page.click("#mode-plan");
+    expect(await waitForPosted(page, "setMode")).toEqual({ type: "setMode", sessionId: SESSION, mode: "plan" });
+    await send(page, { type: "mode", sessionId: SESSION, mode: "plan" });
+    await page.waitForFunction(() => document.getElementById("app")?.dataset.mode === "plan");
+    expect(await page.locator("#mode-label").innerText()).toBe("plan mode");
+
+    await page.selectOption("#session-select", "s-2");
+    expect(await waitForPosted(page, "selectSession")).toEqual({ type: "selectSession", sessionId: "s-2" });
+    await page.click("#new-session");
+    expect(await waitForPosted(page, "newSession")).toEqual({ type: "newSession", mode: "plan" });
+    await page.click("#show-plan");
+    expect(await waitForPosted(page, "showPlan")).toEqual({ type: "showPlan", sessionId: SESSION });
+
+    await send(page, update({ kind: "compaction_started", trigger: "manual", strategy: "native" }));
+    await send(page, update({
+      kind: "compaction_finished",
+      compaction: { compactionId: "c-2", sessionId: SESSION, trigger: "manual", strategy: "native", tokensBefore: 12000, tokensAfter: 3000, firstKeptMessageId: null, ledger: {}, createdAt: "t" },
+    }));
+    await page.waitForSelector(".marker.compaction >> text=12,000 → 3,000 tokens");
+    await page.close();
+  });
+
+  it("keeps its active session and draft in webview state (survives a reload)", async () => {
+    const page = await readySidebar();
+    await page.locator("#prompt").click();
+    await page.keyboard.type("half-typed");
+    const state = await page.evaluate(() => (window as unknown as { __state: unknown }).__state);
+    expect(state).toEqual({ activeSessionId: SESSION, draft: "half-typed" });
+    await page.close();
+  });
+
+  it("drops malformed host messages", async () => {
+    const page = await readySidebar();
+    const before = await page.locator("#transcript > *").count();
+    await send(page, { type: "update", sessionId: SESSION, update: { text: "no kind" } });
+    await send(page, { type: "permission", requestId: 5 });
+    await send(page, { type: "eval", code: "window.__y = 1" });
+    await page.waitForTimeout(100);
+    expect(await page.locator("#transcript > *").count()).toBe(before);
+    expect(await page.locator("#permissions > *").count()).toBe(0);
+    expect((await posted(page)).filter((m) => m.type !== "ready")).toEqual([]);
+    await page.close();
+  });
+
+  it("screenshot for the README", async () => {
+    const page = await readySidebar(true);
+    await send(page, update({ kind: "agent_message_chunk", text: "I'll add an LRU cache in `store.py`, then run the tests." }));
+    await send(page, update({ kind: "tool_call", toolCallId: "t1", name: "edit", input: { path: "store.py" }, status: "pending" }));
+    await send(page, update({ kind: "tool_call_update", toolCallId: "t1", status: "completed", output: "ok" }));
+    await send(page, {
+      type: "permission",
+      requestId: "perm-9",
+      sessionId: SESSION,
+      toolCall: { toolCallId: "t3", name: "bash", input: { command: "pytest -q tests/test_store.py" } },
+      options: [
+        { optionId: "allow", kind: "allow_once" },
+        { optionId: "always", kind: "allow_always" },
+        { optionId: "reject", kind: "reject_once" },
+      ],
+    });
+    await page.waitForSelector("[data-request-id=perm-9]");
+    await page.waitForTimeout(150);
+    await mkdir(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, "sidebar.png") });
+    await page.close();
+  });
+});
