@@ -1,0 +1,307 @@
+"""The file tools: read, write and edit, confined to the workspace.
+
+write and edit show the person a unified diff through the permission gate
+before changing anything, call the session's `before_change` hook (per-turn
+checkpoints), and write atomically. Each tool returns a `Fact` so that the
+compaction ledger knows exactly which files were read and modified.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field
+
+from baton.tools.base import Fact, ToolContext, ToolFailure, ToolInput, ToolResult
+from baton.tools.fileio import (
+    SNIFF_BYTES,
+    atomic_write,
+    looks_binary,
+    open_regular,
+    os_failure,
+    read_bytes,
+    unified_diff,
+)
+from baton.tools.policy import permission_denied, refuse_in_plan_mode
+from baton.tools.sandbox import display_path, resolve_in_workspace
+
+# Characters of one line that read shows; the rest is replaced by a note.
+MAX_LINE_CHARS = 2000
+# Room kept under settings.tools.max_output_chars for read's closing note.
+_NOTE_RESERVE = 300
+
+
+class ReadInput(ToolInput):
+    path: str = Field(description="File path, relative to the workspace or absolute inside it.")
+    offset: int | None = Field(
+        None, ge=1, description="1-based line number to start at (default 1)."
+    )
+    limit: int | None = Field(
+        None, ge=1, description="Maximum number of lines to return (default 2000)."
+    )
+
+
+class WriteInput(ToolInput):
+    path: str = Field(description="File path, relative to the workspace or absolute inside it.")
+    content: str = Field(description="The complete new content of the file.")
+
+
+class EditInput(ToolInput):
+    path: str = Field(description="File path, relative to the workspace or absolute inside it.")
+    old_string: str = Field(description="Exact text to replace, including whitespace.")
+    new_string: str = Field(description="Text to put in its place.")
+    replace_all: bool = Field(False, description="Replace every occurrence instead of exactly one.")
+
+
+class ReadTool:
+    name: ClassVar[str] = "read"
+    description: ClassVar[str] = (
+        "Read a text file in the workspace. Returns numbered lines like `cat -n` "
+        "(number, tab, text). Reads at most 2000 lines per call (use offset and limit "
+        "for more); lines over 2000 characters are cut; binary files are refused. "
+        "For directories use glob."
+    )
+    input_model: ClassVar[type[ToolInput]] = ReadInput
+    read_only: ClassVar[bool] = True
+
+    async def run(self, args: ReadInput, ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(self._read, args, ctx)
+
+    def _read(self, args: ReadInput, ctx: ToolContext) -> ToolResult:
+        ws = ctx.workspace
+        real = resolve_in_workspace(ws, args.path, must_exist=True)
+        shown = display_path(ws, real)
+        try:
+            fd = open_regular(ws, real)
+        except FileNotFoundError as exc:
+            raise ToolFailure(f"no such file: {args.path}; use glob to find files") from exc
+        except OSError as exc:
+            raise os_failure(ws, real, exc, "read") from exc
+
+        with open(fd, "rb", closefd=True) as raw:
+            head = os.pread(fd, SNIFF_BYTES, 0)
+            if looks_binary(head):
+                size = os.fstat(fd).st_size
+                raise ToolFailure(
+                    f"{shown} is a binary file ({size} bytes); read shows only text files"
+                )
+            text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)
+            body, note = _numbered_lines(
+                text,
+                shown=shown,
+                offset=args.offset or 1,
+                limit=args.limit or ctx.settings.tools.read_max_lines,
+                budget=ctx.settings.tools.max_output_chars - _NOTE_RESERVE,
+            )
+            text.detach()
+        output = body + (f"\n{note}" if body and note else note)
+        return ToolResult(output=output, facts=[Fact(kind="read", path=shown)])
+
+
+def _numbered_lines(
+    text: io.TextIOBase, *, shown: str, offset: int, limit: int, budget: int
+) -> tuple[str, str]:
+    """Lines offset.. of `text` numbered like `cat -n`, and a note on what was left out."""
+    out: list[str] = []
+    used = 0
+    lineno = 0
+    for line in text:
+        lineno += 1
+        if lineno < offset:
+            continue
+        if len(out) >= limit:
+            return "\n".join(out), (
+                f"[{shown}: lines {offset}-{lineno - 1} shown; more follow, "
+                f"continue with offset={lineno}]"
+            )
+        line = line.removesuffix("\n")
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + f" [... line cut: {len(line)} characters]"
+        entry = f"{lineno:>6}\t{line}"
+        if out and used + len(entry) + 1 > budget:
+            return "\n".join(out), (
+                f"[{shown}: output limit reached after line {lineno - 1}; "
+                f"continue with offset={lineno}]"
+            )
+        out.append(entry)
+        used += len(entry) + 1
+    if lineno == 0:
+        return "", f"[{shown} is empty]"
+    if lineno < offset:
+        raise ToolFailure(f"offset {offset} is past the end of {shown}, which has {lineno} lines")
+    return "\n".join(out), ""
+
+
+class WriteTool:
+    name: ClassVar[str] = "write"
+    description: ClassVar[str] = (
+        "Create a file or replace its whole content. Parent directories are created. "
+        "The user is asked to approve the change (shown as a diff). To change part of "
+        "an existing file prefer edit. Not available in plan mode."
+    )
+    input_model: ClassVar[type[ToolInput]] = WriteInput
+    read_only: ClassVar[bool] = False
+
+    async def run(self, args: WriteInput, ctx: ToolContext) -> ToolResult:
+        refuse_in_plan_mode(self.name, ctx)
+        ws = ctx.workspace
+        real = resolve_in_workspace(ws, args.path, for_write=True)
+        shown = display_path(ws, real)
+        old = await asyncio.to_thread(read_bytes, ws, real)
+        new = args.content.encode("utf-8")
+        if old == new:
+            return ToolResult(output=f"{shown} already has this content; nothing was written")
+        diff = _diff_for(shown, old, args.content)
+        return await _apply_change(
+            ctx,
+            self.name,
+            args,
+            real,
+            shown,
+            old,
+            new,
+            diff,
+            lambda created: (
+                f"{'created' if created else 'wrote'} {shown} ({_line_count(new)} lines)"
+            ),
+        )
+
+
+class EditTool:
+    name: ClassVar[str] = "edit"
+    description: ClassVar[str] = (
+        "Replace exact text in an existing file. old_string must match the file exactly "
+        "(whitespace and indentation included) and occur once, unless replace_all is set. "
+        "Read the file first. The user is asked to approve the change (shown as a diff). "
+        "Not available in plan mode."
+    )
+    input_model: ClassVar[type[ToolInput]] = EditInput
+    read_only: ClassVar[bool] = False
+
+    async def run(self, args: EditInput, ctx: ToolContext) -> ToolResult:
+        refuse_in_plan_mode(self.name, ctx)
+        if args.old_string == "":
+            raise ToolFailure("old_string is empty; to create or replace a whole file use write")
+        if args.old_string == args.new_string:
+            raise ToolFailure("old_string and new_string are identical; there is nothing to change")
+        ws = ctx.workspace
+        real = resolve_in_workspace(ws, args.path, must_exist=True, for_write=True)
+        shown = display_path(ws, real)
+        old = await asyncio.to_thread(read_bytes, ws, real)
+        if old is None:
+            raise ToolFailure(f"no such file: {args.path}; use write to create it")
+        if looks_binary(old):
+            raise ToolFailure(f"{shown} is a binary file; edit changes only text files")
+        try:
+            text = old.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ToolFailure(
+                f"{shown} is not valid UTF-8 text; edit changes only UTF-8 files"
+            ) from exc
+        new_text, count, line = replace_exact(
+            text, args.old_string, args.new_string, args.replace_all, shown
+        )
+        diff = unified_diff(shown, text, new_text)
+        new = new_text.encode("utf-8")
+        times = "1 occurrence" if count == 1 else f"{count} occurrences"
+        return await _apply_change(
+            ctx,
+            self.name,
+            args,
+            real,
+            shown,
+            old,
+            new,
+            diff,
+            lambda _created: (
+                f"edited {shown}: replaced {times} (first at line {line}); "
+                f"the file now has {_line_count(new)} lines"
+            ),
+        )
+
+
+def replace_exact(
+    text: str, old: str, new: str, replace_all: bool, shown: str
+) -> tuple[str, int, int]:
+    """Replace `old` by `new` in `text`: (new text, occurrences replaced, first line).
+
+    The model reads files with universal newlines, so its `old` has `\\n` where a
+    CRLF file has `\\r\\n`; when the plain match fails such a file is matched
+    (and edited) with CRLF line ends.
+    """
+    count = text.count(old)
+    if count == 0 and "\r\n" in text and "\n" in old and "\r\n" not in old:
+        crlf_old = old.replace("\n", "\r\n")
+        crlf_count = text.count(crlf_old)
+        if crlf_count:
+            old, new, count = crlf_old, new.replace("\r\n", "\n").replace("\n", "\r\n"), crlf_count
+    if count == 0:
+        raise ToolFailure(
+            f"old_string not found in {shown}; read the file again and copy the exact text, "
+            "including whitespace and indentation"
+        )
+    if count > 1 and not replace_all:
+        raise ToolFailure(
+            f"old_string found {count} times in {shown}; add surrounding lines to make it "
+            "unique, or set replace_all to replace every occurrence"
+        )
+    line = text.count("\n", 0, text.index(old)) + 1
+    replaced = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    return replaced, count, line
+
+
+def _diff_for(shown: str, old: bytes | None, new_text: str) -> str:
+    if old is not None and looks_binary(old):
+        return (
+            f"--- a/{shown}\n+++ b/{shown}\n"
+            f"(binary file of {len(old)} bytes replaced by {len(new_text)} characters of text)\n"
+        )
+    old_text = None if old is None else old.decode("utf-8", errors="replace")
+    return unified_diff(shown, old_text, new_text)
+
+
+def _line_count(data: bytes) -> int:
+    return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+
+
+async def _apply_change(
+    ctx: ToolContext,
+    tool: str,
+    args: ToolInput,
+    real: Path,
+    shown: str,
+    old: bytes | None,
+    new: bytes,
+    diff: str,
+    describe: Callable[[bool], str],
+) -> ToolResult:
+    """Ask permission with the diff, re-check the file, checkpoint, then write atomically.
+
+    The gate is asked with the tool's own name ("write" or "edit", as the client
+    shows the call); both fall under settings.permissions.write.
+    `describe(created)` words the result for the model.
+    """
+    allowed = await ctx.ask_permission(
+        tool, ctx.tool_call_id, args.model_dump(exclude_none=True), diff
+    )
+    if not allowed:
+        return permission_denied(f"writing {shown}")
+    # The person may have edited the file while the prompt was open; the approved
+    # diff would then no longer describe the change.
+    if await asyncio.to_thread(read_bytes, ctx.workspace, real) != old:
+        raise ToolFailure(
+            f"{shown} changed while waiting for permission; nothing was written. "
+            "Read it again and redo the change."
+        )
+    if ctx.before_change is not None:
+        await ctx.before_change([real])
+    created = await asyncio.to_thread(atomic_write, ctx.workspace, real, new)
+    return ToolResult(
+        output=describe(created),
+        facts=[Fact(kind="modified", path=shown, action="created" if created else "modified")],
+    )

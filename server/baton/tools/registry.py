@@ -1,0 +1,175 @@
+"""The tool registry: what the model is offered, and the one place tool calls are run.
+
+`run` never raises for anything the model did wrong (bad JSON, unknown tool or
+field, a tool refused in plan mode, a `ToolFailure`) nor for a bug in a tool:
+each becomes an error `ToolResult` whose text tells the model what to do next,
+so a turn always goes on. Only `asyncio.CancelledError` (the turn was
+cancelled) propagates.
+
+A tool may declare `modes: ClassVar[tuple[str, ...]]` (e.g. `("plan",)` for
+plan_exit) to be offered only in those modes; without it, read-only tools are
+offered in every mode and the others in build mode only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from baton.providers.base import ToolSpec
+from baton.tools.base import Tool, ToolContext, ToolFailure, ToolResult, truncate
+from baton.tools.files import EditTool, ReadTool, WriteTool
+from baton.tools.policy import plan_mode_message
+from baton.tools.search import GlobTool, GrepTool
+from baton.tools.shell import BashTool
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["build", "plan"]
+
+# The order tools are offered in; registered tools not named here follow, in
+# registration order. A stable order keeps provider prompt caches warm.
+CORE_ORDER = ("read", "write", "edit", "glob", "grep", "bash")
+# A last net for tools that do not bound their own output (theirs may run a
+# little over max_output_chars with their notes, hence the margin).
+_OUTPUT_MARGIN = 2_000
+
+
+class ToolRegistry:
+    """Tool instances by name."""
+
+    def __init__(self, tools: list[Tool] | None = None) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools or []:
+            self.register(tool)
+
+    def register(self, tool: Tool, *, replace: bool = False) -> None:
+        """Add a tool; a second tool with the same name is an error unless `replace`."""
+        if tool.name in self._tools and not replace:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def names(self, mode: Mode | None = None) -> list[str]:
+        """Tool names in offer order; with `mode`, only those available in it."""
+        order = {name: i for i, name in enumerate(CORE_ORDER)}
+        ranked = sorted(
+            enumerate(self._tools),
+            key=lambda item: (order.get(item[1], len(CORE_ORDER)), item[0]),
+        )
+        return [name for _, name in ranked if mode is None or available(self._tools[name], mode)]
+
+    def specs(self, mode: Mode) -> list[ToolSpec]:
+        """What the model is offered in `mode`, in a stable order."""
+        return [spec_of(self._tools[name]) for name in self.names(mode)]
+
+    async def run(self, name: str, raw_args: str, ctx: ToolContext) -> ToolResult:
+        """Parse, validate and run one tool call; every failure becomes an error result."""
+        tool = self._tools.get(name)
+        if tool is None:
+            available_names = ", ".join(self.names(ctx.mode)) or "none"
+            return _error(f"unknown tool {name}; available: {available_names}")
+        if not available(tool, ctx.mode):
+            if ctx.mode == "plan":
+                return _error(plan_mode_message(name))
+            return _error(f"{name} is not available in {ctx.mode} mode")
+
+        try:
+            parsed = json.loads(raw_args) if raw_args.strip() else {}
+        except ValueError as exc:
+            return _error(f"arguments are not valid JSON: {exc}; send a JSON object")
+        if not isinstance(parsed, dict):
+            return _error(
+                f"arguments must be a JSON object, not {type(parsed).__name__}; send a JSON object"
+            )
+        try:
+            args = tool.input_model.model_validate(parsed)
+        except ValidationError as exc:
+            return _error(_describe_validation(name, tool, exc))
+
+        try:
+            result = await tool.run(args, ctx)
+        except ToolFailure as exc:
+            return _error(str(exc))
+        except Exception as exc:
+            log.exception("tool %s failed", name)
+            return _error(f"internal error in tool {name}: {type(exc).__name__}: {exc}")
+        limit = ctx.settings.tools.max_output_chars + _OUTPUT_MARGIN
+        result.output = truncate(result.output, limit)
+        return result
+
+
+def available(tool: Tool, mode: Mode) -> bool:
+    """Whether `tool` is offered (and may run) in `mode`."""
+    modes: tuple[str, ...] | None = getattr(tool, "modes", None)
+    if modes is not None:
+        return mode in modes
+    return tool.read_only or mode == "build"
+
+
+def spec_of(tool: Tool) -> ToolSpec:
+    return ToolSpec(
+        name=tool.name,
+        description=tool.description,
+        parameters=clean_schema(tool.input_model.model_json_schema()),
+    )
+
+
+def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON Schema as models read it best: no titles, optional fields as plain types.
+
+    Pydantic writes `anyOf: [{type: X}, {type: null}], default: null` for an
+    optional field; models (small local ones especially) handle `{type: X}`
+    better, and leaving the field out of `required` already says it is optional.
+    """
+    cleaned: dict[str, Any] = _clean(schema)
+    return cleaned
+
+
+def _clean(node: Any, in_properties: bool = False) -> Any:
+    if isinstance(node, list):
+        return [_clean(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if in_properties:
+        # Keys are field names (a field may be called "title"); clean their schemas.
+        return {key: _clean(value) for key, value in node.items()}
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title":
+            continue
+        out[key] = _clean(value, in_properties=key in ("properties", "$defs", "definitions"))
+    variants = out.get("anyOf")
+    if isinstance(variants, list) and out.get("default", ...) is None:
+        non_null = [v for v in variants if v != {"type": "null"}]
+        if len(non_null) == 1 and len(variants) == 2 and isinstance(non_null[0], dict):
+            del out["anyOf"]
+            del out["default"]
+            out = {**non_null[0], **out}
+    return out
+
+
+def _describe_validation(name: str, tool: Tool, exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors():
+        field = ".".join(str(part) for part in err["loc"]) or "arguments"
+        problems.append(f"{field}: {err['msg']}")
+    fields = ", ".join(tool.input_model.model_fields) or "none"
+    return f"invalid arguments for {name}: {'; '.join(problems)} (fields: {fields})"
+
+
+def _error(message: str) -> ToolResult:
+    return ToolResult(output=message, is_error=True)
+
+
+def default_registry() -> ToolRegistry:
+    """A registry with the six workspace tools; plan and MCP tools are registered later."""
+    return ToolRegistry([ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool()])
