@@ -1,0 +1,269 @@
+"""From settings and credentials to a configured `Provider`, reusing connections.
+
+Resolution (PROTOCOL.md, "Configuration and providers"):
+
+* provider: the override, else `settings.provider`, else `openai` when an OpenAI
+  key is available (client key or the `apiKeyEnv` variable), else `local`;
+* model: the override, else `settings.model`, else the provider's default
+  (`openai-compatible` has none: the `model` key is required);
+* base URL: `settings.base_url` (which already carries `OPENAI_BASE_URL`), else
+  the provider's default (`openai-compatible` has none: `baseUrl` is required);
+  when an override names a different provider than the one `settings.provider`
+  names, the configured `model` and `baseUrl` belong to that other provider and
+  are not used;
+* route auth kind: `api_key` when a key is sent, else `none` (`openai` always
+  sends one).
+
+The identity (provider, model, route) decides where stored artifacts may be
+replayed, so `resolve_identity` and `make_provider` must always agree; both go
+through `_resolve`.
+
+`ProviderRegistry` keeps one `httpx.AsyncClient` per base URL and one provider
+per (identity, key, options), so connections are reused across requests and
+sessions; `aclose()` releases them at shutdown. Keys are held only inside the
+providers' Authorization header and in this registry's cache key as a digest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+import httpx
+
+from baton.auth import Credentials
+from baton.config import DEFAULT_BASE_URLS, DEFAULT_MODELS, Settings
+from baton.errors import ConfigError
+from baton.providers.base import Provider, ProviderIdentity, Route
+from baton.providers.openai_chat import OpenAIChatProvider
+from baton.providers.openai_responses import OpenAIResponsesProvider
+from baton.providers.retry import RetryPolicy, Sleep
+
+# The embedded model has no HTTP route of its own worth naming; this marks its identity.
+LOCAL_BASE_URL = "local"
+CONNECT_TIMEOUT = 10.0
+LOCAL_UNAVAILABLE = (
+    'the local provider is not available yet; set provider = "openai" or "openai-compatible"'
+)
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    identity: ProviderIdentity
+    api_key: str | None = field(repr=False)
+
+
+def _configured_provider(settings: Settings, credentials: Credentials) -> str:
+    if settings.provider:
+        return settings.provider
+    return "openai" if credentials.get("openai", settings.api_key_env) else "local"
+
+
+def _resolve(
+    settings: Settings,
+    credentials: Credentials,
+    model_override: str | None,
+    provider_override: str | None,
+) -> _Resolved:
+    configured = _configured_provider(settings, credentials)
+    provider = provider_override or configured
+    # Are the configured model and baseUrl meant for this provider? Not when the settings
+    # name another one: that could send an OpenAI key to an Ollama URL, or the reverse.
+    own = provider == configured or settings.provider is None
+    if provider not in ("openai", "openai-compatible", "local"):
+        raise ConfigError(
+            f'unknown provider "{provider}": use "openai", "openai-compatible" or "local"'
+        )
+    model = model_override or (settings.model if own else None) or DEFAULT_MODELS.get(provider)
+    if not model:
+        raise ConfigError(
+            f'provider "{provider}" needs a model: set the `model` key '
+            '(for example model = "qwen2.5-coder:7b")'
+        )
+    if provider == "local":
+        return _Resolved(ProviderIdentity("local", model, Route(LOCAL_BASE_URL, "none")), None)
+
+    base_url = (settings.base_url if own else None) or DEFAULT_BASE_URLS.get(provider)
+    if not base_url:
+        note = f' (the configured one is for provider "{configured}")' if settings.base_url else ""
+        raise ConfigError(
+            f'provider "{provider}" needs a base URL{note}: set the `baseUrl` key '
+            '(for example baseUrl = "http://localhost:11434/v1" for Ollama)'
+        )
+    base_url = base_url.rstrip("/")
+    api_key = credentials.get(provider, settings.api_key_env)
+    if provider == "openai":
+        # The OpenAI route always authenticates; a missing key is reported by make_provider.
+        return _Resolved(ProviderIdentity(provider, model, Route(base_url, "api_key")), api_key)
+    auth_kind: Literal["api_key", "none"] = "api_key" if api_key else "none"
+    return _Resolved(ProviderIdentity(provider, model, Route(base_url, auth_kind)), api_key)
+
+
+def resolve_identity(
+    settings: Settings,
+    credentials: Credentials,
+    model_override: str | None = None,
+    provider_override: str | None = None,
+) -> ProviderIdentity:
+    """The identity `make_provider` would use, without building a provider.
+
+    Raises `ConfigError` for an incomplete configuration (no model or base URL
+    for `openai-compatible`, an unknown provider), but not for a missing
+    OpenAI key: the identity of the `openai` route does not depend on it.
+    """
+    return _resolve(settings, credentials, model_override, provider_override).identity
+
+
+def _digest(secret: str | None) -> str | None:
+    return hashlib.sha256(secret.encode()).hexdigest() if secret else None
+
+
+class ProviderRegistry:
+    """Providers and HTTP clients, shared across sessions; close with `aclose()`.
+
+    `transport` and `sleep` exist for tests (an `httpx.MockTransport`, a sleep
+    that records delays instead of waiting).
+    """
+
+    def __init__(
+        self,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Sleep | None = None,
+    ) -> None:
+        self._transport = transport
+        self._sleep: Sleep = sleep or asyncio.sleep
+        self._clients: dict[str, httpx.AsyncClient] = {}
+        self._providers: dict[tuple[Any, ...], Provider] = {}
+
+    def __repr__(self) -> str:
+        return f"ProviderRegistry(clients={len(self._clients)}, providers={len(self._providers)})"
+
+    def client(self, base_url: str, request_timeout: float) -> httpx.AsyncClient:
+        """The shared client for `base_url` (timeouts are also passed per request)."""
+        client = self._clients.get(base_url)
+        if client is None:
+            client = httpx.AsyncClient(
+                timeout=httpx.Timeout(request_timeout, connect=CONNECT_TIMEOUT),
+                transport=self._transport,
+            )
+            self._clients[base_url] = client
+        return client
+
+    def get(
+        self,
+        settings: Settings,
+        credentials: Credentials,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+    ) -> Provider:
+        """The provider for `settings`, with a session's pinned `provider`/`model` if any."""
+        resolved = _resolve(settings, credentials, model, provider)
+        identity = resolved.identity
+        if identity.provider == "local":
+            key: tuple[Any, ...] = (identity, settings.local.model_dump_json())
+            if key not in self._providers:
+                self._providers[key] = _local_provider(settings, identity)
+            return self._providers[key]
+        if identity.provider == "openai" and not resolved.api_key:
+            raise ConfigError(
+                f"no OpenAI API key: set {settings.api_key_env} in the environment "
+                'or run "Baton: Set OpenAI API Key"'
+            )
+        key = (
+            identity,
+            _digest(resolved.api_key),
+            settings.request_timeout,
+            settings.max_retries,
+        )
+        cached = self._providers.get(key)
+        if cached is None:
+            cached = self._build(identity, resolved.api_key, settings)
+            self._providers[key] = cached
+        return cached
+
+    def _build(
+        self, identity: ProviderIdentity, api_key: str | None, settings: Settings
+    ) -> Provider:
+        client = self.client(identity.route.base_url, settings.request_timeout)
+        retry = RetryPolicy(max_retries=settings.max_retries, sleep=self._sleep)
+        timeout = httpx.Timeout(settings.request_timeout, connect=CONNECT_TIMEOUT)
+        if identity.provider == "openai":
+            return OpenAIResponsesProvider(
+                identity, client, api_key=api_key, retry=retry, timeout=timeout
+            )
+        return OpenAIChatProvider(
+            identity,
+            client,
+            api_key=api_key,
+            retry=retry,
+            timeout=timeout,
+            text_tool_calls=True,
+        )
+
+    async def aclose(self) -> None:
+        providers, self._providers = list(self._providers.values()), {}
+        clients, self._clients = list(self._clients.values()), {}
+        for provider in providers:
+            await provider.aclose()
+        for client in clients:
+            await client.aclose()
+
+
+def _local_provider(settings: Settings, identity: ProviderIdentity) -> Provider:
+    """`baton.providers.local.LocalProvider(settings=..., identity=...)`, imported lazily.
+
+    Lazily, because the embedded model's dependency (xllamacpp) is optional.
+    """
+    try:
+        module = importlib.import_module("baton.providers.local")
+    except ModuleNotFoundError as exc:
+        if exc.name in ("baton.providers.local", "baton.providers"):
+            raise ConfigError(LOCAL_UNAVAILABLE) from None
+        raise ConfigError(
+            f'the local provider needs the optional dependency {exc.name}: pip install "baton[local]"'
+        ) from None
+    factory = getattr(module, "LocalProvider", None)
+    if factory is None:
+        raise ConfigError(LOCAL_UNAVAILABLE)
+    return cast(Provider, factory(settings=settings, identity=identity))
+
+
+_default_registry: ProviderRegistry | None = None
+
+
+def default_registry() -> ProviderRegistry:
+    """The process-wide registry `make_provider` uses unless given one."""
+    global _default_registry
+    if _default_registry is None:
+        _default_registry = ProviderRegistry()
+    return _default_registry
+
+
+def make_provider(
+    settings: Settings,
+    credentials: Credentials,
+    model_override: str | None = None,
+    provider_override: str | None = None,
+    *,
+    registry: ProviderRegistry | None = None,
+) -> Provider:
+    """The provider for the current settings (cached: call it for every request).
+
+    Raises `ConfigError` when the configuration cannot work (no OpenAI key, no
+    model or base URL for `openai-compatible`, local provider unavailable).
+    """
+    registry = registry or default_registry()
+    return registry.get(settings, credentials, provider=provider_override, model=model_override)
+
+
+async def aclose_providers() -> None:
+    """Close the default registry's providers and connections (server shutdown)."""
+    global _default_registry
+    if _default_registry is not None:
+        registry, _default_registry = _default_registry, None
+        await registry.aclose()

@@ -1,0 +1,375 @@
+"""Chat Completions (`POST {base}/chat/completions`): Ollama, llama.cpp, vLLM, LM Studio, OpenRouter.
+
+The lowest common denominator of local and third-party servers, so the
+request is shaped for the strictest of them: consecutive user texts are merged
+into one message (many chat templates insist that roles alternate), an
+assistant's text and the calls that follow it form one message, and
+provider-specific items (reasoning, opaque artifacts) are dropped since no
+Chat Completions server can use another model's.
+
+Tool calls written as text. Small models often write a call as JSON in the
+message text instead of structured `tool_calls`. With `text_tool_calls` (on by
+default) and no structured call in the answer, the finished text is parsed by
+`toolcall_text`; recognised calls become `ToolCall` items and are removed from
+the `AssistantText` item. The text deltas were streamed before the answer was
+complete and cannot be taken back, so the live view may show the JSON; the
+stored item, and so every later request, does not. A structured call always
+wins: then the text is left exactly as written.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+
+from baton.errors import ProviderError
+from baton.ids import new_id
+from baton.logs import register_secret
+from baton.providers.base import (
+    AssistantText,
+    ContextBlock,
+    Finished,
+    Item,
+    ItemDone,
+    ModelRequest,
+    ProviderIdentity,
+    Reasoning,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolOutput,
+    ToolSpec,
+    Usage,
+    UserText,
+)
+from baton.providers.http_errors import error_from_payload, safe_url
+from baton.providers.retry import RetryPolicy, retry_stream
+from baton.providers.toolcall_text import parse_text_tool_calls
+from baton.providers.wire import auth_headers, decode_event_data, post_sse
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = httpx.Timeout(600.0, connect=10.0)
+FinishReason = Literal["stop", "tool_calls", "length", "refusal", "content_filter"]
+
+
+# ----------------------------------------------------------------------------- request
+
+
+def _join(a: str, b: str) -> str:
+    return f"{a}\n\n{b}" if a and b else a or b
+
+
+def to_chat_messages(instructions: str, items: Sequence[Item]) -> list[dict[str, Any]]:
+    """The `messages` array for `items`, with `instructions` as the system message."""
+    messages: list[dict[str, Any]] = []
+    if instructions:
+        messages.append({"role": "system", "content": instructions})
+
+    def last(role: str) -> dict[str, Any] | None:
+        return messages[-1] if messages and messages[-1]["role"] == role else None
+
+    for item in items:
+        if isinstance(item, UserText | ContextBlock):
+            prev = last("user")
+            if prev is not None:
+                prev["content"] = _join(prev["content"], item.text)
+            else:
+                messages.append({"role": "user", "content": item.text})
+        elif isinstance(item, AssistantText):
+            prev = last("assistant")
+            if prev is not None:
+                prev["content"] = _join(prev["content"], item.text)
+            else:
+                messages.append({"role": "assistant", "content": item.text})
+        elif isinstance(item, ToolCall):
+            prev = last("assistant")
+            if prev is None:
+                # "" rather than null: Ollama rejects a null content.
+                prev = {"role": "assistant", "content": ""}
+                messages.append(prev)
+            prev.setdefault("tool_calls", []).append(
+                {
+                    "id": item.call_id,
+                    "type": "function",
+                    "function": {"name": item.name, "arguments": item.arguments or "{}"},
+                }
+            )
+        elif isinstance(item, ToolOutput):
+            messages.append({"role": "tool", "tool_call_id": item.call_id, "content": item.output})
+        # Reasoning and OpaqueItem: provider-specific, nothing here can replay them.
+    return messages
+
+
+def to_chat_tool(spec: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.parameters,
+        },
+    }
+
+
+# ----------------------------------------------------------------------------- response
+
+
+@dataclass
+class _PartialCall:
+    call_id: str | None = None
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def _usage(data: dict[str, Any]) -> Usage:
+    prompt_details = data.get("prompt_tokens_details") or {}
+    completion_details = data.get("completion_tokens_details") or {}
+    return Usage(
+        input_tokens=_int(data.get("prompt_tokens")),
+        output_tokens=_int(data.get("completion_tokens")),
+        cached_tokens=_int(prompt_details.get("cached_tokens")),
+        reasoning_tokens=_int(completion_details.get("reasoning_tokens")),
+    )
+
+
+class ChatStreamParser:
+    """Accumulates Chat Completions chunks; `finish()` yields the finished items.
+
+    Structured tool-call fragments are joined by their `index` (by `id`, when a
+    server leaves the index out) and arguments are kept exactly as streamed,
+    even when they are not valid JSON: the agent loop reports that to the model.
+    """
+
+    def __init__(
+        self,
+        label: str,
+        *,
+        tool_names: Collection[str] = (),
+        text_tool_calls: bool = True,
+        new_call_id: Callable[[], str] = lambda: new_id("call"),
+    ) -> None:
+        self.label = label
+        self.tool_names = tool_names
+        self.text_tool_calls = text_tool_calls
+        self.new_call_id = new_call_id
+        self.saw_done = False
+        self.finish_reason: str | None = None
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: dict[int, _PartialCall] = {}
+        self._usage: Usage | None = None
+        self._refusal = False
+
+    @property
+    def complete(self) -> bool:
+        return self.saw_done or self.finish_reason is not None
+
+    def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+        if chunk.get("error"):
+            raise error_from_payload(chunk, label=self.label)
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self._usage = _usage(usage)
+        events: list[StreamEvent] = []
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                self._reasoning.append(reasoning)
+                events.append(ReasoningDelta(reasoning))
+            for key in ("content", "refusal"):
+                text = delta.get(key)
+                if isinstance(text, str) and text:
+                    self._refusal = self._refusal or key == "refusal"
+                    self._text.append(text)
+                    events.append(TextDelta(text))
+            for fragment in delta.get("tool_calls") or []:
+                if isinstance(fragment, dict):
+                    self._add_fragment(fragment)
+            if choice.get("finish_reason"):
+                self.finish_reason = str(choice["finish_reason"])
+        return events
+
+    def _add_fragment(self, fragment: dict[str, Any]) -> None:
+        index = fragment.get("index")
+        call_id = fragment.get("id") or None
+        if not isinstance(index, int):
+            known = [i for i, c in self._calls.items() if call_id and c.call_id == call_id]
+            index = known[0] if known else max(self._calls, default=-1) + 1
+        entry = self._calls.setdefault(index, _PartialCall())
+        if call_id and not entry.call_id:
+            entry.call_id = str(call_id)
+        function = fragment.get("function") or {}
+        name = function.get("name")
+        if isinstance(name, str) and name and not entry.name:
+            entry.name = name
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            entry.arguments.append(arguments)
+        elif isinstance(arguments, dict):  # some servers send the decoded object
+            entry.arguments = [json.dumps(arguments, ensure_ascii=False)]
+
+    def finish(self) -> list[StreamEvent]:
+        """The finished items, usage and finish reason; raises if the stream was cut short."""
+        if not self.complete:
+            raise ProviderError(
+                f"{self.label}: the stream ended before the response finished", retryable=True
+            )
+        events: list[StreamEvent] = []
+        reasoning = "".join(self._reasoning)
+        if reasoning:
+            events.append(ItemDone(Reasoning(reasoning)))
+        text = "".join(self._text)
+        calls = [
+            ToolCall(
+                call_id=c.call_id or self.new_call_id(),
+                name=c.name,
+                arguments="".join(c.arguments) or "{}",
+            )
+            for _, c in sorted(self._calls.items())
+        ]
+        if not calls and self.text_tool_calls and self.tool_names:
+            text, calls = parse_text_tool_calls(text, self.tool_names, new_call_id=self.new_call_id)
+        if text:
+            events.append(ItemDone(AssistantText(text)))
+        events.extend(ItemDone(c) for c in calls)
+        if self._usage is not None:
+            events.append(self._usage)
+        events.append(Finished(self._reason(bool(calls))))
+        return events
+
+    def _reason(self, has_calls: bool) -> FinishReason:
+        if self.finish_reason == "length":
+            return "length"
+        if has_calls:
+            return "tool_calls"
+        if self.finish_reason == "content_filter":
+            return "content_filter"
+        if self._refusal:
+            return "refusal"
+        return "stop"
+
+
+# ----------------------------------------------------------------------------- provider
+
+
+def _rejects_stream_options(exc: ProviderError) -> bool:
+    return exc.status in (400, 422) and "stream_options" in exc.message
+
+
+class OpenAIChatProvider:
+    """A Chat Completions endpoint, streamed; one instance per identity and key."""
+
+    def __init__(
+        self,
+        identity: ProviderIdentity,
+        client: httpx.AsyncClient,
+        *,
+        api_key: str | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        text_tool_calls: bool = True,
+        extra_body: Mapping[str, Any] | None = None,
+        owns_client: bool = False,
+    ) -> None:
+        if api_key:
+            register_secret(api_key)
+        self.identity = identity
+        self.text_tool_calls = text_tool_calls
+        self._client = client
+        self._headers = auth_headers(api_key)
+        self._retry = retry or RetryPolicy()
+        self._timeout = timeout
+        self._extra = dict(extra_body or {})
+        self._owns_client = owns_client
+        self._stream_options = True
+        self._base = identity.route.base_url.rstrip("/")
+        self._label = f"{identity.provider} ({safe_url(self._base)})"
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatProvider(identity={self.identity!r})"
+
+    def _tools(self, request: ModelRequest) -> list[ToolSpec]:
+        return request.tools if request.purpose != "summary" else []
+
+    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            **self._extra,
+            "model": self.identity.model,
+            "messages": to_chat_messages(request.instructions, request.items),
+            "stream": True,
+        }
+        if self._stream_options:
+            body["stream_options"] = {"include_usage": True}
+        tools = self._tools(request)
+        if tools:
+            body["tools"] = [to_chat_tool(t) for t in tools]
+        if request.max_output_tokens:
+            body["max_tokens"] = request.max_output_tokens
+        return body
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        names = [t.name for t in self._tools(request)]
+        while True:
+            body = self.build_body(request)
+            delivered = False
+            try:
+                events = retry_stream(
+                    functools.partial(self._attempt, body, names), self._retry, label=self._label
+                )
+                async with aclosing(events):  # an abandoned stream closes its connection now
+                    async for event in events:
+                        delivered = True
+                        yield event
+                return
+            except ProviderError as exc:
+                if delivered or not self._stream_options or not _rejects_stream_options(exc):
+                    raise
+                log.info("%s: no stream_options support; usage will not be reported", self._label)
+                self._stream_options = False
+
+    async def _attempt(self, body: dict[str, Any], names: list[str]) -> AsyncIterator[StreamEvent]:
+        parser = ChatStreamParser(
+            self._label, tool_names=names, text_tool_calls=self.text_tool_calls
+        )
+        events = post_sse(
+            self._client,
+            f"{self._base}/chat/completions",
+            body,
+            headers=self._headers,
+            timeout=self._timeout,
+            label=self._label,
+        )
+        async with aclosing(events):
+            async for sse in events:
+                data = sse.data.strip()
+                if data == "[DONE]":
+                    parser.saw_done = True
+                    break
+                if not data:
+                    continue
+                chunk = decode_event_data(data, label=self._label)
+                if isinstance(chunk, dict):
+                    for event in parser.feed(chunk):
+                        yield event
+        for event in parser.finish():
+            yield event
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
