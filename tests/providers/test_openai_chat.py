@@ -439,3 +439,16 @@ async def test_cancelling_the_consumer_closes_the_connection() -> None:
         await task
     assert got == [TextDelta("first")]
     assert hanging.closed
+
+
+@pytest.mark.asyncio
+async def test_base_url_can_differ_from_the_identity_route() -> None:
+    """The embedded model keeps the identity route "local" but listens on a real port."""
+    local = identity("local", "qwen", "local", "none")
+    server = FakeServer(sse_response(chat_sse(text_chunks("ok"))))
+    provider = OpenAIChatProvider(
+        local, server.client(), base_url="http://127.0.0.1:5123/v1", retry=policy(Sleeps())
+    )
+    await collect(provider.stream(request()))
+    assert str(server.requests[0].url) == "http://127.0.0.1:5123/v1/chat/completions"
+    assert provider.identity == local

@@ -285,8 +285,11 @@ class OpenAIChatProvider:
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         text_tool_calls: bool = True,
         extra_body: Mapping[str, Any] | None = None,
+        base_url: str | None = None,
         owns_client: bool = False,
     ) -> None:
+        """`base_url` overrides where requests go when it is not the identity's route
+        (the embedded local model: identity route "local", server on an ephemeral port)."""
         if api_key:
             register_secret(api_key)
         self.identity = identity
@@ -298,7 +301,7 @@ class OpenAIChatProvider:
         self._extra = dict(extra_body or {})
         self._owns_client = owns_client
         self._stream_options = True
-        self._base = identity.route.base_url.rstrip("/")
+        self._base = (base_url or identity.route.base_url).rstrip("/")
         self._label = f"{identity.provider} ({safe_url(self._base)})"
 
     def __repr__(self) -> str:
