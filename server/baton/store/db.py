@@ -45,10 +45,13 @@ class Database:
                 f"the store at {self.path} was written by a newer Baton (schema {version})"
             )
         for index in range(version, len(MIGRATIONS)):
-            with self.transaction():
-                for statement in _split_sql(MIGRATIONS[index]):
-                    self.conn.execute(statement)
-                self.conn.execute(f"PRAGMA user_version = {index + 1}")
+            # One script, one transaction: a migration is applied whole or not at all.
+            script = f"BEGIN IMMEDIATE;\n{MIGRATIONS[index]}\nPRAGMA user_version = {index + 1};\nCOMMIT;"
+            try:
+                self.conn.executescript(script)
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise StorageError(f"migrating the store at {self.path} failed: {exc}") from exc
             log.info("store %s migrated to schema %d", self.path, index + 1)
 
     @contextmanager
@@ -90,10 +93,6 @@ class Database:
             self.conn.close()
         except sqlite3.Error:
             pass
-
-
-def _split_sql(script: str) -> list[str]:
-    return [s.strip() for s in script.split(";") if s.strip()]
 
 
 def data_dir() -> Path:

@@ -49,4 +49,41 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX tool_results_by_session ON tool_results(session_id);
     """,
+    # 2: plans (one per session) and their versions.
+    """
+    CREATE TABLE plans (
+        session_id  TEXT PRIMARY KEY REFERENCES sessions(id),
+        path        TEXT NOT NULL,
+        status      TEXT NOT NULL
+                    CHECK (status IN ('draft', 'awaiting_approval', 'approved', 'done')),
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL
+    );
+    CREATE TABLE plan_versions (
+        session_id   TEXT NOT NULL REFERENCES sessions(id),
+        version      INTEGER NOT NULL,
+        content      TEXT NOT NULL,
+        sha256       TEXT NOT NULL,
+        author       TEXT NOT NULL CHECK (author IN ('agent', 'user')),
+        created_at   TEXT NOT NULL,
+        tool_call_id TEXT,
+        PRIMARY KEY (session_id, version)
+    );
+    """,
+    # 3: compaction records; an undo is its own row, so records are never rewritten.
+    """
+    CREATE TABLE compactions (
+        id             TEXT PRIMARY KEY,
+        session_id     TEXT NOT NULL REFERENCES sessions(id),
+        created_at     TEXT NOT NULL,
+        first_kept_seq INTEGER,
+        record         TEXT NOT NULL,
+        view           TEXT NOT NULL
+    );
+    CREATE INDEX compactions_by_session ON compactions(session_id, created_at);
+    CREATE TABLE compaction_undos (
+        compaction_id TEXT PRIMARY KEY REFERENCES compactions(id),
+        created_at    TEXT NOT NULL
+    );
+    """,
 ]
