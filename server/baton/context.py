@@ -48,7 +48,10 @@ class PlanSource(Protocol):
         ...
 
     def superseded(self, state: SessionState) -> dict[str, str]:
-        """Tool-call ids whose output carried plan text, mapped to their one-line reference."""
+        """Tool calls whose input or output carried plan text, mapped to a one-line reference.
+
+        The builder shows the reference instead of the output, and instead of the
+        `content` argument of calls that had one (plan_write)."""
         ...
 
 
@@ -158,14 +161,17 @@ def message_items(
                 items.append(AssistantText(text=part.data["text"], native=part.native))
         elif part.type == "tool_call":
             call_id = part.data["toolCallId"]
+            arguments = part.data.get("arguments") or json.dumps(
+                part.data.get("input", {}), ensure_ascii=False
+            )
+            native = part.native
+            if call_id in superseded and "content" in part.data.get("input", {}):
+                # The call carried plan text (plan_write): the plan block holds the
+                # current copy, so the call shows only a reference.
+                arguments = json.dumps({"content": superseded[call_id]}, ensure_ascii=False)
+                native = None
             items.append(
-                ToolCall(
-                    call_id=call_id,
-                    name=part.data["name"],
-                    arguments=part.data.get("arguments")
-                    or json.dumps(part.data.get("input", {}), ensure_ascii=False),
-                    native=part.native,
-                )
+                ToolCall(call_id=call_id, name=part.data["name"], arguments=arguments, native=native)
             )
             if call_id in running_call_ids:
                 continue

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field  # noqa: F401  (ConfigDict re-exported)
 from pydantic.alias_generators import to_camel
 
 PROTOCOL_VERSION = 1

@@ -304,7 +304,7 @@ class SessionService:
             mode=state.row.mode,
             settings=settings,
             ask_permission=ask,
-            notify=lambda method, params: None,
+            notify=lambda method, params: self.channel.notify(method, _RawParams(**params)),
             **self.tool_context_extras,
         )
         return await self.tools.run(call.name, call.arguments, ctx)
@@ -356,6 +356,15 @@ class SessionService:
             await asyncio.wait(tasks, timeout=5)
         await self.providers.aclose()
         self.db.close()
+
+
+class _RawParams(p.WireModel):
+    """Params already in wire form (a tool's notification)."""
+
+    model_config = p.ConfigDict(extra="allow")
+
+    def wire(self) -> dict[str, Any]:
+        return dict(self.__pydantic_extra__ or {})
 
 
 def permission_category(tool: str) -> str:
