@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from baton.auth import Credentials
+from baton.compaction.engine import CompactionEngine
+from baton.compaction.service import CompactionService
 from baton.config import ConfigLoader
 from baton.providers.factory import ProviderRegistry
 from baton.session.events import ClientChannel
 from baton.session.service import SessionService
+from baton.store.compactions import CompactionStore
 from baton.store.db import Database, open_workspace_db
 from baton.tools.registry import default_registry
 
@@ -25,6 +28,7 @@ class App:
     credentials: Credentials
     db: Database
     sessions: SessionService
+    compaction: CompactionService
 
     def config_problems(self) -> list[str]:
         return [str(problem) for problem in self.config.load()[1]]
@@ -48,5 +52,7 @@ def build_app(
     sessions = SessionService(
         workspace, db, config, credentials, channel, ProviderRegistry(), tools
     )
+    engine = CompactionEngine(sessions, CompactionStore(db, sessions.store))
+    compaction = CompactionService(sessions, engine)
     log.info("baton ready for workspace %s (store %s)", workspace, db.path)
-    return App(workspace, config, credentials, db, sessions)
+    return App(workspace, config, credentials, db, sessions, compaction)

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field  # noqa: F401  (ConfigDict re-exported)
+from pydantic import (  # noqa: F401  (ConfigDict is re-exported)
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 from pydantic.alias_generators import to_camel
 
 PROTOCOL_VERSION = 1
@@ -29,9 +35,22 @@ class WireModel(BaseModel):
         frozen=False,
     )
 
+    @model_serializer(mode="wrap")
+    def _omit_absent_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Optional fields (default None) are left out when None, as `field?` in
+        # PROTOCOL.md; required fields that may be null (`firstKeptMessageId`) stay.
+        data = handler(self)
+        if isinstance(data, dict):
+            for name, info in type(self).model_fields.items():
+                if info.default is None and not info.is_required():
+                    for key in (info.alias, name):
+                        if key in data and data[key] is None:
+                            del data[key]
+        return data
+
     def wire(self) -> dict[str, Any]:
-        """The JSON-ready dict, by alias, without unset optional fields."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        """The JSON-ready dict, by alias, without absent optional fields."""
+        return self.model_dump(mode="json", by_alias=True)
 
 
 class Empty(WireModel):
@@ -310,6 +329,23 @@ class PlanHistoryResult(WireModel):
     versions: list[PlanVersion]
 
 
+class PlanGetVersionParams(WireModel):
+    """Extension (`baton/plan/getVersion`): one stored version, for history diffs."""
+
+    session_id: NonEmptyId
+    version: int = Field(ge=1)
+
+
+class PlanVersionContent(WireModel):
+    """A stored plan version with its text (content only, without the front matter)."""
+
+    version: int
+    content: str
+    author: Author
+    created_at: str
+    sha256: str
+
+
 # --------------------------------------------------------------------------- auth
 
 
@@ -498,6 +534,9 @@ METHODS: dict[str, MethodSpec] = {
         PlanRequestChangesParams, PlanStatusResult, "Send plan feedback."
     ),
     "baton/plan/history": MethodSpec(SessionRef, PlanHistoryResult, "List plan versions."),
+    "baton/plan/getVersion": MethodSpec(
+        PlanGetVersionParams, PlanVersionContent, "One plan version with its text."
+    ),
     "baton/auth/set": MethodSpec(AuthSetParams, Empty, "Hold an API key in memory."),
 }
 

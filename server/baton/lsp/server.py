@@ -102,7 +102,7 @@ def method(server: BatonServer, name: str) -> Callable[[Handler], Handler]:
                 ) from None
             if result is None:
                 return None
-            return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            return result.model_dump(mode="json", by_alias=True)
 
         server.feature(name)(handler)
         return fn

@@ -89,6 +89,8 @@ class SessionService:
         self.turn_hooks: TurnHooks | None = None
         # Called with each new session state (features attach their per-session data).
         self.on_session_loaded: list[Callable[[SessionState], None]] = []
+        # Called when a session's turn task ends, however it ended.
+        self.after_turn: list[Callable[[SessionState], None]] = []
         self.tool_context_extras: dict[str, Any] = {}
         self._sessions: dict[str, SessionState] = {}
 
@@ -140,7 +142,7 @@ class SessionService:
         messages = [
             m.to_wire(
                 compacted=m.id in compacted,
-                running=bool(running) and any(c in running for c in m.results.keys() | _call_ids(m)),
+                running=bool(running & _call_ids(m)),
             )
             for m in state.messages
         ]
@@ -227,7 +229,7 @@ class SessionService:
         return message
 
     def _ensure_idle(self, state: SessionState) -> None:
-        if state.busy:
+        if state.busy or state.compacting:
             raise SessionBusy(state.id)
 
     def start_turn(
@@ -245,8 +247,16 @@ class SessionService:
         turn = Turn(self, state)
         task = asyncio.create_task(turn.run(), name=f"turn-{state.id}")
         state.turn, state.turn_task = turn, task
-        task.add_done_callback(lambda t: _log_task_failure(t, state.id))
+        task.add_done_callback(lambda t: self._turn_done(t, state))
         return task
+
+    def _turn_done(self, task: asyncio.Task[Any], state: SessionState) -> None:
+        _log_task_failure(task, state.id)
+        for callback in self.after_turn:
+            try:
+                callback(state)
+            except Exception:
+                log.exception("after-turn callback failed")
 
     async def prompt(self, params: p.PromptParams) -> p.PromptResult:
         state = self.state(params.session_id)

@@ -45,6 +45,8 @@ class SessionState:
     view: View = field(default_factory=View)
     turn: Turn | None = None
     turn_task: asyncio.Task[Any] | None = None
+    # A compaction is running outside a turn (manual compaction of an idle session).
+    compacting: bool = False
     # Tools the person allowed "always" for this session.
     allowed_always: set[str] = field(default_factory=set)
     # Tokens per estimated token, from the provider's last usage report.

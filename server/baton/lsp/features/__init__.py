@@ -13,9 +13,9 @@ if TYPE_CHECKING:
 
 
 def register_all(server: BatonServer) -> None:
-    from baton.lsp.features import auth, sessions
+    from baton.lsp.features import auth, compaction, sessions
 
-    for module in (sessions, auth):
+    for module in (sessions, compaction, auth):
         module.register(server)
     _register_unavailable(server)
 

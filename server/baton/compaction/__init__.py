@@ -1,0 +1,1 @@
+"""Compaction: triggers, pruning, the deterministic ledger, summaries, and the engine."""

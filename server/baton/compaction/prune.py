@@ -1,0 +1,74 @@
+"""Pruning: the cheapest phase. Old tool outputs leave the model's view as one-line notes.
+
+Nothing is deleted: the store keeps every output; only the view changes.
+Measured on exact-answer probes, masking old outputs kept far more than
+summarising (DESIGN.md), so it always runs first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from baton.session.model import StoredMessage
+from baton.tokens import estimate
+
+# Outputs smaller than this are not worth a note.
+MIN_MASKED_TOKENS = 50
+
+
+def mask_note(name: str, args: dict[str, object], output: str) -> str:
+    detail = json.dumps(args, ensure_ascii=False)
+    if len(detail) > 160:
+        detail = detail[:157] + "…"
+    return (
+        f"[output pruned by compaction: {name} {detail} returned {len(output):,} characters;"
+        " run the tool again if you need it]"
+    )
+
+
+def plan_masks(
+    messages: Sequence[StoredMessage],
+    already: dict[str, str],
+    *,
+    protect_tokens: int,
+    needed_tokens: int | None = None,
+    exempt: frozenset[str] = frozenset(),
+) -> tuple[dict[str, str], int]:
+    """Choose tool outputs to mask, oldest first, outside the newest `protect_tokens`.
+
+    Returns (the new masks, the tokens they save). With `needed_tokens`, stops
+    once that much is saved: remove the least first.
+    """
+    outputs: list[tuple[str, str, dict[str, object], str]] = []
+    for message in messages:
+        for part in message.tool_calls():
+            call_id = part.data["toolCallId"]
+            result = message.results.get(call_id)
+            if result is None or call_id in already or call_id in exempt:
+                continue
+            outputs.append((call_id, part.data["name"], part.data.get("input") or {}, result.output))
+
+    protected = 0
+    cutoff = len(outputs)
+    for index in range(len(outputs) - 1, -1, -1):
+        size = estimate(outputs[index][3])
+        if protected + size > protect_tokens:
+            cutoff = index + 1
+            break
+        protected += size
+    else:
+        cutoff = 0
+
+    masks: dict[str, str] = {}
+    saved = 0
+    for call_id, name, args, output in outputs[:cutoff]:
+        size = estimate(output)
+        if size < MIN_MASKED_TOKENS:
+            continue
+        note = mask_note(name, args, output)
+        masks[call_id] = note
+        saved += size - estimate(note)
+        if needed_tokens is not None and saved >= needed_tokens:
+            break
+    return masks, saved

@@ -1,0 +1,136 @@
+"""When compaction runs: manual requests, the automatic trigger, overflow recovery.
+
+It is the agent loop's `TurnHooks`: before each step it runs compactions the
+person asked for during the turn, then checks the counted context against the
+threshold; when the provider rejects a request for size it compacts and lets
+the loop retry the step once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from baton import protocol as p
+from baton.compaction.engine import CompactionEngine, CompactRequest
+from baton.context import BuiltContext
+from baton.errors import CompactionError, ProviderError, SessionBusy
+from baton.providers.base import OpaqueItem, Provider
+from baton.session.model import StoredMessage
+from baton.session.state import SessionState
+from baton.tokens import MAX_CALIBRATION
+
+if TYPE_CHECKING:
+    from baton.session.service import SessionService
+    from baton.session.turn import Turn
+
+log = logging.getLogger(__name__)
+
+PENDING = "pending_compactions"
+
+
+class CompactionService:
+    def __init__(self, sessions: SessionService, engine: CompactionEngine) -> None:
+        self.sessions = sessions
+        self.engine = engine
+        sessions.turn_hooks = self
+        sessions.after_turn.append(self._after_turn)
+
+    # ------------------------------------------------------------------ requests
+
+    async def compact(
+        self,
+        session_id: str,
+        *,
+        instructions: str | None = None,
+        strategy: p.StrategySetting | None = None,
+    ) -> p.CompactionRecord:
+        state = self.sessions.state(session_id)
+        request = CompactRequest("manual", instructions=instructions, strategy=strategy)
+        if state.busy:
+            # During a turn it runs at the next step boundary (or when the turn ends).
+            future: asyncio.Future[p.CompactionRecord] = asyncio.get_running_loop().create_future()
+            state.extras.setdefault(PENDING, []).append((request, future))
+            return await future
+        if state.compacting:
+            raise SessionBusy(state.id)
+        state.compacting = True
+        try:
+            return await self.engine.compact(state, request)
+        finally:
+            state.compacting = False
+
+    def compactions(self, session_id: str) -> p.CompactionsResult:
+        return p.CompactionsResult(compactions=self.engine.records(session_id))
+
+    def uncompact(self, session_id: str, compaction_id: str) -> p.CompactionRecord:
+        return self.engine.uncompact(self.sessions.state(session_id), compaction_id)
+
+    async def _run_pending(self, state: SessionState) -> None:
+        pending = state.extras.pop(PENDING, [])
+        for request, future in pending:
+            if future.done():
+                continue
+            try:
+                future.set_result(await self.engine.compact(state, request))
+            except Exception as exc:
+                future.set_exception(exc)
+
+    def _after_turn(self, state: SessionState) -> None:
+        if not state.extras.get(PENDING):
+            return
+
+        async def run() -> None:
+            state.compacting = True
+            try:
+                await self._run_pending(state)
+            finally:
+                state.compacting = False
+
+        asyncio.get_running_loop().create_task(run())
+
+    # ------------------------------------------------------------------ TurnHooks
+
+    async def before_step(self, turn: Turn) -> None:
+        await self._run_pending(turn.state)
+
+    async def check(self, turn: Turn, built: BuiltContext, provider: Provider) -> BuiltContext:
+        settings = self.sessions.settings()
+        if not settings.compaction.auto or built.tokens < built.threshold_tokens:
+            return built
+        await self.engine.compact(
+            turn.state, CompactRequest("auto", interrupted=turn.steps > 0)
+        )
+        rebuilt = self.sessions.build_context(turn.state, settings, provider.identity)
+        if rebuilt.tokens >= rebuilt.threshold_tokens:
+            # The engine escalates until the view fits or fails; this is the loop guard.
+            raise CompactionError(
+                f"after compaction the context is still {rebuilt.tokens} tokens, over the "
+                f"threshold of {rebuilt.threshold_tokens}; stopping instead of compacting again"
+            )
+        return rebuilt
+
+    async def recover_overflow(self, turn: Turn, error: ProviderError) -> bool:
+        log.info("provider rejected the request for size in %s; compacting", turn.state.id)
+        state = turn.state
+        settings = self.sessions.settings()
+        identity = self.sessions.identity_for(state, settings)
+        built = self.sessions.build_context(state, settings, identity)
+        if built.estimated_tokens:
+            # The provider counted more than we estimated: trust it from now on.
+            state.calibration = min(
+                MAX_CALIBRATION,
+                max(state.calibration, built.usable_window / built.estimated_tokens),
+            )
+        await self.engine.compact(
+            turn.state, CompactRequest("overflow", interrupted=turn.steps > 0)
+        )
+        return True
+
+    def on_server_compaction(
+        self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider
+    ) -> None:
+        handler = getattr(self.engine, "on_server_compaction", None)
+        if handler is not None:
+            handler(turn, message, item, provider)
