@@ -42,7 +42,7 @@ if [ ! -f "$CS_DIR/.complete" ]; then
     echo '{"name":"baton-code-server-cache","private":true}' > package.json
     npm_config_dangerously_allow_all_scripts=true \
       npm install --no-audit --no-fund "code-server@$CODE_SERVER_VERSION" >&2
-    test -d node_modules/code-server/lib/vscode/node_modules/node-pty/build/Release
+    node_modules/.bin/code-server --version >&2
   )
   touch "$CS_DIR/.complete"
 fi

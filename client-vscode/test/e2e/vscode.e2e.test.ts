@@ -1,0 +1,111 @@
+// Real VS Code (code-server) with the packaged .vsix and the real Python
+// server behind it (provisioned by the extension from the wheels inside the
+// .vsix), against the scripted fake LLM: run Baton commands from the palette,
+// work in the sidebar, open the plan panel, approve, and see the mode change.
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { Browser, Frame, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser, SCREENSHOTS } from "../webview/harness";
+import {
+  basePython,
+  printDiagnostics,
+  CLIENT_ROOT,
+  killGroup,
+  REPO_ROOT,
+  runCommand,
+  startCodeServer,
+  startFakeLlm,
+  webviewFrame,
+  type CodeServer,
+  type FakeLlm,
+} from "./codeServer";
+
+const skip = process.env.BATON_SKIP_VSCODE_E2E === "1";
+const VSIX = path.join(CLIENT_ROOT, "dist", "baton.vsix");
+
+describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
+  let llm: FakeLlm | undefined;
+  let server: CodeServer | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  let sidebar: Frame;
+
+  beforeAll(async () => {
+    if (!existsSync(VSIX)) throw new Error(`${VSIX} is missing: run \`npm run package\` first`);
+    const venv = path.join(REPO_ROOT, ".venv", "bin", "python");
+    llm = await startFakeLlm(existsSync(venv) ? venv : "python3");
+    server = await startCodeServer({
+      vsix: VSIX,
+      env: llm.env,
+      settings: { "baton.pythonPath": basePython() },
+    });
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(server.url);
+    await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+    await page.locator(".explorer-folders-view, .part.sidebar").first().waitFor({ timeout: 60_000 });
+  }, 180_000);
+
+  let failed = false;
+  afterEach((context) => {
+    if (context.task.result?.state === "fail") failed = true;
+  });
+
+  afterAll(async () => {
+    if (failed) await printDiagnostics(server, sidebar);
+    if (page && process.env.BATON_E2E_SCREENSHOT !== "0") {
+      await mkdir(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: path.join(SCREENSHOTS, "vscode.png") }).catch(() => undefined);
+    }
+    await browser?.close();
+    killGroup(server?.process);
+    if (llm) {
+      llm.process.stdin?.end();
+      killGroup(llm.process);
+    }
+  });
+
+  it("New Session starts the server (installing it from the .vsix) and shows the session in the sidebar", async () => {
+    await runCommand(page, "Baton: New Session");
+    sidebar = await webviewFrame(page, "#app", 120_000);
+    await sidebar.waitForSelector('#app[data-server="running"]', { timeout: 180_000 });
+    await sidebar.waitForFunction(() => (document.getElementById("app")?.dataset.sessionId ?? "") !== "", undefined, {
+      timeout: 60_000,
+    });
+    expect(await sidebar.locator("#app").getAttribute("data-mode")).toBe("build");
+  }, 240_000);
+
+  it("a prompt streams the model's answer into the sidebar", async () => {
+    await sidebar.locator("#prompt").click();
+    await page.keyboard.type("Say hello");
+    await sidebar.locator("#send").click();
+    await sidebar.locator("[data-kind=assistant]", { hasText: "Hello from the fake model." }).waitFor({ timeout: 60_000 });
+    await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
+  }, 90_000);
+
+  it("Baton: Compact Session from the palette compacts and the sidebar shows the result", async () => {
+    await runCommand(page, "Baton: Compact Session");
+    const marker = sidebar.locator(".marker.compaction");
+    await marker.first().waitFor({ timeout: 90_000 });
+    expect(await marker.first().innerText()).toMatch(/Compacted \(manual · (native|server)\): [\d,]+ → [\d,]+ tokens/);
+  }, 120_000);
+
+  it("Toggle Plan Mode, a plan from the agent, Approve in the plan panel: the mode changes to build", async () => {
+    await runCommand(page, "Baton: Toggle Plan Mode");
+    await sidebar.waitForSelector('#app[data-mode="plan"]', { timeout: 30_000 });
+
+    await sidebar.locator("#prompt").click();
+    await page.keyboard.type("PLEASE PLAN a greeting");
+    await sidebar.locator("#send").click();
+
+    const plan = await webviewFrame(page, "#plan-app", 90_000);
+    await plan.waitForSelector('#plan-app[data-status="awaiting_approval"]', { timeout: 60_000 });
+    expect(await plan.locator("#plan-content h1").innerText()).toBe("Plan: greet the world");
+    await plan.locator("#approve").click();
+
+    await sidebar.waitForSelector('#app[data-mode="build"]', { timeout: 60_000 });
+    await plan.waitForSelector('#plan-app[data-status="approved"], #plan-app[data-status="done"]', { timeout: 60_000 });
+  }, 180_000);
+});
