@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -87,7 +88,22 @@ class BatonClient:
         self.notifications: list[tuple[str, dict[str, Any]]] = []
         self.permission_requests: list[dict[str, Any]] = []
         self.permission_policy: PermissionPolicy = reject
+        self.dead = False
         self._waiters: list[tuple[Callable[[str, dict[str, Any]], bool], asyncio.Future[Any]]] = []
+
+    # ---------------------------------------------------------------- process
+
+    @property
+    def pid(self) -> int:
+        return self.lsp._server.pid  # type: ignore[union-attr]
+
+    def kill(self) -> None:
+        """SIGKILL the server; requests in flight fail at once."""
+        os.kill(self.pid, signal.SIGKILL)
+        self.dead = True
+        for future in list(self.lsp.protocol._request_futures.values()):
+            if not future.done():
+                future.set_exception(ConnectionError("server killed"))
 
     # ---------------------------------------------------------------- requests
 
@@ -235,6 +251,12 @@ async def start_client(
 
 
 async def stop_client(baton: BatonClient) -> None:
+    if baton.dead:
+        try:
+            await asyncio.wait_for(baton.lsp.stop(), 5)
+        except Exception:
+            pass
+        return
     try:
         await asyncio.wait_for(baton.lsp.shutdown_session(), 10)
     except Exception:
