@@ -11,11 +11,13 @@ from baton.auth import Credentials
 from baton.compaction.engine import CompactionEngine
 from baton.compaction.service import CompactionService
 from baton.config import ConfigLoader
+from baton.plan.service import PlanService
 from baton.providers.factory import ProviderRegistry
 from baton.session.events import ClientChannel
 from baton.session.service import SessionService
 from baton.store.compactions import CompactionStore
 from baton.store.db import Database, open_workspace_db
+from baton.tools.plan import plan_tools
 from baton.tools.registry import default_registry
 
 log = logging.getLogger(__name__)
@@ -29,6 +31,7 @@ class App:
     db: Database
     sessions: SessionService
     compaction: CompactionService
+    plans: PlanService | None = None
 
     def config_problems(self) -> list[str]:
         return [str(problem) for problem in self.config.load()[1]]
@@ -49,10 +52,16 @@ def build_app(
     credentials = Credentials(environ)
     db = open_workspace_db(workspace)
     tools = default_registry()
+    for tool in plan_tools():
+        tools.register(tool)
+    plans = PlanService(workspace, db, config, channel)
     sessions = SessionService(
-        workspace, db, config, credentials, channel, ProviderRegistry(), tools
+        workspace, db, config, credentials, channel, ProviderRegistry(), tools, plans=plans
     )
+    plans.attach(sessions)
+    sessions.tool_context_extras["plan"] = plans
     engine = CompactionEngine(sessions, CompactionStore(db, sessions.store))
+    engine.plan_state = plans.ledger_state
     compaction = CompactionService(sessions, engine)
     log.info("baton ready for workspace %s (store %s)", workspace, db.path)
-    return App(workspace, config, credentials, db, sessions, compaction)
+    return App(workspace, config, credentials, db, sessions, compaction, plans)

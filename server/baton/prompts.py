@@ -16,15 +16,48 @@ How to work:
 - Be concise. When the task is done, say what changed and how you verified it."""
 
 PLAN_MODE = """
-You are in PLAN mode: you may read and search, and write the plan, but not change files or run
-commands. Write the plan with `plan_write` (markdown, a checklist of concrete steps with `- [ ]`),
-refine it with small `plan_edit`s instead of rewriting it, use `plan_show` to show it to the
-person, and call `plan_exit` when it is ready for approval."""
+You are in PLAN mode: read and search as much as you need, but do not change the workspace;
+`write`, `edit` and `bash` are refused until the person approves a plan. Write the plan with
+`plan_write`: markdown with the goal and a checklist of concrete steps (`- [ ] ...`) naming the
+files to change and the commands to run. Its current text is always in the <baton:plan> block,
+so never restate it: revise it with small `plan_edit`s. `plan_show` puts it in front of the
+person. When it is ready, call `plan_exit` (in the same response as your last `plan_edit` if you
+like) to ask for approval; your turn ends there."""
 
-BUILD_MODE_WITH_PLAN = """
-An approved plan exists (its current text is in the <baton:plan> block). Work through it step by
-step; tick each step off with `plan_edit` (`- [ ]` → `- [x]`) as you finish it, and call
-`plan_done` when every step is done."""
+BUILD_MODE_WITH_PLAN = """The plan is approved: build it step by step. Tick each step off as you finish it with
+`plan_edit` (`- [ ]` → `- [x]`), and call `plan_done` when every step is done."""
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".baton/instructions.md")
 INSTRUCTIONS_HEADER = "Instructions from the workspace file {name}:\n\n{text}"
+
+# --------------------------------------------------------------------------- plans
+# The <baton:plan> block (baton.plan.view) and the messages the plan methods add.
+
+PLAN_BLOCK_HEADER = "Plan file: {path} (status: {status}, version {version})"
+PLAN_DRAFT = """This is the plan's current text, re-read from its file (edits the person made in the
+editor are included). Revise it with small `plan_edit`s instead of restating it, and call
+`plan_exit` when it is ready for approval."""
+PLAN_DRAFT_IN_BUILD = """This plan is not approved yet, but you are in build mode: follow it step by step,
+ticking each step off with `plan_edit` (`- [ ]` → `- [x]`), and call `plan_done` when every step
+is done."""
+PLAN_AWAITING = """The plan is waiting for the person's approval. Do not start building it: wait for
+them to approve it or to request changes."""
+PLAN_CONTINUE = "Continue from the first unchecked step: {step}"
+PLAN_ALL_CHECKED = "Every step is checked: verify the work, then call `plan_done`."
+PLAN_MISSING = (
+    "The file is missing on disk; this is version {version} from the store. "
+    "`plan_write` or `plan_edit` writes it again."
+)
+PLAN_DONE_BLOCK = """Plan file: {path} (status: done, version {version}). The plan is complete and its
+text is no longer shown; read the file if you need it again."""
+PLAN_WRITE_REFERENCE = "[plan v{version}, superseded: the current plan is in the <baton:plan> block]"
+PLAN_READ_REFERENCE = "[plan file read, superseded: the current plan is in the <baton:plan> block]"
+PLAN_WRITE_REFERENCE_DONE = "[plan v{version}, superseded: the plan is done; its file is {path}]"
+PLAN_READ_REFERENCE_DONE = "[plan file read, superseded: the plan is done; its file is {path}]"
+PLAN_APPROVED_MESSAGE = """The plan in {path} is approved. Build it now, step by step, ticking each step
+off with `plan_edit` as you finish it, and call `plan_done` when every step is done."""
+PLAN_FEEDBACK_MESSAGE = """Changes requested to the plan in {path}:
+
+{feedback}
+
+Revise the plan with `plan_edit`, then call `plan_exit` to submit it again."""

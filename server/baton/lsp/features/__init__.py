@@ -13,9 +13,9 @@ if TYPE_CHECKING:
 
 
 def register_all(server: BatonServer) -> None:
-    from baton.lsp.features import auth, compaction, sessions
+    from baton.lsp.features import auth, compaction, plans, sessions
 
-    for module in (sessions, compaction, auth):
+    for module in (sessions, compaction, plans, auth):
         module.register(server)
     _register_unavailable(server)
 

@@ -1,0 +1,46 @@
+"""baton/plan/*: read, edit, approve, request changes, and the version history."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from baton import protocol as p
+from baton.app import App
+from baton.lsp.server import method
+from baton.plan.service import PlanService
+
+if TYPE_CHECKING:
+    from baton.lsp.server import BatonServer
+
+
+def _plans(app: App) -> PlanService:
+    plans = app.plans
+    if plans is None:
+        raise RuntimeError("plans are not set up in this server")
+    return plans
+
+
+def register(server: BatonServer) -> None:
+    @method(server, "baton/plan/get")
+    def get(app: App, params: p.SessionRef) -> p.PlanInfo | None:
+        return _plans(app).get(params.session_id)
+
+    @method(server, "baton/plan/update")
+    def update(app: App, params: p.PlanUpdateParams) -> p.PlanUpdateResult:
+        return _plans(app).update(params)
+
+    @method(server, "baton/plan/approve")
+    def approve(app: App, params: p.PlanApproveParams) -> p.PlanApproveResult:
+        return _plans(app).approve(params)
+
+    @method(server, "baton/plan/requestChanges")
+    def request_changes(app: App, params: p.PlanRequestChangesParams) -> p.PlanStatusResult:
+        return _plans(app).request_changes(params)
+
+    @method(server, "baton/plan/history")
+    def history(app: App, params: p.SessionRef) -> p.PlanHistoryResult:
+        return _plans(app).history(params.session_id)
+
+    @method(server, "baton/plan/getVersion")
+    def get_version(app: App, params: p.PlanGetVersionParams) -> p.PlanVersionContent:
+        return _plans(app).get_version(params)

@@ -1,0 +1,366 @@
+"""PlanService: the operations behind the plan tools and the `baton/plan/*` methods.
+
+It keeps the file, the store and the client in step: every operation first
+picks up edits made on disk (recorded as `user` versions), every write and
+status change is announced with `baton/plan/didChange`, and approval and
+change requests reach the agent as user messages that start a turn. It is
+also the context builder's `PlanSource`, so the plan block is rebuilt from the
+file for every request, after a compaction or a reload as much as mid-turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from baton import prompts
+from baton import protocol as p
+from baton.config import ConfigLoader
+from baton.errors import (
+    BatonError,
+    InvalidParams,
+    NoPlan,
+    NotFound,
+    PlanChanged,
+    PlanStateError,
+    SessionBusy,
+)
+from baton.plan.store import PlanRow, PlanStore, PlanVersionRow, sha256
+from baton.plan.view import PlanSnapshot, block_text, superseded_calls
+from baton.session.events import ClientChannel
+from baton.session.state import SessionState
+from baton.store.db import Database
+
+if TYPE_CHECKING:
+    from baton.session.service import SessionService
+
+log = logging.getLogger(__name__)
+
+# Statuses from which the person may approve a plan or ask for changes.
+REVIEWABLE: tuple[p.PlanStatus, ...] = ("draft", "awaiting_approval")
+
+
+class PlanRef(NamedTuple):
+    """Where a session's plan is and how far it got (for the compaction ledger)."""
+
+    path: str
+    status: p.PlanStatus
+    version: int
+
+
+class PlanService:
+    def __init__(
+        self, workspace: Path, db: Database, config: ConfigLoader, channel: ClientChannel
+    ) -> None:
+        self.workspace = workspace.resolve()
+        self.store = PlanStore(self.workspace, db)
+        self.config = config
+        self.channel = channel
+        self._sessions: SessionService | None = None
+
+    def attach(self, sessions: SessionService) -> None:
+        """Give the service the sessions it needs (titles, modes, turns); set once at start-up."""
+        self._sessions = sessions
+
+    @property
+    def sessions(self) -> SessionService:
+        if self._sessions is None:
+            raise RuntimeError("PlanService used before attach()")
+        return self._sessions
+
+    # ------------------------------------------------------------------ disk and client
+
+    def sync(self, session_id: str) -> PlanVersionRow | None:
+        """Record an edit made to the file on disk as a `user` version, and announce it."""
+        version = self.store.sync(session_id)
+        if version is not None:
+            plan = self.store.get(session_id)
+            assert plan is not None
+            self._did_change(plan, version.version, "user")
+        return version
+
+    def _did_change(self, plan: PlanRow, version: int, author: p.Author) -> None:
+        self.channel.notify(
+            "baton/plan/didChange",
+            p.PlanDidChangeNotification(
+                session_id=plan.session_id,
+                path=plan.path,
+                version=version,
+                status=plan.status,
+                author=author,
+            ),
+        )
+
+    def _show(self, plan: PlanRow, version: int) -> None:
+        self.channel.notify(
+            "baton/plan/show",
+            p.PlanShowNotification(session_id=plan.session_id, path=plan.path, version=version),
+        )
+
+    def _current(self, session_id: str) -> tuple[PlanRow, PlanVersionRow]:
+        """The plan and its latest version after picking up disk edits; NoPlan without one."""
+        self.sync(session_id)
+        plan = self.store.get(session_id)
+        latest = self.store.latest(session_id)
+        if plan is None or latest is None:
+            raise NoPlan(
+                f"session {session_id} has no plan yet; the agent creates it with plan_write"
+            )
+        return plan, latest
+
+    # ------------------------------------------------------------------ agent (tools)
+
+    def write(
+        self, session_id: str, content: str, tool_call_id: str | None = None
+    ) -> tuple[PlanRow, PlanVersionRow]:
+        """Create the plan or replace its text (`plan_write`)."""
+        if not content.strip():
+            raise InvalidParams("content is empty; write the plan as markdown")
+        content = content if content.endswith("\n") else content + "\n"
+        self.sync(session_id)
+        if self.store.get(session_id) is None:
+            plan, version = self.store.create(
+                session_id,
+                plans_dir=self.config.settings().plans.dir,
+                hint=self._name_hint(session_id),
+                content=content,
+                author="agent",
+                tool_call_id=tool_call_id,
+            )
+            self._did_change(plan, version.version, "agent")
+            return plan, version
+        plan, latest = self._current(session_id)
+        # A new text is a new draft, except while an approved plan is being built.
+        status: p.PlanStatus = "approved" if plan.status == "approved" else "draft"
+        return self._agent_version(plan, latest, content, status, tool_call_id)
+
+    def edit(
+        self, session_id: str, old: str, new: str, tool_call_id: str | None = None
+    ) -> tuple[PlanRow, PlanVersionRow]:
+        """Replace exactly one occurrence of `old` in the current text (`plan_edit`)."""
+        plan, latest = self._current(session_id)
+        if not old:
+            raise InvalidParams("old_string is empty; copy the exact text to replace from the plan")
+        if old == new:
+            raise InvalidParams("old_string and new_string are the same; nothing would change")
+        count = latest.content.count(old)
+        if count == 0:
+            raise InvalidParams(
+                f"old_string was not found in the plan (v{latest.version}); copy it exactly, "
+                "whitespace included, from the current text in the <baton:plan> block"
+            )
+        if count > 1:
+            raise InvalidParams(
+                f"old_string occurs {count} times in the plan; include more of the "
+                "surrounding text so that it matches exactly once"
+            )
+        content = latest.content.replace(old, new, 1)
+        status: p.PlanStatus = "draft" if plan.status == "awaiting_approval" else plan.status
+        return self._agent_version(plan, latest, content, status, tool_call_id)
+
+    def _agent_version(
+        self,
+        plan: PlanRow,
+        latest: PlanVersionRow,
+        content: str,
+        status: p.PlanStatus,
+        tool_call_id: str | None,
+    ) -> tuple[PlanRow, PlanVersionRow]:
+        if sha256(content) == latest.sha256 and status == plan.status:
+            return plan, latest
+        plan, version = self.store.write(
+            plan.session_id, content, author="agent", tool_call_id=tool_call_id, status=status
+        )
+        self._did_change(plan, version.version, "agent")
+        return plan, version
+
+    def show(self, session_id: str) -> tuple[PlanRow, int]:
+        """Ask the client to show the plan (`plan_show`); nothing enters the model's context."""
+        plan, latest = self._current(session_id)
+        self._show(plan, latest.version)
+        return plan, latest.version
+
+    def submit(self, session_id: str) -> tuple[PlanRow, int]:
+        """Submit the plan for approval (`plan_exit`): announce it and ask the client to show it."""
+        plan, latest = self._current(session_id)
+        if plan.status not in REVIEWABLE:
+            raise PlanStateError(
+                f"the plan is already {plan.status}; plan_exit submits a draft for approval"
+            )
+        plan = self.store.set_status(session_id, "awaiting_approval")
+        self._did_change(plan, latest.version, "agent")
+        self._show(plan, latest.version)
+        return plan, latest.version
+
+    def finish(self, session_id: str) -> tuple[PlanRow, int]:
+        """Mark the plan done (`plan_done`); from then on the model sees only its path."""
+        plan, latest = self._current(session_id)
+        if plan.status != "done":
+            plan = self.store.set_status(session_id, "done")
+            self._did_change(plan, latest.version, "agent")
+        return plan, latest.version
+
+    def _name_hint(self, session_id: str) -> str:
+        """The session's title, or its first request when it has no title of its own."""
+        from baton.session.service import DEFAULT_TITLE
+
+        state = self.sessions.state(session_id)
+        if state.row.title and state.row.title != DEFAULT_TITLE:
+            return state.row.title
+        for message in state.messages:
+            if message.role == "user" and message.kind == "prompt" and message.text().strip():
+                return message.text()
+        return "plan"
+
+    # ------------------------------------------------------------------ client (RPC)
+
+    def get(self, session_id: str) -> p.PlanInfo | None:
+        self.sessions.state(session_id)
+        if self.store.get(session_id) is None:
+            return None
+        plan, latest = self._current(session_id)
+        return p.PlanInfo(
+            path=plan.path, status=plan.status, version=latest.version, content=latest.content
+        )
+
+    def update(self, params: p.PlanUpdateParams) -> p.PlanUpdateResult:
+        """The person's edit from the client: checked against `baseVersion`, a `user` version."""
+        sid = params.session_id
+        self.sessions.state(sid)
+        self.sync(sid)
+        if self.store.get(sid) is None:
+            if params.base_version != 0:
+                raise NoPlan(f"session {sid} has no plan; send baseVersion 0 to create one")
+            plan, version = self.store.create(
+                sid,
+                plans_dir=self.config.settings().plans.dir,
+                hint=self._name_hint(sid),
+                content=params.content,
+                author="user",
+            )
+            self._did_change(plan, version.version, "user")
+            return p.PlanUpdateResult(version=version.version)
+        plan, latest = self._current(sid)
+        if params.base_version != latest.version:
+            raise PlanChanged(latest.version, params.base_version)
+        if sha256(params.content) == latest.sha256:
+            return p.PlanUpdateResult(version=latest.version)
+        plan, version = self.store.write(sid, params.content, author="user")
+        self._did_change(plan, version.version, "user")
+        return p.PlanUpdateResult(version=version.version)
+
+    def approve(self, params: p.PlanApproveParams) -> p.PlanApproveResult:
+        """Approve, switch to build mode and, with `start`, begin building (returns at once)."""
+        state = self.sessions.state(params.session_id)
+        if params.start:
+            _ensure_idle(state)
+        plan, latest = self._current(state.id)
+        if plan.status not in REVIEWABLE:
+            raise PlanStateError(
+                f"the plan is {plan.status}; only a draft or a plan awaiting approval "
+                "can be approved"
+            )
+        plan = self.store.set_status(state.id, "approved")
+        self._did_change(plan, latest.version, "user")
+        self.sessions.change_mode(state, "build")
+        if params.start:
+            self.sessions.start_turn(
+                state, prompts.PLAN_APPROVED_MESSAGE.format(path=plan.path), "approval"
+            )
+        return p.PlanApproveResult(status=plan.status, mode="build")
+
+    def request_changes(self, params: p.PlanRequestChangesParams) -> p.PlanStatusResult:
+        """Send the person's feedback to the agent and start its turn; the plan is a draft again."""
+        state = self.sessions.state(params.session_id)
+        _ensure_idle(state)
+        plan, latest = self._current(state.id)
+        if plan.status not in REVIEWABLE:
+            raise PlanStateError(
+                f"the plan is {plan.status}; changes can be requested only for a draft or a "
+                "plan awaiting approval (send a prompt instead)"
+            )
+        if plan.status != "draft":
+            plan = self.store.set_status(state.id, "draft")
+            self._did_change(plan, latest.version, "user")
+        text = prompts.PLAN_FEEDBACK_MESSAGE.format(
+            path=plan.path, feedback=params.feedback.strip()
+        )
+        self.sessions.start_turn(state, text, "feedback")
+        return p.PlanStatusResult(status=plan.status)
+
+    def history(self, session_id: str) -> p.PlanHistoryResult:
+        self.sessions.state(session_id)
+        self.sync(session_id)
+        return p.PlanHistoryResult(versions=[v.to_wire() for v in self.store.versions(session_id)])
+
+    def get_version(self, params: p.PlanGetVersionParams) -> p.PlanVersionContent:
+        self.sessions.state(params.session_id)
+        if self.store.get(params.session_id) is None:
+            raise NoPlan(f"session {params.session_id} has no plan")
+        row = self.store.version(params.session_id, params.version)
+        if row is None:
+            raise NotFound(f"plan version {params.version} does not exist")
+        return p.PlanVersionContent(
+            version=row.version,
+            content=row.content,
+            author=row.author,
+            created_at=row.created_at,
+            sha256=row.sha256,
+        )
+
+    # ------------------------------------------------------------------ PlanSource
+
+    def snapshot(self, session_id: str) -> PlanSnapshot | None:
+        """The plan as the model should see it now, re-read from disk; None without a plan."""
+        plan = self.store.get(session_id)
+        if plan is None:
+            return None
+        missing = False
+        try:
+            self.sync(session_id)
+            missing = self.store.read_content(plan) is None
+        except BatonError as exc:
+            # The model still gets the last version; the person sees the problem in the log.
+            log.warning("plan file of session %s unreadable: %s", session_id, exc.message)
+            missing = True
+        plan = self.store.get(session_id) or plan
+        latest = self.store.latest(session_id)
+        if latest is None:
+            return None
+        return PlanSnapshot(plan.path, plan.status, latest.version, latest.content, missing)
+
+    def block(self, state: SessionState) -> str | None:
+        snapshot = self.snapshot(state.id)
+        return block_text(snapshot, state.row.mode) if snapshot is not None else None
+
+    def superseded(self, state: SessionState) -> dict[str, str]:
+        plan = self.store.get(state.id)
+        latest = self.store.latest(state.id)
+        if plan is None or latest is None:
+            return {}
+        snapshot = PlanSnapshot(plan.path, plan.status, latest.version, "")
+        return superseded_calls(
+            state.messages,
+            workspace=self.workspace,
+            plan=snapshot,
+            written_by=self.store.written_by(state.id),
+        )
+
+    def current(self, session_id: str) -> PlanRef | None:
+        """(path, status, version) of the session's plan, for the compaction ledger."""
+        snapshot = self.snapshot(session_id)
+        if snapshot is None:
+            return None
+        return PlanRef(snapshot.path, snapshot.status, snapshot.version)
+
+    def ledger_state(self, state: SessionState) -> p.PlanState | None:
+        """The plan line of the compaction ledger (the engine's `plan_state` seam)."""
+        ref = self.current(state.id)
+        return p.PlanState(path=ref.path, status=ref.status, version=ref.version) if ref else None
+
+
+def _ensure_idle(state: SessionState) -> None:
+    """Refuse before changing anything when a turn (or a compaction) is running."""
+    if state.busy or getattr(state, "compacting", False):
+        raise SessionBusy(state.id)

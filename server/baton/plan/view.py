@@ -1,0 +1,121 @@
+"""What the model sees of a plan: one current copy in its block, references elsewhere.
+
+The block is built from the file's current content every time a request is
+built, so the person's edits in the editor count and a compaction (or a
+reload) never loses the plan: the context builder always puts the block in
+front of the retained messages. Every earlier place that carried plan text (a
+`plan_write` call's content, a `read` of the plan file) is shown as a one-line
+reference instead, so the plan's text appears exactly once in any request.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from baton import prompts
+from baton import protocol as p
+from baton.session.model import StoredMessage
+
+# A markdown task-list item that is not ticked: "- [ ] step", "* [ ] step", "1. [ ] step".
+_UNCHECKED = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\[ \][ \t]+(.+?)[ \t]*$", re.MULTILINE)
+
+
+def first_unchecked(content: str) -> str | None:
+    """The text of the first unticked checklist step, or None when there is none."""
+    match = _UNCHECKED.search(content)
+    return match.group(1) if match else None
+
+
+@dataclass
+class PlanSnapshot:
+    """A plan as the view needs it: where it is, its status and version, its current text."""
+
+    path: str
+    status: p.PlanStatus
+    version: int
+    content: str
+    missing_on_disk: bool = False
+
+
+def block_text(plan: PlanSnapshot, mode: p.Mode) -> str:
+    """The `<baton:plan>` block's text: header, a direction fitting the status, the plan."""
+    if plan.status == "done":
+        return prompts.PLAN_DONE_BLOCK.format(path=plan.path, version=plan.version)
+    lines = [
+        prompts.PLAN_BLOCK_HEADER.format(path=plan.path, status=plan.status, version=plan.version)
+    ]
+    if plan.missing_on_disk:
+        lines.append(prompts.PLAN_MISSING.format(version=plan.version))
+    if plan.status == "awaiting_approval":
+        lines.append(prompts.PLAN_AWAITING)
+    elif plan.status == "draft" and mode == "plan":
+        lines.append(prompts.PLAN_DRAFT)
+    else:
+        # Approved, or a draft followed in build mode: say where to pick up, so that
+        # after a compaction or a reload the work goes on from the right step.
+        lines.append(
+            prompts.BUILD_MODE_WITH_PLAN
+            if plan.status == "approved"
+            else prompts.PLAN_DRAFT_IN_BUILD
+        )
+        step = first_unchecked(plan.content)
+        lines.append(prompts.PLAN_CONTINUE.format(step=step) if step else prompts.PLAN_ALL_CHECKED)
+    return "\n".join(lines) + "\n\n" + plan.content.strip("\n")
+
+
+def superseded_calls(
+    messages: list[StoredMessage],
+    *,
+    workspace: Path,
+    plan: PlanSnapshot,
+    written_by: dict[str, int],
+) -> dict[str, str]:
+    """Tool calls that carried plan text, mapped to the reference the model sees instead.
+
+    Successful `plan_write` calls (their `content`) and successful `read`s of the
+    plan file. Once the plan is done, reads made after the latest `plan_done`
+    are left as they are: the plan is no longer in the block, so such a read is
+    the model's only copy.
+    """
+    done = plan.status == "done"
+    plan_file = _normalise(workspace, plan.path)
+    calls = [
+        (part.data.get("name"), part.data["toolCallId"], part.data.get("input"), message)
+        for message in messages
+        for part in message.tool_calls()
+        if _succeeded(message, part.data["toolCallId"])
+    ]
+    done_at = -1
+    if done:
+        done_at = max((i for i, c in enumerate(calls) if c[0] == "plan_done"), default=-1)
+    out: dict[str, str] = {}
+    for index, (name, call_id, arguments, _) in enumerate(calls):
+        if name == "plan_write" and call_id in written_by:
+            template = prompts.PLAN_WRITE_REFERENCE_DONE if done else prompts.PLAN_WRITE_REFERENCE
+            out[call_id] = template.format(version=written_by[call_id], path=plan.path)
+        elif name == "read" and _reads(workspace, arguments, plan_file):
+            if not done:
+                out[call_id] = prompts.PLAN_READ_REFERENCE
+            elif index < done_at:
+                out[call_id] = prompts.PLAN_READ_REFERENCE_DONE.format(path=plan.path)
+    return out
+
+
+def _succeeded(message: StoredMessage, call_id: str) -> bool:
+    result = message.results.get(call_id)
+    return result is not None and result.status == "completed"
+
+
+def _normalise(workspace: Path, path: str) -> str:
+    joined = path if os.path.isabs(path) else os.path.join(workspace, path)
+    return os.path.realpath(joined)
+
+
+def _reads(workspace: Path, arguments: object, plan_file: str) -> bool:
+    if not isinstance(arguments, dict):
+        return False
+    path = arguments.get("path")
+    return isinstance(path, str) and bool(path) and _normalise(workspace, path) == plan_file

@@ -1,0 +1,155 @@
+"""The plan tools: the agent writes, edits, shows, submits and finishes its plan file.
+
+They work through the session's PlanService (`ctx.plan`), which keeps the file,
+its versions and the client in step. None of them returns the plan's text: the
+model always sees the current plan once, in the <baton:plan> block, so a tool
+output that repeated it would only spend context. Writing the plan file is not
+a change to the workspace that needs permission, so these tools run in plan
+mode too (`plan_exit` only there).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from pydantic import Field
+
+from baton.errors import BatonError
+from baton.tools.base import Tool, ToolContext, ToolFailure, ToolInput, ToolResult
+
+if TYPE_CHECKING:
+    from baton.plan.service import PlanService
+
+BOTH_MODES: tuple[str, ...] = ("build", "plan")
+
+
+class PlanWriteInput(ToolInput):
+    content: str = Field(
+        description="The whole plan as markdown: the goal, then a checklist of steps (`- [ ] ...`)."
+    )
+
+
+class PlanEditInput(ToolInput):
+    old_string: str = Field(
+        description="Exact text of the current plan to replace (must occur exactly once)."
+    )
+    new_string: str = Field(description="Text to put in its place.")
+
+
+class NoInput(ToolInput):
+    pass
+
+
+def _service(ctx: ToolContext) -> PlanService:
+    if ctx.plan is None:
+        raise ToolFailure("plans are not available in this session")
+    service: PlanService = ctx.plan
+    return service
+
+
+def _failure(exc: BatonError) -> ToolFailure:
+    return ToolFailure(exc.message)
+
+
+class PlanWriteTool:
+    name: ClassVar[str] = "plan_write"
+    description: ClassVar[str] = (
+        "Create the session's plan file, or replace its whole text. Use once to write the "
+        "plan; change it afterwards with plan_edit. The current plan is always shown to you "
+        "in the <baton:plan> block."
+    )
+    input_model: ClassVar[type[ToolInput]] = PlanWriteInput
+    read_only: ClassVar[bool] = False
+    modes: ClassVar[tuple[str, ...]] = BOTH_MODES
+
+    async def run(self, args: PlanWriteInput, ctx: ToolContext) -> ToolResult:
+        try:
+            plan, version = _service(ctx).write(ctx.session_id, args.content, ctx.tool_call_id)
+        except BatonError as exc:
+            raise _failure(exc) from None
+        return ToolResult(
+            output=f"Plan v{version.version} written to {plan.path} ({plan.status}); "
+            "change it with plan_edit."
+        )
+
+
+class PlanEditTool:
+    name: ClassVar[str] = "plan_edit"
+    description: ClassVar[str] = (
+        "Replace one exact occurrence of old_string in the plan with new_string: refine a "
+        "step, add one, or tick it off (`- [ ]` → `- [x]`). Prefer this to plan_write."
+    )
+    input_model: ClassVar[type[ToolInput]] = PlanEditInput
+    read_only: ClassVar[bool] = False
+    modes: ClassVar[tuple[str, ...]] = BOTH_MODES
+
+    async def run(self, args: PlanEditInput, ctx: ToolContext) -> ToolResult:
+        try:
+            plan, version = _service(ctx).edit(
+                ctx.session_id, args.old_string, args.new_string, ctx.tool_call_id
+            )
+        except BatonError as exc:
+            raise _failure(exc) from None
+        return ToolResult(output=f"Plan edited: now v{version.version} ({plan.status}).")
+
+
+class PlanShowTool:
+    name: ClassVar[str] = "plan_show"
+    description: ClassVar[str] = (
+        "Open the plan in the person's editor. Returns only an acknowledgement; the plan's "
+        "text is already in the <baton:plan> block."
+    )
+    input_model: ClassVar[type[ToolInput]] = NoInput
+    read_only: ClassVar[bool] = False
+    modes: ClassVar[tuple[str, ...]] = BOTH_MODES
+
+    async def run(self, args: NoInput, ctx: ToolContext) -> ToolResult:
+        try:
+            plan, version = _service(ctx).show(ctx.session_id)
+        except BatonError as exc:
+            raise _failure(exc) from None
+        return ToolResult(output=f"Showed plan v{version} ({plan.path}) to the person.")
+
+
+class PlanExitTool:
+    name: ClassVar[str] = "plan_exit"
+    description: ClassVar[str] = (
+        "Submit the plan for the person's approval. Your turn ends here; the person approves "
+        "it (you then build it) or requests changes."
+    )
+    input_model: ClassVar[type[ToolInput]] = NoInput
+    read_only: ClassVar[bool] = False
+    modes: ClassVar[tuple[str, ...]] = ("plan",)
+
+    async def run(self, args: NoInput, ctx: ToolContext) -> ToolResult:
+        try:
+            _, version = _service(ctx).submit(ctx.session_id)
+        except BatonError as exc:
+            raise _failure(exc) from None
+        return ToolResult(
+            output=f"Plan v{version} submitted for approval; waiting for the person.",
+            end_turn=True,
+        )
+
+
+class PlanDoneTool:
+    name: ClassVar[str] = "plan_done"
+    description: ClassVar[str] = (
+        "Mark the plan complete, once every step is done. Afterwards only the plan's path "
+        "and status are shown to you."
+    )
+    input_model: ClassVar[type[ToolInput]] = NoInput
+    read_only: ClassVar[bool] = False
+    modes: ClassVar[tuple[str, ...]] = BOTH_MODES
+
+    async def run(self, args: NoInput, ctx: ToolContext) -> ToolResult:
+        try:
+            plan, version = _service(ctx).finish(ctx.session_id)
+        except BatonError as exc:
+            raise _failure(exc) from None
+        return ToolResult(output=f"Plan v{version} ({plan.path}) marked done.")
+
+
+def plan_tools() -> list[Tool]:
+    """The five plan tools, in the order they are offered."""
+    return [PlanWriteTool(), PlanEditTool(), PlanShowTool(), PlanExitTool(), PlanDoneTool()]
