@@ -312,6 +312,16 @@ export interface PlanDidChangeNotification {
   author: "agent" | "user";
 }
 /**
+ * Extension (`baton/plan/getVersion`): one stored version, for history diffs.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "PlanGetVersionParams".
+ */
+export interface PlanGetVersionParams {
+  sessionId: string;
+  version: number;
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "PlanHistoryResult".
  */
@@ -377,6 +387,19 @@ export interface PlanUpdateParams {
  */
 export interface PlanUpdateResult {
   version: number;
+}
+/**
+ * A stored plan version with its text (content only, without the front matter).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "PlanVersionContent".
+ */
+export interface PlanVersionContent {
+  version: number;
+  content: string;
+  author: "agent" | "user";
+  createdAt: string;
+  sha256: string;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -569,6 +592,8 @@ export interface BatonRequests {
   "baton/plan/approve": { params: PlanApproveParams; result: PlanApproveResult };
   /** The current plan. */
   "baton/plan/get": { params: SessionRef; result: PlanInfo | null };
+  /** One plan version with its text. */
+  "baton/plan/getVersion": { params: PlanGetVersionParams; result: PlanVersionContent };
   /** List plan versions. */
   "baton/plan/history": { params: SessionRef; result: PlanHistoryResult };
   /** Send plan feedback. */

@@ -12,16 +12,11 @@ import type {
 export * from "./protocol.generated";
 
 /**
- * Methods the client relies on that the server does not export yet. Each one
- * drops out of this map by itself as soon as the server's schema has it.
+ * Methods the client relies on that the server's schema may not list yet.
+ * Each one drops out of this map by itself as soon as the schema has it.
  */
-export interface AssumedRequests {
-  /** Content of one plan version, for the diff between versions. */
-  "baton/plan/getVersion": {
-    params: { sessionId: string; version: number };
-    result: { version: number; content: string; author: "agent" | "user"; createdAt: string };
-  };
-}
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface AssumedRequests {}
 
 export type Requests = BatonRequests & Omit<AssumedRequests, keyof BatonRequests>;
 export type RequestMethod = keyof Requests;

@@ -1,8 +1,8 @@
 // The plan review panel, one per session: the plan rendered from markdown,
 // live-updated on baton/plan/didChange, opened on baton/plan/show and when the
 // agent leaves plan mode (status awaiting_approval). Approve, request changes,
-// version history with diffs, and the plan file in an editor, whose saved
-// edits go back to the server as user versions (baton/plan/update).
+// version history with diffs, and the plan file in an editor (the server
+// records saved edits as user versions when it next reads the plan).
 import path from "node:path";
 import * as vscode from "vscode";
 import type { BatonClient } from "../../client/batonClient";
@@ -23,7 +23,7 @@ interface KnownPlan {
 
 export class PlanPanels implements vscode.Disposable {
   private readonly panels = new Map<string, vscode.WebviewPanel>();
-  /** Plan file (absolute path) → the session and version last seen, for saves from the editor. */
+  /** Plan file (absolute path) → the session and content last seen, for saves from the editor. */
   private readonly files = new Map<string, KnownPlan>();
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -182,27 +182,22 @@ export class PlanPanels implements vscode.Disposable {
     });
   }
 
+  /**
+   * The server picks up edits to the plan file whenever it reads the plan
+   * (a `user` version); asking for the plan after a save records the edit now
+   * and refreshes the panel.
+   */
   private async onSaved(doc: vscode.TextDocument): Promise<void> {
     const known = this.files.get(path.normalize(doc.uri.fsPath));
-    if (!known) return;
-    const content = doc.getText();
-    if (content === known.content) return;
+    if (!known || doc.getText() === known.content) return;
     try {
-      const { version } = await this.client.request("baton/plan/update", {
-        sessionId: known.sessionId,
-        content,
-        baseVersion: known.version,
-      });
-      this.files.set(path.normalize(doc.uri.fsPath), { ...known, version, content });
       if (this.panels.has(known.sessionId)) await this.refresh(known.sessionId);
-    } catch (error) {
-      if (errorCode(error) === ErrorCodes.planChanged) {
-        void vscode.window.showWarningMessage(
-          "Baton: the agent changed the plan since you opened it; your save was not sent. Reopen the plan file and apply your edit again.",
-        );
-      } else {
-        void vscode.window.showErrorMessage(`Baton: could not save the plan: ${errorMessage(error)}`);
+      else {
+        const plan = await this.client.request("baton/plan/get", { sessionId: known.sessionId });
+        if (plan) this.remember(known.sessionId, plan);
       }
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Baton: could not record the plan edit: ${errorMessage(error)}`);
     }
   }
 
