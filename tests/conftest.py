@@ -46,9 +46,7 @@ StartBaton = Callable[..., Awaitable[BatonClient]]
 
 
 @pytest_asyncio.fixture
-async def start_baton(
-    llm: FakeLLM, workspace: Path, home: Path
-) -> AsyncIterator[StartBaton]:
+async def start_baton(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterator[StartBaton]:
     """Start (and later stop) real server processes; call again to restart on the same store."""
     clients: list[BatonClient] = []
 

@@ -9,6 +9,7 @@ policy the test chooses.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -18,14 +19,13 @@ from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.protocol.json_rpc import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
 )
 from pytest_lsp import LanguageClient
-from pygls.protocol import default_converter
 from pytest_lsp.client import register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
@@ -142,7 +142,9 @@ class BatonClient:
                 future.set_result(params)
                 self._waiters.remove((predicate, future))
 
-    def updates(self, session_id: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
+    def updates(
+        self, session_id: str | None = None, kind: str | None = None
+    ) -> list[dict[str, Any]]:
         out = []
         for method, params in self.notifications:
             if method != "baton/session/update":
@@ -173,19 +175,27 @@ class BatonClient:
         return await asyncio.wait_for(future, timeout)  # type: ignore[no-any-return]
 
     async def wait_update(
-        self, kind: str, session_id: str | None = None, timeout: float = 15.0, include_past: bool = False
+        self,
+        kind: str,
+        session_id: str | None = None,
+        timeout: float = 15.0,
+        include_past: bool = False,
     ) -> dict[str, Any]:
         params = await self.wait_for(
-            lambda m, p: m == "baton/session/update"
-            and p["update"]["kind"] == kind
-            and (session_id is None or p["sessionId"] == session_id),
+            lambda m, p: (
+                m == "baton/session/update"
+                and p["update"]["kind"] == kind
+                and (session_id is None or p["sessionId"] == session_id)
+            ),
             timeout,
             include_past=include_past,
         )
         return params["update"]  # type: ignore[no-any-return]
 
 
-def server_env(home: Path, llm_env: dict[str, str] | None, extra: dict[str, str] | None) -> dict[str, str]:
+def server_env(
+    home: Path, llm_env: dict[str, str] | None, extra: dict[str, str] | None
+) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -252,16 +262,10 @@ async def start_client(
 
 async def stop_client(baton: BatonClient) -> None:
     if baton.dead:
-        try:
+        with contextlib.suppress(Exception):
             await asyncio.wait_for(baton.lsp.stop(), 5)
-        except Exception:
-            pass
         return
-    try:
+    with contextlib.suppress(Exception):
         await asyncio.wait_for(baton.lsp.shutdown_session(), 10)
-    except Exception:
-        pass
-    try:
+    with contextlib.suppress(Exception):
         await asyncio.wait_for(baton.lsp.stop(), 10)
-    except Exception:
-        pass

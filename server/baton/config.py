@@ -19,6 +19,7 @@ from typing import Any, Literal
 from platformdirs import user_config_path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
+from pydantic.fields import FieldInfo
 
 from baton.protocol import StrategySetting
 
@@ -221,17 +222,17 @@ def env_overrides(environ: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
 
 
 def _known_only(data: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
-    known = {}
-    fields = {}
+    known: dict[str, Any] = {}
+    fields: dict[str, FieldInfo] = {}
     for name, info in model.model_fields.items():
         fields[_canonical_key(name)] = info
         if info.alias:
             fields[_canonical_key(info.alias)] = info
     for key, value in data.items():
-        info = fields.get(_canonical_key(key))
-        if info is None:
+        found = fields.get(_canonical_key(key))
+        if found is None:
             continue
-        sub = info.annotation
+        sub = found.annotation
         if isinstance(value, dict) and isinstance(sub, type) and issubclass(sub, BaseModel):
             known[key] = _known_only(value, sub)
         else:

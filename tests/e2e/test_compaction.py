@@ -125,7 +125,9 @@ def big_output_handler(llm: FakeLLM, steps: int, summary: str = FULL_SUMMARY) ->
             return text(summary)
         if counter["steps"] < steps:
             counter["steps"] += 1
-            return tool_call("bash", {"command": f"python3 -c \"print('x' * 6000)\" # {counter['steps']}"})
+            return tool_call(
+                "bash", {"command": f"python3 -c \"print('x' * 6000)\" # {counter['steps']}"}
+            )
         return text("All steps done.")
 
     llm.on_request(handler)

@@ -43,7 +43,9 @@ async def test_new_list_load_and_modes(baton: BatonClient, llm: FakeLLM) -> None
     other = await baton.new_session()
     llm.add(text("ok"))
     await baton.prompt(other, "Explain   the build\nsystem please")
-    titles = {s["sessionId"]: s["title"] for s in (await baton.request("baton/session/list"))["sessions"]}
+    titles = {
+        s["sessionId"]: s["title"] for s in (await baton.request("baton/session/list"))["sessions"]
+    }
     assert titles[other] == "Explain the build system please"
 
 
@@ -209,7 +211,9 @@ async def test_sandbox_escapes_are_refused(
     await baton.prompt(sid, "escape")
     outputs = list(llm.model_requests[-1].tool_outputs().values())
     assert len(outputs) == 2
-    assert all("outside the workspace" in o or "escapes the workspace" in o for o in outputs), outputs
+    assert all("outside the workspace" in o or "escapes the workspace" in o for o in outputs), (
+        outputs
+    )
     assert "top secret" not in "".join(outputs)
     assert (workspace.parent / "outside.txt").read_text() == "top secret"
     assert (outside / "secret.txt").read_text() == "top secret"
@@ -330,7 +334,9 @@ async def test_max_steps_ends_the_turn(start_baton: StartBaton, llm: FakeLLM) ->
 @pytest.mark.asyncio
 async def test_set_model_reaches_the_next_request(baton: BatonClient, llm: FakeLLM) -> None:
     sid = await baton.new_session()
-    result = await baton.request("baton/session/setModel", {"sessionId": sid, "model": "gpt-fake-mini"})
+    result = await baton.request(
+        "baton/session/setModel", {"sessionId": sid, "model": "gpt-fake-mini"}
+    )
     assert result == {"provider": "openai", "model": "gpt-fake-mini"}
     llm.add(text("ok"))
     await baton.prompt(sid, "hi")
@@ -338,9 +344,7 @@ async def test_set_model_reaches_the_next_request(baton: BatonClient, llm: FakeL
 
 
 @pytest.mark.asyncio
-async def test_auth_set_key_is_used_and_never_echoed(
-    start_baton: StartBaton, llm: FakeLLM
-) -> None:
+async def test_auth_set_key_is_used_and_never_echoed(start_baton: StartBaton, llm: FakeLLM) -> None:
     baton = await start_baton(api_key=None, settings={"provider": "openai"})
     sid = await baton.new_session()
     no_key = await baton.prompt(sid, "hi")
@@ -398,9 +402,11 @@ async def test_sigkill_mid_turn_keeps_every_completed_step(
     sid = await baton.new_session()
     prompt = asyncio.ensure_future(baton.prompt(sid, "read then sleep"))
     await baton.wait_for(
-        lambda m, p: m == "baton/session/update"
-        and p["update"].get("toolCallId") == "call_sleep"
-        and p["update"].get("status") == "in_progress"
+        lambda m, p: (
+            m == "baton/session/update"
+            and p["update"].get("toolCallId") == "call_sleep"
+            and p["update"].get("status") == "in_progress"
+        )
     )
     baton.kill()
     with pytest.raises(ConnectionError):

@@ -21,7 +21,7 @@ from baton.compaction.ledger import build_ledger, render_ledger
 from baton.compaction.prune import plan_masks
 from baton.config import Settings
 from baton.context import BuiltContext
-from baton.errors import BatonError, CompactionError, NotFound, ProviderError, SessionBusy
+from baton.errors import BatonError, CompactionError, NotFound, SessionBusy
 from baton.ids import new_id, utc_now
 from baton.providers.base import (
     AssistantText,
@@ -141,9 +141,7 @@ def view_from_json(data: dict[str, Any]) -> View:
 def in_view(state: SessionState, view: View) -> list[StoredMessage]:
     first = view.first_kept_seq
     return [
-        m
-        for m in state.messages
-        if m.kind != "compaction" and (first is None or m.seq >= first)
+        m for m in state.messages if m.kind != "compaction" and (first is None or m.seq >= first)
     ]
 
 
@@ -169,7 +167,7 @@ class NativeStrategy:
 
         # Phase 1: prune.
         job.report("Pruning old tool outputs", 20)
-        masks, saved = plan_masks(
+        masks, _saved = plan_masks(
             messages,
             old.masked,
             protect_tokens=protect,
@@ -191,9 +189,7 @@ class NativeStrategy:
         if not forced and old.server_window is None:
             pruned = job.build(pruned_view)
             if pruned.tokens <= int(before.threshold_tokens * TARGET_FRACTION):
-                job.notes.append(
-                    f"pruned {len(masks)} old tool outputs; no summary was needed"
-                )
+                job.notes.append(f"pruned {len(masks)} old tool outputs; no summary was needed")
                 return pruned_view
 
         # Phase 2+: summarise the oldest messages, escalating until the view fits.
@@ -361,7 +357,7 @@ class CompactionEngine:
 
     def records(self, session_id: str) -> list[p.CompactionRecord]:
         self.service.state(session_id)
-        return [entry.record for entry in self.store.list(session_id)]
+        return [entry.record for entry in self.store.all(session_id)]
 
     def _native_only(self, job: CompactionJob) -> Strategy:
         if job.request.strategy == "server":
@@ -393,9 +389,7 @@ class CompactionEngine:
                     before=before,
                     report=report,
                 )
-                job.hook_context, job.prompt_override = await self.hooks.compacting(
-                    state, request
-                )
+                job.hook_context, job.prompt_override = await self.hooks.compacting(state, request)
                 strategy = self.choose_strategy(job)
                 strategy_name = strategy.name
                 channel.send_update(
@@ -562,9 +556,7 @@ class CompactionEngine:
             if len(still) <= len(missing) and retry.strip():
                 text, missing = retry, still
             if missing:
-                job.notes.append(
-                    "summary accepted without sections: " + ", ".join(missing)
-                )
+                job.notes.append("summary accepted without sections: " + ", ".join(missing))
         if not text.strip():
             job.notes.append("the model returned an empty summary; the previous one was kept")
             return previous or ""
@@ -593,7 +585,7 @@ class CompactionEngine:
     def uncompact(self, state: SessionState, compaction_id: str) -> p.CompactionRecord:
         if state.busy or state.compacting:
             raise SessionBusy(state.id)
-        entries = self.store.list(state.id)
+        entries = self.store.all(state.id)
         index = next(
             (i for i, e in enumerate(entries) if e.record.compaction_id == compaction_id), None
         )

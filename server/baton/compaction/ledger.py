@@ -40,7 +40,11 @@ def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) ->
                 elif fact.kind == "modified" and fact.path and fact.action:
                     previous = modified.pop(fact.path, None)
                     action = fact.action
-                    if previous is not None and previous.action == "created" and action == "modified":
+                    if (
+                        previous is not None
+                        and previous.action == "created"
+                        and action == "modified"
+                    ):
                         action = "created"
                     modified[fact.path] = p.FileTouch(path=fact.path, tool=name, action=action)
                 elif fact.kind == "command" and fact.command is not None:

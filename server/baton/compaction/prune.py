@@ -47,7 +47,9 @@ def plan_masks(
             result = message.results.get(call_id)
             if result is None or call_id in already or call_id in exempt:
                 continue
-            outputs.append((call_id, part.data["name"], part.data.get("input") or {}, result.output))
+            outputs.append(
+                (call_id, part.data["name"], part.data.get("input") or {}, result.output)
+            )
 
     protected = 0
     cutoff = len(outputs)

@@ -99,9 +99,7 @@ class CompactionService:
         settings = self.sessions.settings()
         if not settings.compaction.auto or built.tokens < built.threshold_tokens:
             return built
-        await self.engine.compact(
-            turn.state, CompactRequest("auto", interrupted=turn.steps > 0)
-        )
+        await self.engine.compact(turn.state, CompactRequest("auto", interrupted=turn.steps > 0))
         rebuilt = self.sessions.build_context(turn.state, settings, provider.identity)
         if rebuilt.tokens >= rebuilt.threshold_tokens:
             # The engine escalates until the view fits or fails; this is the loop guard.

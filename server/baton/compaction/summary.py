@@ -78,7 +78,7 @@ def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     head = limit * 3 // 4
-    return f"{text[:head]}\n[… {len(text) - limit} characters omitted …]\n{text[-(limit - head):]}"
+    return f"{text[:head]}\n[… {len(text) - limit} characters omitted …]\n{text[-(limit - head) :]}"
 
 
 def render_transcript(messages: Iterable[StoredMessage], masked: dict[str, str]) -> str:
@@ -128,7 +128,9 @@ def user_prompt(
     if hook_context:
         parts.append("Also keep:\n" + "\n".join(f"- {c}" for c in hook_context))
     if instructions:
-        parts.append(f"The person asked for this compaction with these instructions:\n{instructions}")
+        parts.append(
+            f"The person asked for this compaction with these instructions:\n{instructions}"
+        )
     if previous:
         parts.append(ANCHORED.format(previous=previous.strip()))
     parts.append(f"<conversation>\n{transcript}\n</conversation>")

@@ -80,7 +80,9 @@ class LspChannel:
 
         def report(message: str, percentage: int | None = None) -> None:
             if started:
-                wdp.report(token, lsp.WorkDoneProgressReport(message=message, percentage=percentage))
+                wdp.report(
+                    token, lsp.WorkDoneProgressReport(message=message, percentage=percentage)
+                )
 
         try:
             yield report

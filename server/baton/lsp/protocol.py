@@ -32,7 +32,7 @@ _LIFECYCLE = {"initialize", "initialized", "shutdown", "exit", "$/cancelRequest"
 
 
 def _valid_id(value: Any) -> bool:
-    return (isinstance(value, str) or isinstance(value, int)) and not isinstance(value, bool)
+    return (isinstance(value, (str, int))) and not isinstance(value, bool)
 
 
 class BatonProtocol(LanguageServerProtocol):
@@ -50,19 +50,29 @@ class BatonProtocol(LanguageServerProtocol):
             }
         )
 
-    def handle_message(self, message: Any) -> None:  # noqa: C901 - one place for every case
+    def handle_message(self, message: Any) -> None:
         if not isinstance(message, dict):
-            kind = "an array (batches are not supported)" if isinstance(message, list) else type(message).__name__
-            self.reply_error(None, INVALID_REQUEST, f"Invalid Request: expected a JSON object, got {kind}")
+            kind = (
+                "an array (batches are not supported)"
+                if isinstance(message, list)
+                else type(message).__name__
+            )
+            self.reply_error(
+                None, INVALID_REQUEST, f"Invalid Request: expected a JSON object, got {kind}"
+            )
             return
-        msg_id = message.get("id")
+        msg_id: Any = message.get("id")
         has_id = "id" in message
         if message.get("jsonrpc") != "2.0":
             if has_id or "method" in message:
-                self.reply_error(msg_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
+                self.reply_error(
+                    msg_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"'
+                )
             return
         if has_id and not _valid_id(msg_id) and msg_id is not None:
-            self.reply_error(None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+            self.reply_error(
+                None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
+            )
             return
 
         if "method" not in message:
@@ -71,12 +81,16 @@ class BatonProtocol(LanguageServerProtocol):
         method = message["method"]
         if not isinstance(method, str) or not method:
             if has_id:
-                self.reply_error(msg_id, INVALID_REQUEST, "Invalid Request: method must be a non-empty string")
+                self.reply_error(
+                    msg_id, INVALID_REQUEST, "Invalid Request: method must be a non-empty string"
+                )
             return
         is_request = has_id and msg_id is not None
         if self._shutdown and method != "exit":
             if is_request:
-                self.reply_error(msg_id, INVALID_REQUEST, "Invalid Request: the server is shutting down")
+                self.reply_error(
+                    msg_id, INVALID_REQUEST, "Invalid Request: the server is shutting down"
+                )
             return
         if method.startswith("baton/") and getattr(self._server, "service", None) is None:
             if is_request:
@@ -92,10 +106,14 @@ class BatonProtocol(LanguageServerProtocol):
             return
 
         params = message.get("params")
-        if method.startswith("baton/") or (method not in _LIFECYCLE and self.get_message_type(method) is None):
+        if method.startswith("baton/") or (
+            method not in _LIFECYCLE and self.get_message_type(method) is None
+        ):
             structured: Any
             if is_request:
-                structured = JsonRPCRequestMessage(id=msg_id, method=method, jsonrpc="2.0", params=params)
+                structured = JsonRPCRequestMessage(
+                    id=msg_id, method=method, jsonrpc="2.0", params=params
+                )
             else:
                 structured = JsonRPCNotification(method=method, jsonrpc="2.0", params=params)
         else:
@@ -113,10 +131,10 @@ class BatonProtocol(LanguageServerProtocol):
         super().handle_message(structured)
 
     def _handle_response_message(self, message: dict[str, Any]) -> None:
-        msg_id = message.get("id")
+        msg_id: Any = message.get("id")
         if "error" in message:
             try:
-                structured = self._converter.structure(message, ResponseErrorMessage)
+                structured: Any = self._converter.structure(message, ResponseErrorMessage)
             except Exception:
                 log.warning("malformed error response from client for id %r", msg_id)
                 future = self._request_futures.pop(msg_id, None)

@@ -6,14 +6,18 @@ The core never imports pygls: it calls a `ClientChannel`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Protocol
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Protocol, TypeAlias
 
 from baton import protocol as p
 
 
 class ProgressReporter(Protocol):
     def __call__(self, message: str, percentage: int | None = None) -> None: ...
+
+
+# Used as `async with channel.progress(title) as report: report("phase", 40)`.
+ProgressScope: TypeAlias = AbstractAsyncContextManager[ProgressReporter]
 
 
 class ClientChannel(Protocol):
@@ -34,12 +38,6 @@ class ClientChannel(Protocol):
     def progress(self, title: str) -> ProgressScope:
         """Work-done progress for long operations (compaction), when the client supports it."""
         ...
-
-
-class ProgressScope(Protocol):
-    async def __aenter__(self) -> ProgressReporter: ...
-
-    async def __aexit__(self, *exc: object) -> None: ...
 
 
 class NullChannel:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pydantic import ConfigDict
+
 from baton import protocol as p
 from baton.auth import Credentials
 from baton.config import ConfigLoader, Settings
@@ -169,9 +171,7 @@ class SessionService:
         provider = self.providers.get(
             settings, self.credentials, provider=provider_id, model=params.model
         )
-        self.store.update_session(
-            state.id, provider=provider.identity.provider, model=params.model
-        )
+        self.store.update_session(state.id, provider=provider.identity.provider, model=params.model)
         state.row.provider = provider.identity.provider
         state.row.model = params.model
         return p.SetModelResult(provider=provider.identity.provider, model=params.model)
@@ -359,7 +359,9 @@ class SessionService:
         return chosen == "allow_once"
 
     async def shutdown(self) -> None:
-        tasks = [s.turn_task for s in self._sessions.values() if s.turn_task and not s.turn_task.done()]
+        tasks = [
+            s.turn_task for s in self._sessions.values() if s.turn_task and not s.turn_task.done()
+        ]
         for task in tasks:
             task.cancel()
         if tasks:
@@ -371,7 +373,7 @@ class SessionService:
 class _RawParams(p.WireModel):
     """Params already in wire form (a tool's notification)."""
 
-    model_config = p.ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow")
 
     def wire(self) -> dict[str, Any]:
         return dict(self.__pydantic_extra__ or {})

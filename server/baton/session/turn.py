@@ -200,7 +200,9 @@ class Turn:
                 c.parts.append(StoredPart("tool_call", data, item.native))
                 c.tool_calls.append(item)
                 self.emit(
-                    p.ToolCallStarted(tool_call_id=item.call_id, name=item.name, input=data["input"])
+                    p.ToolCallStarted(
+                        tool_call_id=item.call_id, name=item.name, input=data["input"]
+                    )
                 )
             elif isinstance(item, OpaqueItem):
                 c.parts.append(StoredPart("opaque", {}, item.native))

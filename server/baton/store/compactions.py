@@ -63,7 +63,7 @@ class CompactionStore:
                 )
         return marker, follow
 
-    def list(self, session_id: str) -> list[StoredCompaction]:
+    def all(self, session_id: str) -> list[StoredCompaction]:
         rows = self.db.conn.execute(
             "SELECT c.*, u.created_at AS undone_at FROM compactions c"
             " LEFT JOIN compaction_undos u ON u.compaction_id = c.id"
@@ -86,7 +86,7 @@ class CompactionStore:
 
     def active(self, session_id: str) -> StoredCompaction | None:
         """The latest compaction that has not been undone: it sets the model's view."""
-        for entry in reversed(self.list(session_id)):
+        for entry in reversed(self.all(session_id)):
             if not entry.undone:
                 return entry
         return None

@@ -12,7 +12,7 @@ import json
 import logging
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from platformdirs import user_data_path
@@ -83,16 +83,12 @@ class Database:
             raise StorageError(f"the store could not commit, nothing was changed: {exc}") from exc
 
     def _rollback(self) -> None:
-        try:
+        with suppress(sqlite3.Error):
             self.conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
 
     def close(self) -> None:
-        try:
+        with suppress(sqlite3.Error):
             self.conn.close()
-        except sqlite3.Error:
-            pass
 
 
 def data_dir() -> Path:
