@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (  # noqa: F401  (ConfigDict is re-exported)
+from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
