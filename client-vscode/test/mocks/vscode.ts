@@ -118,7 +118,47 @@ function makeOutputChannel(name: string) {
   };
 }
 
+export interface FakeWebview {
+  html: string;
+  options: unknown;
+  cspSource: string;
+  posted: unknown[];
+  postMessage(message: unknown): Promise<boolean>;
+  asWebviewUri(uri: Uri): Uri;
+  onDidReceiveMessage: (listener: (message: unknown) => unknown) => { dispose(): void };
+  /** Test helper: a message from the webview. */
+  receive(message: unknown): void;
+}
+
+export function fakeWebview(): FakeWebview {
+  const incoming = new EventEmitter<unknown>();
+  return {
+    html: "",
+    options: {},
+    cspSource: "vscode-webview://test",
+    posted: [],
+    postMessage(message: unknown) {
+      this.posted.push(message);
+      return Promise.resolve(true);
+    },
+    asWebviewUri: (uri: Uri) => uri,
+    onDidReceiveMessage: incoming.event,
+    receive: (message: unknown) => incoming.fire(message),
+  };
+}
+
+export interface FakeWebviewPanel {
+  webview: FakeWebview;
+  title: string;
+  reveal: ReturnType<typeof vi.fn>;
+  dispose(): void;
+  onDidDispose: (listener: () => unknown) => { dispose(): void };
+}
+
+export const createdPanels: FakeWebviewPanel[] = [];
+
 export const window = {
+  visibleTextEditors: [] as unknown[],
   createStatusBarItem: vi.fn((id: string) => {
     const item: FakeStatusBarItem = {
       id,
@@ -152,7 +192,18 @@ export const window = {
     task({ report: vi.fn() }, new CancellationTokenSource().token),
   ),
   registerWebviewViewProvider: vi.fn(() => new Disposable()),
-  createWebviewPanel: vi.fn(),
+  createWebviewPanel: vi.fn((_type: string, title: string) => {
+    const disposed = new EventEmitter<void>();
+    const panel: FakeWebviewPanel = {
+      webview: fakeWebview(),
+      title,
+      reveal: vi.fn(),
+      dispose: () => disposed.fire(),
+      onDidDispose: (listener) => disposed.event(listener),
+    };
+    createdPanels.push(panel);
+    return panel;
+  }),
   showTextDocument: vi.fn(async () => undefined),
 };
 
@@ -189,6 +240,7 @@ export const extensions = {
 
 export function resetMock(): void {
   statusBarItems.length = 0;
+  createdPanels.length = 0;
   registeredCommands.clear();
   secretStore.clear();
   for (const key of Object.keys(configuration)) delete configuration[key];

@@ -60,7 +60,11 @@ export class PlanPanels implements vscode.Disposable {
     const panel = vscode.window.createWebviewPanel(
       PLAN_VIEW_TYPE,
       title ? `Plan: ${title}` : "Baton Plan",
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      {
+        // Beside the code being discussed; in the main area when nothing is open.
+        viewColumn: vscode.window.visibleTextEditors.length > 0 ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active,
+        preserveFocus: true,
+      },
       { ...webviewOptions(this.extensionUri), retainContextWhenHidden: true, enableFindWidget: true },
     );
     panel.webview.html = webviewHtml(panel.webview, this.extensionUri, "plan", "Baton Plan", PLAN_BODY);

@@ -1,0 +1,143 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import type { Services } from "../../src/services";
+import { fake } from "../mocks/languageclient";
+import * as vscode from "../mocks/vscode";
+import { activateExtension, SESSION } from "./helpers";
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+function resolveSidebar(services: Services, visible = true) {
+  const webview = vscode.fakeWebview();
+  const disposed = new vscode.EventEmitter<void>();
+  const view = { webview, visible, onDidDispose: disposed.event };
+  services.sidebar.resolveWebviewView(view as never);
+  return webview;
+}
+
+const permissionParams = {
+  sessionId: SESSION,
+  toolCall: { toolCallId: "t1", name: "bash", input: { command: "ls" } },
+  options: [
+    { optionId: "allow", kind: "allow_once" },
+    { optionId: "always", kind: "allow_always" },
+    { optionId: "reject", kind: "reject_once" },
+  ],
+};
+
+describe("sidebar host", () => {
+  let services: Services;
+  beforeEach(async () => {
+    ({ services } = await activateExtension());
+    await services.client.ensureStarted();
+  });
+
+  it("serves a CSP'd page whose only script carries a nonce", () => {
+    const webview = resolveSidebar(services);
+    expect(webview.html).toMatch(/Content-Security-Policy" content="default-src 'none'; [^"]*script-src 'nonce-([A-Za-z0-9]{32})'/);
+    const nonce = /nonce-([A-Za-z0-9]{32})/.exec(webview.html)?.[1];
+    expect(webview.html).toContain(`<script nonce="${nonce}" src="file:///ext/dist/webview/sidebar.js"></script>`);
+    expect(webview.html.match(/<script/g)).toHaveLength(1);
+  });
+
+  it("answers baton/permission/request with the option picked in the sidebar", async () => {
+    const webview = resolveSidebar(services);
+    const handler = fake.last.requestHandlers.get("baton/permission/request");
+    const source = new vscode.CancellationTokenSource();
+    const answer = handler?.(permissionParams, source.token) as Promise<unknown>;
+    await tick();
+    const prompt = webview.posted.find((m) => (m as { type: string }).type === "permission") as { requestId: string };
+    expect(prompt).toMatchObject({ type: "permission", sessionId: SESSION, toolCall: permissionParams.toolCall });
+    webview.receive({ type: "permissionAnswer", requestId: prompt.requestId, optionId: "always" });
+    await expect(answer).resolves.toEqual({ outcome: { optionId: "always" } });
+    expect(webview.posted).toContainEqual({ type: "permissionClosed", requestId: prompt.requestId });
+  });
+
+  it("answers cancelled when the server cancels the request", async () => {
+    resolveSidebar(services);
+    const handler = fake.last.requestHandlers.get("baton/permission/request");
+    const source = new vscode.CancellationTokenSource();
+    const answer = handler?.(permissionParams, source.token) as Promise<unknown>;
+    await tick();
+    source.cancel();
+    await expect(answer).resolves.toEqual({ outcome: "cancelled" });
+  });
+
+  it("asks in a notification when the sidebar is not showing", async () => {
+    resolveSidebar(services, false);
+    vscode.window.showWarningMessage.mockImplementationOnce(async (...args: unknown[]) => args[2]);
+    const handler = fake.last.requestHandlers.get("baton/permission/request");
+    const answer = await handler?.(permissionParams, new vscode.CancellationTokenSource().token);
+    expect(vscode.window.showWarningMessage.mock.calls[0]?.[0]).toBe("Baton: the agent wants to run `ls`");
+    expect(answer).toEqual({ outcome: { optionId: "always" } });
+  });
+
+  it("relays a prompt and reports the end of the turn; ignores malformed messages", async () => {
+    fake.responders.set("baton/session/prompt", () => ({ stopReason: "end_turn" }));
+    const webview = resolveSidebar(services);
+    webview.receive({ type: "prompt", sessionId: SESSION, text: "hello" });
+    webview.receive({ type: "prompt", sessionId: SESSION });
+    webview.receive({ type: "somethingElse" });
+    await tick();
+    await tick();
+    const prompts = fake.last.sendRequest.mock.calls.filter((c) => c[0] === "baton/session/prompt");
+    expect(prompts).toEqual([["baton/session/prompt", { sessionId: SESSION, text: "hello" }]]);
+    expect(webview.posted).toContainEqual({ type: "turn", sessionId: SESSION, running: false, stopReason: "end_turn" });
+  });
+
+  it("forwards session updates to the webview", () => {
+    const webview = resolveSidebar(services);
+    const update = { kind: "agent_message_chunk", text: "hi" };
+    fake.last.notificationHandlers.get("baton/session/update")?.({ sessionId: SESSION, update });
+    expect(webview.posted).toContainEqual({ type: "update", sessionId: SESSION, update });
+  });
+});
+
+describe("plan panel host", () => {
+  let services: Services;
+  const plan = { path: ".baton/plans/p.md", status: "awaiting_approval", version: 2, content: "# P" };
+  beforeEach(async () => {
+    ({ services } = await activateExtension());
+    fake.responders.set("baton/plan/get", () => plan);
+    fake.responders.set("baton/plan/history", () => ({ versions: [] }));
+    fake.responders.set("baton/plan/getVersion", (p) => ({ version: (p as { version: number }).version, content: "# old", author: "agent", createdAt: "t" }));
+    fake.responders.set("baton/plan/requestChanges", () => ({ status: "draft" }));
+    await services.client.ensureStarted();
+  });
+
+  it("opens on baton/plan/show and when the agent asks for approval, and updates live", async () => {
+    fake.last.notificationHandlers.get("baton/plan/show")?.({ sessionId: SESSION, path: plan.path, version: 2 });
+    await tick();
+    await tick();
+    expect(vscode.createdPanels).toHaveLength(1);
+    const panel = vscode.createdPanels[0]!;
+    expect(panel.webview.posted).toContainEqual(expect.objectContaining({ type: "plan", sessionId: SESSION, plan }));
+
+    fake.last.notificationHandlers.get("baton/plan/didChange")?.({ sessionId: SESSION, path: plan.path, version: 3, status: "draft", author: "agent" });
+    await tick();
+    await tick();
+    expect(vscode.createdPanels).toHaveLength(1);
+    expect(panel.webview.posted.filter((m) => (m as { type: string }).type === "plan")).toHaveLength(2);
+  });
+
+  it("opens a panel when plan_exit sets awaiting_approval", async () => {
+    fake.last.notificationHandlers.get("baton/plan/didChange")?.({ sessionId: SESSION, path: plan.path, version: 2, status: "awaiting_approval", author: "agent" });
+    await tick();
+    expect(vscode.createdPanels).toHaveLength(1);
+  });
+
+  it("Approve, Request changes and version requests go to the server", async () => {
+    await services.plans.show(SESSION);
+    const panel = vscode.createdPanels[0]!;
+    panel.webview.receive({ type: "approve" });
+    panel.webview.receive({ type: "requestChanges", feedback: "more tests" });
+    panel.webview.receive({ type: "getVersion", version: 1 });
+    panel.webview.receive({ type: "getVersion", version: "1; drop table" });
+    for (let i = 0; i < 5; i++) await tick();
+    const calls = fake.last.sendRequest.mock.calls.map((c) => [c[0], c[1]]);
+    expect(calls).toContainEqual(["baton/plan/approve", { sessionId: SESSION, start: true }]);
+    expect(calls).toContainEqual(["baton/plan/requestChanges", { sessionId: SESSION, feedback: "more tests" }]);
+    expect(calls.filter((c) => c[0] === "baton/plan/getVersion")).toEqual([["baton/plan/getVersion", { sessionId: SESSION, version: 1 }]]);
+    expect(panel.webview.posted).toContainEqual({ type: "versionContent", version: 1, content: "# old", author: "agent", createdAt: "t" });
+    expect(services.state.mode(SESSION)).toBe("build");
+  });
+});
