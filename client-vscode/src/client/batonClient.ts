@@ -54,6 +54,8 @@ export class BatonClient implements vscode.Disposable {
   private crashes: number[] = [];
   private currentState: ServerState = "stopped";
   private permissionHandler: PermissionHandler | undefined;
+  /** Why the last start failed; kept until an explicit restart so one problem is reported once. */
+  private failure: unknown;
 
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   private readonly updateEmitter = new vscode.EventEmitter<SessionUpdateNotification>();
@@ -78,9 +80,13 @@ export class BatonClient implements vscode.Disposable {
     });
   }
 
-  /** Starts the server unless it is running or starting; failures are reported once and rethrown. */
+  /**
+   * Starts the server unless it is running or starting. A failure is reported
+   * once and rethrown; later calls fail the same way, silently, until restart().
+   */
   ensureStarted(): Promise<void> {
     if (this.client && this.currentState === "running") return Promise.resolve();
+    if (this.failure !== undefined) return Promise.reject(this.failure);
     if (!this.starting) {
       this.starting = this.start().finally(() => {
         this.starting = undefined;
@@ -103,6 +109,7 @@ export class BatonClient implements vscode.Disposable {
 
   async restart(): Promise<void> {
     await this.stop();
+    this.failure = undefined;
     this.crashes = [];
     await this.ensureStarted();
   }
@@ -145,6 +152,7 @@ export class BatonClient implements vscode.Disposable {
     try {
       plan = await this.options.prepare();
     } catch (error) {
+      this.failure = error;
       this.setState("failed");
       this.options.reportProblem(error);
       throw error;
@@ -201,12 +209,13 @@ export class BatonClient implements vscode.Disposable {
     } catch (error) {
       if (this.client === client) this.client = undefined;
       await client.dispose().catch(() => undefined);
-      this.setState("failed");
       const problem = new StartupError({
         kind: "server-failed",
         interpreter: plan.command,
         detail: error instanceof Error ? error.message : String(error),
       });
+      this.failure = problem;
+      this.setState("failed");
       this.options.reportProblem(problem);
       throw problem;
     }
@@ -221,12 +230,13 @@ export class BatonClient implements vscode.Disposable {
       this.log(`server exited; restarting (${this.crashes.length}/${MAX_CRASH_RESTARTS})`);
       return { action: CloseAction.Restart };
     }
-    this.setState("failed");
     const problem = new StartupError({
       kind: "server-failed",
       interpreter: "baton",
       detail: `the server exited ${MAX_CRASH_RESTARTS + 1} times in 3 minutes`,
     });
+    this.failure = problem;
+    this.setState("failed");
     this.options.reportProblem(problem);
     return { action: CloseAction.DoNotRestart, handled: true };
   }

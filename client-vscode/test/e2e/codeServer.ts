@@ -3,7 +3,7 @@
 // it with playwright-core in Debian's Chromium.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -84,6 +84,7 @@ export function basePython(): string {
 
 export interface CodeServer {
   url: string;
+  root: string;
   workspace: string;
   userDataDir: string;
   process: ChildProcess;
@@ -127,7 +128,15 @@ export async function startCodeServer(options: {
   const config = path.join(root, "config.yaml");
   await writeFile(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
 
-  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env, PATH: `${node}${path.delimiter}${process.env.PATH ?? ""}` };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...options.env,
+    PATH: `${node}${path.delimiter}${process.env.PATH ?? ""}`,
+    // Keep the server's store and any user config inside the test's folder.
+    XDG_DATA_HOME: path.join(root, "data"),
+    XDG_CONFIG_HOME: path.join(root, "config"),
+    XDG_STATE_HOME: path.join(root, "state"),
+  };
   delete env.PYTHONPATH;
   delete env.VIRTUAL_ENV;
   delete env.BATON_DEV_PYTHON;
@@ -165,7 +174,7 @@ export async function startCodeServer(options: {
     if (Date.now() > deadline) throw new Error(`code-server did not start: ${log.join("")}`);
     await new Promise((r) => setTimeout(r, 250));
   }
-  return { url: `${url}/?folder=${encodeURIComponent(workspace)}`, workspace, userDataDir, process: child, log };
+  return { url: `${url}/?folder=${encodeURIComponent(workspace)}`, root, workspace, userDataDir, process: child, log };
 }
 
 /** F1, type the command's title, Enter; retried because a fresh profile can swallow the first keys. */
@@ -236,4 +245,8 @@ export async function printDiagnostics(server: CodeServer | undefined, sidebar: 
     }
   }
   console.log(lines.join("\n"));
+}
+
+export async function removeTree(dir: string | undefined): Promise<void> {
+  if (dir && process.env.BATON_E2E_KEEP !== "1") await rm(dir, { recursive: true, force: true }).catch(() => undefined);
 }

@@ -11,6 +11,7 @@ import { launchBrowser, SCREENSHOTS } from "../webview/harness";
 import {
   basePython,
   printDiagnostics,
+  removeTree,
   CLIENT_ROOT,
   killGroup,
   REPO_ROOT,
@@ -65,6 +66,8 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
       llm.process.stdin?.end();
       killGroup(llm.process);
     }
+    await new Promise((r) => setTimeout(r, 500));
+    await removeTree(server?.root);
   });
 
   it("New Session starts the server (installing it from the .vsix) and shows the session in the sidebar", async () => {

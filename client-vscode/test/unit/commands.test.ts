@@ -142,11 +142,17 @@ describe("command wiring", () => {
     await services.client.stop();
     fake.startError = new Error("Server initialization failed: exited with code 1");
     await run("baton.compactSession", SESSION);
+    await run("baton.showCompactionHistory", SESSION);
     expect(vscode.window.showErrorMessage).toHaveBeenCalledTimes(1);
     const [message, ...buttons] = vscode.window.showErrorMessage.mock.calls[0] as string[];
     expect(message).toContain("the server did not start");
     expect(buttons).toContain("Show Log");
     expect(services.client.state).toBe("failed");
+    expect(fake.clients.filter((c) => c.start.mock.calls.length > 0)).toHaveLength(2); // no retry loop
+
+    fake.startError = undefined;
+    await run("baton.restartServer");
+    expect(services.client.state).toBe("running");
   });
 
 });
