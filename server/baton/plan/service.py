@@ -283,9 +283,7 @@ class PlanService:
         if plan.status != "draft":
             plan = self.store.set_status(state.id, "draft")
             self._did_change(plan, latest.version, "user")
-        text = prompts.PLAN_FEEDBACK_MESSAGE.format(
-            path=plan.path, feedback=params.feedback.strip()
-        )
+        text = prompts.PLAN_FEEDBACK_MESSAGE.format(feedback=params.feedback.strip())
         self.sessions.start_turn(state, text, "feedback")
         return p.PlanStatusResult(status=plan.status)
 

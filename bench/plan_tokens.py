@@ -1,0 +1,297 @@
+"""What iterating on a plan costs in tokens: Baton's plan file versus restating the plan.
+
+A 3,000-token plan is written, then revised 10 times with small edits, each
+revision answering a short piece of feedback. Two agents do it:
+
+* Baton: the model writes the plan once with `plan_write`, then each round
+  makes one small `plan_edit` and resubmits with `plan_exit` (which ends the
+  turn, so a round is one model request). The plan reaches the model once per
+  request, in the <baton:plan> block; the earlier `plan_write` shows as a
+  one-line reference.
+* Baseline: a plan mode without a file. Each round the model restates the
+  whole revised plan in its answer, and every earlier restatement stays in the
+  history it is sent next time.
+
+Both run through Baton's real SessionService and ContextBuilder in this process
+(the same system prompt, plan-mode tools and message store; the baseline has no
+plan source and no plan tools), the Baton side through the real plan tools.
+Input is the builder's own count of each request it builds (`baton.tokens.
+estimate` over instructions, tool specs and items); output is the same counter
+over what the model writes. No model is called: the model's answers are
+scripted, as a model following the prompts would give them.
+
+Run: python bench/plan_tokens.py [--rounds 10] [--plan-tokens 3000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from baton import prompts
+from baton.auth import Credentials
+from baton.config import ConfigLoader
+from baton.context import item_tokens
+from baton.plan.service import PlanService
+from baton.providers.base import AssistantText, Item, ToolCall
+from baton.providers.factory import ProviderRegistry
+from baton.session.events import NullChannel
+from baton.session.model import StoredPart, ToolResultRecord
+from baton.session.service import SessionService
+from baton.session.state import SessionState
+from baton.session.turn import Turn
+from baton.store.db import Database
+from baton.tokens import estimate
+from baton.tools.plan import plan_tools
+from baton.tools.registry import ToolRegistry, default_registry
+
+TARGET_RATIO = 0.15
+
+_VERBS = ("Add", "Change", "Move", "Rename", "Test", "Document", "Split", "Check")
+_THINGS = (
+    "the session loader",
+    "the token counter",
+    "the retry policy",
+    "the plan store",
+    "the context builder",
+    "the permission gate",
+    "the tool registry",
+    "the provider factory",
+)
+
+
+def make_plan(target_tokens: int) -> tuple[str, int]:
+    """A markdown plan of about `target_tokens` tokens with numbered, unique steps."""
+    lines = [
+        "# Plan: make sessions resumable",
+        "",
+        "Goal: a session survives a restart of the server with its plan, history and",
+        "settings intact, and the person can pick up exactly where the agent stopped.",
+        "",
+    ]
+    step = 0
+    while estimate("\n".join(lines)) < target_tokens:
+        step += 1
+        if step % 10 == 1:
+            lines += ["", f"## Part {step // 10 + 1}", ""]
+        verb = _VERBS[step % len(_VERBS)]
+        thing = _THINGS[(step * 3) % len(_THINGS)]
+        lines.append(
+            f"- [ ] S{step}. {verb} {thing} in `server/baton/module_{step}.py` so that "
+            f"case {step} is handled; cover it in `tests/test_module_{step}.py`."
+        )
+    return "\n".join(lines) + "\n", step
+
+
+def revisions(plan: str, steps: int, rounds: int) -> Iterator[tuple[str, str, str, str]]:
+    """(feedback, old_string, new_string, revised plan) for each round: one small edit each."""
+    for r in range(1, rounds + 1):
+        k = 1 + (r * 7) % steps
+        old = f"so that case {k} is handled;"
+        new = f"so that case {k} is handled and logged;"
+        feedback = f"In step S{k}, also log the case."
+        plan = plan.replace(old, new, 1)
+        yield feedback, old, new, plan
+
+
+@dataclass
+class Round:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    plan_block_tokens: int = 0
+
+
+def output_tokens(items: list[Item]) -> int:
+    return sum(item_tokens(i) for i in items)
+
+
+def make_service(
+    workspace: Path, db: Database, tools: ToolRegistry, plans: PlanService | None
+) -> SessionService:
+    config = ConfigLoader(workspace, environ={})
+    service = SessionService(
+        workspace,
+        db,
+        config,
+        Credentials({}),
+        NullChannel(),
+        ProviderRegistry(),
+        tools,
+        plans=plans,
+    )
+    if plans is not None:
+        plans.attach(service)
+        service.tool_context_extras["plan"] = plans
+    return service
+
+
+def measure(service: SessionService, state: SessionState) -> Round:
+    """The builder's count of the request it would send now (uncalibrated), and its plan block."""
+    built = service.build_context(state, service.settings(), None)
+    block = sum(part.tokens for part in built.parts if part.kind == "plan")
+    return Round(input_tokens=built.estimated_tokens, plan_block_tokens=block)
+
+
+async def answer(service: SessionService, state: SessionState, items: list[Item]) -> None:
+    """Store the model's scripted answer as the loop does, running its tool calls for real."""
+    parts: list[StoredPart] = []
+    calls = []
+    for item in items:
+        if isinstance(item, AssistantText):
+            parts.append(StoredPart("text", {"text": item.text}))
+        elif isinstance(item, ToolCall):
+            data: dict[str, Any] = {
+                "toolCallId": item.call_id,
+                "name": item.name,
+                "input": json.loads(item.arguments),
+                "arguments": item.arguments,
+            }
+            parts.append(StoredPart("tool_call", data))
+            calls.append(item)
+    message = service.store.append_message(state.id, "assistant", "step", parts)
+    state.add(message)
+    turn = Turn(service, state)
+    for call in calls:
+        result = await service.run_tool(turn, call)
+        if result.is_error:
+            raise RuntimeError(f"{call.name} failed in the bench: {result.output}")
+        record = ToolResultRecord(call.call_id, "completed", result.output)
+        service.store.append_tool_result(message, record)
+
+
+def _call(name: str, args: dict[str, Any], n: int) -> ToolCall:
+    return ToolCall(call_id=f"call_{name}_{n}", name=name, arguments=json.dumps(args))
+
+
+async def run_baton(
+    workspace: Path, db: Database, plan: str, edits: list[tuple[str, str, str, str]]
+) -> list[Round]:
+    tools = default_registry()
+    for tool in plan_tools():
+        tools.register(tool)
+    plans = PlanService(workspace, db, ConfigLoader(workspace, environ={}), NullChannel())
+    service = make_service(workspace, db, tools, plans)
+    state = service.state(service.store.create_session("Make sessions resumable", "plan").id)
+    rounds: list[Round] = []
+
+    service.add_user_message(state, "Plan how to make sessions resumable.", "prompt")
+    first = measure(service, state)
+    items: list[Item] = [
+        AssistantText(text="Here is my plan; I have submitted it for approval."),
+        _call("plan_write", {"content": plan}, 0),
+        _call("plan_exit", {}, 0),
+    ]
+    first.output_tokens = output_tokens(items)
+    await answer(service, state, items)
+    rounds.append(first)
+
+    for n, (feedback, old, new, _) in enumerate(edits, start=1):
+        # What baton/plan/requestChanges does: the plan is a draft again, the
+        # feedback arrives as a user message and the agent's turn starts.
+        plans.store.set_status(state.id, "draft")
+        text = prompts.PLAN_FEEDBACK_MESSAGE.format(feedback=feedback)
+        service.add_user_message(state, text, "feedback")
+        this = measure(service, state)
+        items = [
+            AssistantText(text="Done; resubmitted."),
+            _call("plan_edit", {"old_string": old, "new_string": new}, n),
+            _call("plan_exit", {}, n),
+        ]
+        this.output_tokens = output_tokens(items)
+        await answer(service, state, items)
+        rounds.append(this)
+
+    final = plans.get(state.id)
+    assert final is not None and final.content == edits[-1][3], "the plan file diverged"
+    return rounds
+
+
+async def run_baseline(
+    workspace: Path, db: Database, plan: str, edits: list[tuple[str, str, str, str]]
+) -> list[Round]:
+    service = make_service(workspace, db, default_registry(), None)
+    state = service.state(service.store.create_session("Make sessions resumable", "plan").id)
+    rounds: list[Round] = []
+    texts = [plan] + [revised for *_, revised in edits]
+    prompts_ = ["Plan how to make sessions resumable."] + [fb for fb, *_ in edits]
+    for n, (prompt, revised) in enumerate(zip(prompts_, texts, strict=True)):
+        service.add_user_message(state, prompt, "prompt" if n == 0 else "feedback")
+        this = measure(service, state)
+        preface = "Here is my plan:" if n == 0 else "Here is the revised plan:"
+        items: list[Item] = [AssistantText(text=f"{preface}\n\n{revised}")]
+        this.output_tokens = output_tokens(items)
+        await answer(service, state, items)
+        rounds.append(this)
+    return rounds
+
+
+def totals(rounds: list[Round]) -> tuple[int, int, int]:
+    i = sum(r.input_tokens for r in rounds)
+    o = sum(r.output_tokens for r in rounds)
+    return i, o, i + o
+
+
+async def main(rounds: int, plan_tokens: int) -> int:
+    plan, steps = make_plan(plan_tokens)
+    edits = list(revisions(plan, steps, rounds))
+    with tempfile.TemporaryDirectory(prefix="baton-bench-") as tmp:
+        workspace = Path(tmp, "workspace").resolve()
+        workspace.mkdir()
+        db = Database(Path(tmp, "baton.db"))
+        try:
+            baton = await run_baton(workspace, db, plan, edits)
+            baseline = await run_baseline(workspace, db, plan, edits)
+        finally:
+            db.close()
+
+    print(
+        f"plan: {estimate(plan)} tokens, {steps} steps; {rounds} revisions of one small edit "
+        "each (round 0 writes it)"
+    )
+    print("tokens counted by baton.tokens.estimate over requests built by the real ContextBuilder")
+    print()
+    print(f"{'round':>5} | {'Baton in':>9} {'out':>6} | {'baseline in':>11} {'out':>6}")
+    for n, (b, a) in enumerate(zip(baton, baseline, strict=True)):
+        print(
+            f"{n:>5} | {b.input_tokens:>9,} {b.output_tokens:>6,} | "
+            f"{a.input_tokens:>11,} {a.output_tokens:>6,}"
+        )
+    bi, bo, bt = totals(baton)
+    ai, ao, at = totals(baseline)
+    print()
+    print(f"Baton    : input {bi:>9,}  output {bo:>7,}  total {bt:>9,}")
+    print(f"baseline : input {ai:>9,}  output {ao:>7,}  total {at:>9,}")
+    ratio = bt / at
+    verdict = "meets" if ratio <= TARGET_RATIO else "misses"
+    print(
+        f"Baton / baseline: {ratio:.1%} of the total ({verdict} the {TARGET_RATIO:.0%} target); "
+        f"output alone {bo / ao:.1%}"
+    )
+    # Any scheme whose model sees the current plan in each revision request sends
+    # the plan at least once per revision, and writes it once: a floor that holds
+    # even with no system prompt, tools or history at all.
+    floor = (rounds + 1) * estimate(plan)
+    blocks = sum(b.plan_block_tokens for b in baton)
+    print(
+        f"of Baton's input, the plan block is {blocks:,} ({blocks / bi:.0%}); the rest is the "
+        f"system prompt, tool specs and the short history"
+    )
+    print(
+        f"floor for any scheme that shows the plan once per revision request: "
+        f"{floor:,} tokens = {floor / at:.1%} of the baseline"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--plan-tokens", type=int, default=3000)
+    args = parser.parse_args()
+    raise SystemExit(asyncio.run(main(args.rounds, args.plan_tokens)))
