@@ -78,6 +78,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     client.setPermissionHandler((params, token) => sidebar.askPermission(params, token)),
     client.onSessionUpdate(({ sessionId, update }) => {
       if (update.kind === "mode") state.setMode(sessionId, update.mode);
+      else if (update.kind === "turn_ended") state.setRunning(sessionId, false);
+      else if (update.kind === "user_message" || update.kind === "agent_message_chunk" || update.kind === "tool_call") {
+        state.setRunning(sessionId, true);
+      }
     }),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (!affectsServer((section) => event.affectsConfiguration(section))) return;

@@ -179,3 +179,19 @@ describe("sidebar webview", () => {
     await page.close();
   });
 });
+
+describe("sidebar turns started by the server", () => {
+  it("shows a server-started turn as running until turn_ended, and reports its end once", async () => {
+    const page = await readySidebar();
+    await send(page, update({ kind: "user_message", messageId: "m9", text: "The plan is approved. Build it." }));
+    await page.waitForFunction(() => document.getElementById("app")?.dataset.running === "true");
+    expect(await page.locator("#send").getAttribute("disabled")).not.toBeNull();
+    await send(page, update({ kind: "agent_message_chunk", text: "Building." }));
+    await send(page, update({ kind: "turn_ended", stopReason: "max_steps" }));
+    await page.waitForFunction(() => document.getElementById("app")?.dataset.running === "false");
+    await send(page, { type: "turn", sessionId: SESSION, running: false, stopReason: "max_steps" });
+    await page.waitForTimeout(100);
+    expect(await page.locator("[data-kind=stop-max_steps]").count()).toBe(1);
+    await page.close();
+  });
+});

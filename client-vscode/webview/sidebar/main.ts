@@ -59,6 +59,15 @@ function renderSessions(): void {
   if (sessions.length === 0) select.append(el("option", { value: "" }, "No sessions yet"));
 }
 
+const TURN_ACTIVITY = new Set(["user_message", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update"]);
+
+/** The end of a turn arrives twice (the turn_ended update and the prompt's result); show it once. */
+function finishTurn(stopReason: string | undefined, error: string | undefined): void {
+  if (running) transcript.endTurn(stopReason, error);
+  running = false;
+  render();
+}
+
 function handle(message: SidebarInbound): void {
   switch (message.type) {
     case "server":
@@ -89,21 +98,31 @@ function handle(message: SidebarInbound): void {
       render();
       save();
       return;
-    case "update":
+    case "update": {
       if (message.sessionId !== activeSessionId) return;
-      if (message.update.kind === "mode") mode = message.update.mode;
-      if (message.update.kind === "turn_ended") running = false;
-      transcript.apply(message.update);
+      const { update } = message;
+      if (update.kind === "mode") mode = update.mode;
+      if (update.kind === "turn_ended") {
+        finishTurn(update.stopReason, update.error ?? undefined);
+        return;
+      }
+      // A turn the server started itself (after plan approval or feedback) is running too.
+      if (TURN_ACTIVITY.has(update.kind)) running = true;
+      transcript.apply(update);
       render();
       return;
+    }
     case "userMessage":
       if (message.sessionId === activeSessionId) transcript.user(message.text);
       return;
     case "turn":
       if (message.sessionId !== activeSessionId) return;
-      running = message.running;
-      if (!message.running) transcript.endTurn(message.stopReason, message.error);
-      render();
+      if (message.running) {
+        running = true;
+        render();
+      } else {
+        finishTurn(message.stopReason, message.error);
+      }
       return;
     case "mode":
       if (message.sessionId === activeSessionId) mode = message.mode;
