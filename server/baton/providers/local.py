@@ -1,0 +1,119 @@
+"""The `local` provider: a GGUF model run in-process by llama.cpp (xllamacpp), no key, no network.
+
+It is Chat Completions against the embedded server (`baton.local.engine`),
+so everything `OpenAIChatProvider` does applies, including the text tool-call
+fallback: the small Qwen2.5-Coder models write calls as fenced JSON in the
+message text rather than as structured `tool_calls` (REFERENCE.md section 7).
+
+The identity stays `("local", model, Route("local", "none"))` whatever port the
+engine happens to get, so stored items never depend on a port number; the
+loopback URL is given to the chat provider as its `base_url` instead.
+
+Construction checks what can be checked without loading anything (the
+optional dependency, the model file) and raises `ConfigError` naming the fix,
+so `baton/session/setModel` and the first prompt fail with a useful message
+rather than a traceback. The model loads on the first `stream()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+import httpx
+
+from baton.config import Settings
+from baton.local.engine import (
+    Engine,
+    EngineConfig,
+    EngineManager,
+    default_manager,
+    require_xllamacpp,
+)
+from baton.providers.base import ModelRequest, ProviderIdentity, StreamEvent
+from baton.providers.openai_chat import OpenAIChatProvider
+from baton.providers.retry import RetryPolicy
+
+CONNECT_TIMEOUT = 10.0
+
+
+class LocalProvider:
+    """The embedded model as a `Provider`; engines are shared through an `EngineManager`."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        identity: ProviderIdentity,
+        manager: EngineManager | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        """`manager` and `transport` exist for tests (a fake loader, a mock HTTP server)."""
+        if manager is None:
+            require_xllamacpp()
+        self.identity = identity
+        local = settings.local
+        config = EngineConfig.from_settings(local)
+        self._manager = manager or default_manager()
+        self._engine: Engine | None = self._manager.acquire(config)
+        self._timeout = httpx.Timeout(settings.request_timeout, connect=CONNECT_TIMEOUT)
+        # Loopback: a retry only helps with a server that is still coming up or was restarted.
+        self._retry = RetryPolicy(max_retries=min(settings.max_retries, 2))
+        self._sampling: dict[str, Any] = {
+            "temperature": local.temperature,
+            "top_p": local.top_p,
+            "seed": local.seed,
+            "max_tokens": local.max_tokens,  # a request's own max_output_tokens wins
+        }
+        self._client = httpx.AsyncClient(timeout=self._timeout, transport=transport)
+        self._chat: OpenAIChatProvider | None = None
+        self._chat_base: str | None = None
+
+    def __repr__(self) -> str:
+        return f"LocalProvider(identity={self.identity!r}, engine={self._engine!r})"
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            raise RuntimeError("the local provider is closed")
+        return self._engine
+
+    def _chat_for(self, base_url: str) -> OpenAIChatProvider:
+        # The engine may have been restarted on another port (a settings change stopped it).
+        if self._chat is None or self._chat_base != base_url:
+            self._chat = OpenAIChatProvider(
+                self.identity,
+                self._client,
+                retry=self._retry,
+                timeout=self._timeout,
+                text_tool_calls=True,
+                extra_body=self._sampling,
+                base_url=f"{base_url}/v1",
+            )
+            self._chat_base = base_url
+        return self._chat
+
+    async def start(self) -> str:
+        """Load the model now if it is not loaded yet; returns the engine's base URL."""
+        engine = self.engine
+        return await asyncio.to_thread(engine.start)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        engine = self.engine
+        with engine.lease():
+            base_url = await asyncio.to_thread(engine.start)
+            events = self._chat_for(base_url).stream(request)
+            try:
+                async for event in events:
+                    yield event
+            finally:
+                # Close the HTTP stream now, inside the lease, when the consumer stops early.
+                if isinstance(events, AsyncGenerator):
+                    await events.aclose()
+
+    async def aclose(self) -> None:
+        engine, self._engine = self._engine, None
+        await self._client.aclose()
+        if engine is not None:
+            await asyncio.to_thread(self._manager.release, engine)
