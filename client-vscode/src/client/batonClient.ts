@@ -43,9 +43,12 @@ export interface BatonClientOptions {
   afterStart(client: BatonClient): Promise<void>;
   /** Shows a start-up problem to the person. */
   reportProblem(error: unknown): void;
+  /** How long the server may take to answer `initialize` (default 60 s). */
+  startTimeoutMs?: number;
 }
 
 const MAX_CRASH_RESTARTS = 3;
+const DEFAULT_START_TIMEOUT_MS = 60_000;
 const CRASH_WINDOW_MS = 3 * 60_000;
 
 export class BatonClient implements vscode.Disposable {
@@ -204,8 +207,18 @@ export class BatonClient implements vscode.Disposable {
     });
     this.client = client;
     this.log(`starting ${plan.command} ${plan.args.join(" ")}`);
+    const timeoutMs = this.options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      await client.start();
+      await Promise.race([
+        client.start(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`it did not answer "initialize" within ${Math.round(timeoutMs / 1000)} s`)),
+            timeoutMs,
+          );
+        }),
+      ]);
     } catch (error) {
       if (this.client === client) this.client = undefined;
       await client.dispose().catch(() => undefined);
@@ -218,6 +231,8 @@ export class BatonClient implements vscode.Disposable {
       this.setState("failed");
       this.options.reportProblem(problem);
       throw problem;
+    } finally {
+      if (timer) clearTimeout(timer);
     }
     this.setState("running");
   }

@@ -76,7 +76,7 @@ export async function startFakeLlm(python: string): Promise<FakeLlm> {
 export function basePython(): string {
   if (process.env.BATON_E2E_BASE_PYTHON) return process.env.BATON_E2E_BASE_PYTHON;
   const venvPython = path.join(REPO_ROOT, ".venv", "bin", "python");
-  const python = existsSync(venvPython) ? venvPython : "python3";
+  const python = process.env.BATON_PYTHON ?? (existsSync(venvPython) ? venvPython : "python3");
   return execFileSync(python, ["-c", "import sys; print(getattr(sys, '_base_executable', sys.executable))"], {
     encoding: "utf8",
   }).trim();

@@ -36,7 +36,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
   beforeAll(async () => {
     if (!existsSync(VSIX)) throw new Error(`${VSIX} is missing: run \`npm run package\` first`);
     const venv = path.join(REPO_ROOT, ".venv", "bin", "python");
-    llm = await startFakeLlm(existsSync(venv) ? venv : "python3");
+    llm = await startFakeLlm(process.env.BATON_PYTHON ?? (existsSync(venv) ? venv : "python3"));
     server = await startCodeServer({
       vsix: VSIX,
       env: llm.env,

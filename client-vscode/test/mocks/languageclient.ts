@@ -24,10 +24,13 @@ export const fake = {
   clients: [] as FakeLanguageClient[],
   responders: new Map<string, RequestResponder>(),
   startError: undefined as Error | undefined,
+  /** When true, start() never settles (a server that never answers initialize). */
+  hangStart: false,
   reset(): void {
     this.clients.length = 0;
     this.responders.clear();
     this.startError = undefined;
+    this.hangStart = false;
   },
   get last(): FakeLanguageClient {
     const client = this.clients[this.clients.length - 1];
@@ -69,6 +72,7 @@ export const LanguageClient = vi.fn(function (
     }),
     sendNotification: vi.fn(async () => undefined),
     start: vi.fn(async () => {
+      if (fake.hangStart) await new Promise(() => undefined);
       if (fake.startError) throw fake.startError;
       for (const l of self.stateListeners) l({ oldState: State.Starting, newState: State.Running });
     }),

@@ -226,3 +226,35 @@ it("the marker file records the wheel", async () => {
   const marker = await readFile(path.join(d.storageDir, "python-env", ".baton-wheel"), "utf8");
   expect(marker).toMatch(/^baton-0\.1\.0-py3-none-any\.whl [0-9a-f]{64}\n$/);
 });
+
+describe("server that never answers initialize", () => {
+  it("fails after the start timeout with a clear message, and disposes the client", async () => {
+    const { BatonClient } = await import("../../src/client/batonClient");
+    const { fake } = await import("../mocks/languageclient");
+    vscode.resetMock();
+    fake.reset();
+    fake.hangStart = true;
+    const reported: unknown[] = [];
+    const client = new BatonClient({
+      output: vscode.window.createOutputChannel("test") as never,
+      prepare: async () => ({
+        command: "python3",
+        args: ["-m", "baton", "serve"],
+        env: {},
+        interpreter: { command: "python3", source: "default" },
+        provisioned: false,
+      }),
+      initializationOptions: () => ({}),
+      workspaceFolder: () => undefined,
+      afterStart: async () => undefined,
+      reportProblem: (e) => reported.push(e),
+      startTimeoutMs: 50,
+    });
+    const error = (await client.ensureStarted().catch((e: unknown) => e)) as StartupError;
+    expect(error).toBeInstanceOf(StartupError);
+    expect(error.message).toContain('did not answer "initialize" within');
+    expect(reported).toEqual([error]);
+    expect(client.state).toBe("failed");
+    expect(fake.last.dispose).toHaveBeenCalled();
+  });
+});
