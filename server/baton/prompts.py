@@ -50,11 +50,10 @@ PLAN_MISSING = (
 )
 PLAN_DONE_BLOCK = """Plan file: {path} (status: done, version {version}). The plan is complete and its
 text is no longer shown; read the file if you need it again."""
-PLAN_WRITE_REFERENCE = (
-    "[plan v{version}, superseded: the current plan is in the <baton:plan> block]"
-)
+PLAN_WRITE_REFERENCE = "[plan {label}, superseded: the current plan is in the <baton:plan> block]"
 PLAN_READ_REFERENCE = "[plan file read, superseded: the current plan is in the <baton:plan> block]"
-PLAN_WRITE_REFERENCE_DONE = "[plan v{version}, superseded: the plan is done; its file is {path}]"
+PLAN_WRITE_REFERENCE_DONE = "[plan {label}, superseded: the plan is done; its file is {path}]"
+PLAN_WRITE_FAILED = "[plan_write failed, its content is left out: {error}]"
 PLAN_READ_REFERENCE_DONE = "[plan file read, superseded: the plan is done; its file is {path}]"
 PLAN_APPROVED_MESSAGE = """The plan in {path} is approved. Build it now, step by step, ticking each step
 off with `plan_edit` as you finish it, and call `plan_done` when every step is done."""

@@ -8,7 +8,7 @@ plan block from the builder, re-read from disk, with the direction to continue.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -54,7 +54,13 @@ def state_of(sessions: SessionStore, sid: str) -> SessionState:
 
 
 def call(
-    sessions: SessionStore, sid: str, name: str, args: dict[str, Any], output: str, call_id: str
+    sessions: SessionStore,
+    sid: str,
+    name: str,
+    args: dict[str, Any],
+    output: str,
+    call_id: str,
+    status: Literal["completed", "failed"] = "completed",
 ) -> StoredMessage:
     import json
 
@@ -67,7 +73,7 @@ def call(
         "assistant",
         "step",
         [part],
-        results=[ToolResultRecord(call_id, "completed", output)],
+        results=[ToolResultRecord(call_id, status, output)],
     )
 
 
@@ -211,3 +217,29 @@ def test_no_plan_no_block(
     assert plans.block(state) is None
     assert plans.superseded(state) == {}
     assert plans.current(session_id) is None
+
+
+def test_every_plan_write_is_superseded_and_a_failed_one_keeps_its_error(
+    plans: PlanService, sessions: SessionStore, session_id: str, workspace: Path
+) -> None:
+    write_plan(plans, sessions, session_id)
+    # The same text again makes no version, but the call still carried the plan.
+    call(sessions, session_id, "plan_write", {"content": PLAN}, "Plan v1 written", "call_same")
+    call(
+        sessions,
+        session_id,
+        "plan_write",
+        {"content": PLAN + "- [ ] More\n"},
+        "cannot write the plan file: No space left on device",
+        "call_failed",
+        status="failed",
+    )
+    items = build(plans, workspace, state_of(sessions, session_id))
+    outputs = {i.call_id: i.output for i in items if isinstance(i, ToolOutput)}
+    assert outputs["call_same"].startswith("[plan text, superseded")
+    assert outputs["call_failed"] == (
+        "[plan_write failed, its content is left out: "
+        "cannot write the plan file: No space left on device]"
+    )
+    arguments = " ".join(i.arguments for i in items if isinstance(i, ToolCall))
+    assert "Change parse()" not in arguments

@@ -75,10 +75,10 @@ def superseded_calls(
 ) -> dict[str, str]:
     """Tool calls that carried plan text, mapped to the reference the model sees instead.
 
-    Successful `plan_write` calls (their `content`) and successful `read`s of the
-    plan file. Once the plan is done, reads made after the latest `plan_done`
-    are left as they are: the plan is no longer in the block, so such a read is
-    the model's only copy.
+    Every `plan_write` call (its `content`; a failed one keeps its error) and
+    every successful `read` of the plan file. Once the plan is done, reads made
+    after the latest `plan_done` are left as they are: the plan is no longer in
+    the block, so such a read is the model's only copy.
     """
     done = plan.status == "done"
     plan_file = _normalise(workspace, plan.path)
@@ -86,17 +86,27 @@ def superseded_calls(
         (part.data.get("name"), part.data["toolCallId"], part.data.get("input"), message)
         for message in messages
         for part in message.tool_calls()
-        if _succeeded(message, part.data["toolCallId"])
+        if part.data["toolCallId"] in message.results
     ]
     done_at = -1
     if done:
-        done_at = max((i for i, c in enumerate(calls) if c[0] == "plan_done"), default=-1)
+        done_at = max(
+            (i for i, c in enumerate(calls) if c[0] == "plan_done" and _succeeded(c[3], c[1])),
+            default=-1,
+        )
     out: dict[str, str] = {}
-    for index, (name, call_id, arguments, _) in enumerate(calls):
-        if name == "plan_write" and call_id in written_by:
+    for index, (name, call_id, arguments, message) in enumerate(calls):
+        ok = _succeeded(message, call_id)
+        if name == "plan_write":
+            if not ok:
+                error = message.results[call_id].output.strip().splitlines() or [""]
+                out[call_id] = prompts.PLAN_WRITE_FAILED.format(error=error[0][:300])
+                continue
+            # A write that changed nothing made no version: still the plan's text.
+            label = f"v{written_by[call_id]}" if call_id in written_by else "text"
             template = prompts.PLAN_WRITE_REFERENCE_DONE if done else prompts.PLAN_WRITE_REFERENCE
-            out[call_id] = template.format(version=written_by[call_id], path=plan.path)
-        elif name == "read" and _reads(workspace, arguments, plan_file):
+            out[call_id] = template.format(label=label, path=plan.path)
+        elif name == "read" and ok and _reads(workspace, arguments, plan_file):
             if not done:
                 out[call_id] = prompts.PLAN_READ_REFERENCE
             elif index < done_at:
