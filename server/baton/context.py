@@ -224,6 +224,46 @@ class ContextBuilder:
         self.instruction_files = InstructionFiles(workspace)
         self.plans = plans
 
+    def _history(
+        self,
+        state: SessionState,
+        superseded: dict[str, str],
+        running_call_ids: frozenset[str],
+    ) -> HistoryCache:
+        view = state.view
+        signature = (view.signature, tuple(sorted(superseded.items())))
+        cache = state.history_cache
+        if (
+            not isinstance(cache, HistoryCache)
+            or cache.signature != signature
+            or cache.stable_count > len(state.messages)
+        ):
+            cache = HistoryCache(signature)
+            state.history_cache = cache
+        out = HistoryCache(
+            signature,
+            cache.stable_count,
+            list(cache.items),
+            cache.history_tokens,
+            cache.tool_output_tokens,
+        )
+        settled = True
+        for index in range(cache.stable_count, len(state.messages)):
+            message = state.messages[index]
+            its, history, outputs = _convert(
+                message, view.first_kept_seq, view.masked, superseded, running_call_ids
+            )
+            out.items.extend(its)
+            out.history_tokens += history
+            out.tool_output_tokens += outputs
+            settled = settled and _settled(message, running_call_ids)
+            if settled:
+                cache.items.extend(its)
+                cache.history_tokens += history
+                cache.tool_output_tokens += outputs
+                cache.stable_count = index + 1
+        return out
+
     def system_prompt(self, state: SessionState) -> str:
         text = prompts.SYSTEM.format(workspace=self.workspace, mode=state.row.mode)
         if state.row.mode == "plan":
@@ -282,32 +322,9 @@ class ContextBuilder:
                 parts.append(ContextPart("plan", item_tokens(block)))
             superseded = self.plans.superseded(state)
 
-        history_tokens = 0
-        tool_output_tokens = 0
-        signature = (view.signature, tuple(sorted(superseded.items())))
-        first_seq = view.first_kept_seq
-        for message in state.messages:
-            if first_seq is not None and message.seq < first_seq:
-                continue
-            if message.kind == "compaction":
-                continue
-            key = (signature, len(message.results), _running_owner(running_call_ids, message))
-            cached = state.item_cache.get(message.id)
-            if cached is not None and cached[0] == key:
-                message_its, tokens = cached[1], cached[2]
-            else:
-                message_its = message_items(
-                    message,
-                    masked=view.masked,
-                    superseded=superseded,
-                    running_call_ids=running_call_ids,
-                )
-                tokens = sum(item_tokens(i) for i in message_its)
-                state.item_cache[message.id] = (key, message_its, tokens)
-            items.extend(message_its)
-            outputs = sum(item_tokens(i) for i in message_its if isinstance(i, ToolOutput))
-            tool_output_tokens += outputs
-            history_tokens += tokens - outputs
+        history = self._history(state, superseded, running_call_ids)
+        items.extend(history.items)
+        history_tokens, tool_output_tokens = history.history_tokens, history.tool_output_tokens
         parts.append(ContextPart("messages", history_tokens))
         if tool_output_tokens:
             parts.append(ContextPart("tool_outputs", tool_output_tokens))
@@ -339,10 +356,56 @@ class ContextBuilder:
         )
 
 
-def _running_owner(running_call_ids: frozenset[str], message: StoredMessage) -> bool:
-    if not running_call_ids:
-        return False
-    return any(part.data.get("toolCallId") in running_call_ids for part in message.tool_calls())
+@dataclass
+class HistoryCache:
+    """The converted history, reused from step to step.
+
+    A message whose tool calls all have results can no longer change, so the
+    longest prefix of such messages is converted once and only newer messages
+    are converted again; the cache resets when the view or the plan's
+    superseded calls change. This keeps a step's cost independent of the
+    session's length.
+    """
+
+    signature: tuple[Any, ...]
+    stable_count: int = 0
+    items: list[Item] = field(default_factory=list)
+    history_tokens: int = 0
+    tool_output_tokens: int = 0
+
+
+def _settled(message: StoredMessage, running_call_ids: frozenset[str]) -> bool:
+    for part in message.tool_calls():
+        call_id = part.data.get("toolCallId")
+        if call_id in running_call_ids or call_id not in message.results:
+            return False
+    return True
+
+
+def _convert(
+    message: StoredMessage,
+    view_first_seq: int | None,
+    masked: dict[str, str],
+    superseded: dict[str, str],
+    running_call_ids: frozenset[str],
+) -> tuple[list[Item], int, int]:
+    """(items, history tokens, tool-output tokens) one message adds to the view."""
+    if message.kind == "compaction" or (
+        view_first_seq is not None and message.seq < view_first_seq
+    ):
+        return [], 0, 0
+    its = message_items(
+        message, masked=masked, superseded=superseded, running_call_ids=running_call_ids
+    )
+    history = 0
+    outputs = 0
+    for item in its:
+        tokens = item_tokens(item)
+        if isinstance(item, ToolOutput):
+            outputs += tokens
+        else:
+            history += tokens
+    return its, history, outputs
 
 
 def _tag(name: str, text: str) -> str:

@@ -92,7 +92,7 @@ class BatonProtocol(LanguageServerProtocol):
                     msg_id, INVALID_REQUEST, "Invalid Request: the server is shutting down"
                 )
             return
-        if method.startswith("baton/") and getattr(self._server, "service", None) is None:
+        if method.startswith("baton/") and not getattr(self._server, "initialized", False):
             if is_request:
                 self.reply_error(
                     msg_id,
@@ -100,11 +100,20 @@ class BatonProtocol(LanguageServerProtocol):
                     "server not initialized: send `initialize` first",
                 )
             return
-        if method == "initialize" and getattr(self._server, "service", None) is not None:
+        if method == "initialize" and getattr(self._server, "initialized", False):
             if is_request:
                 self.reply_error(msg_id, INVALID_REQUEST, "Invalid Request: already initialized")
             return
 
+        if method.startswith("baton/"):
+            # Features load after `initialize`; a client that skips `initialized` still works.
+            try:
+                self._server.ensure_loaded()  # type: ignore[attr-defined]
+            except Exception as exc:
+                log.exception("Baton failed to start")
+                if is_request:
+                    self.reply_error(msg_id, -32603, f"Baton failed to start: {exc}")
+                return
         params = message.get("params")
         if method.startswith("baton/") or (
             method not in _LIFECYCLE and self.get_message_type(method) is None

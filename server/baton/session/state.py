@@ -52,8 +52,8 @@ class SessionState:
     # Tokens per estimated token, from the provider's last usage report.
     calibration: float = 1.0
     last_input_tokens: int | None = None
-    # Per-message conversion cache for the context builder.
-    item_cache: dict[str, tuple[tuple[Any, ...], list[Item], int]] = field(default_factory=dict)
+    # The context builder's converted history (see context.HistoryCache).
+    history_cache: Any = None
     extras: dict[str, Any] = field(default_factory=dict)
 
     @property

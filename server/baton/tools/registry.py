@@ -43,6 +43,7 @@ class ToolRegistry:
 
     def __init__(self, tools: list[Tool] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
+        self._specs: dict[tuple[Mode, tuple[str, ...]], list[ToolSpec]] = {}
         for tool in tools or []:
             self.register(tool)
 
@@ -50,6 +51,7 @@ class ToolRegistry:
         """Add a tool; a second tool with the same name is an error unless `replace`."""
         if tool.name in self._tools and not replace:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self._specs.clear()
         self._tools[tool.name] = tool
 
     def get(self, name: str) -> Tool | None:
@@ -68,8 +70,16 @@ class ToolRegistry:
         return [name for _, name in ranked if mode is None or available(self._tools[name], mode)]
 
     def specs(self, mode: Mode) -> list[ToolSpec]:
-        """What the model is offered in `mode`, in a stable order."""
-        return [spec_of(self._tools[name]) for name in self.names(mode)]
+        """What the model is offered in `mode`, in a stable order.
+
+        Built once per tool set and mode: every model step asks for them.
+        """
+        key = (mode, tuple(self._tools))
+        cached = self._specs.get(key)
+        if cached is None:
+            cached = [spec_of(self._tools[name]) for name in self.names(mode)]
+            self._specs[key] = cached
+        return list(cached)
 
     async def run(self, name: str, raw_args: str, ctx: ToolContext) -> ToolResult:
         """Parse, validate and run one tool call; every failure becomes an error result."""

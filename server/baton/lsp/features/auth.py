@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from baton import protocol as p
 from baton.app import App
-from baton.lsp.server import method
+from baton.lsp.methods import method
 
 if TYPE_CHECKING:
     from baton.lsp.server import BatonServer
