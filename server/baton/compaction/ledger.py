@@ -12,11 +12,12 @@ from collections.abc import Iterable
 from baton import protocol as p
 from baton.session.model import StoredMessage
 
-# Rendering caps: the ledger must stay a small block even in very long sessions.
-MAX_COMMANDS_SHOWN = 40
-MAX_ERRORS_SHOWN = 15
+# Rendering caps, far above what a working session reaches (the record keeps every
+# fact regardless): they only stop a runaway session from growing the block forever.
+MAX_COMMANDS_SHOWN = 300
+MAX_ERRORS_SHOWN = 50
 ERROR_CHARS = 400
-MAX_FILES_SHOWN = 200
+MAX_FILES_SHOWN = 1000
 
 
 def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) -> p.Ledger:
