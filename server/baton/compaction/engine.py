@@ -465,7 +465,8 @@ class CompactionEngine:
             created_at=utc_now(),
             notes=job.notes,
         )
-        continue_text = CONTINUE_TEXT if job.request.interrupted else None
+        interrupted = job.request.interrupted and job.settings.compaction.auto_continue
+        continue_text = CONTINUE_TEXT if interrupted else None
         marker, follow = self.store.commit(
             record,
             first_kept_seq=view.first_kept_seq,
