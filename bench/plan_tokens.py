@@ -30,7 +30,7 @@ import asyncio
 import json
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +105,10 @@ class Round:
     input_tokens: int = 0
     output_tokens: int = 0
     plan_block_tokens: int = 0
+    items: list[Item] = field(default_factory=list)
+    # Input after the first item that differs from the previous request's: what a
+    # provider's prompt cache could not serve.
+    fresh_tokens: int = 0
 
 
 def output_tokens(items: list[Item]) -> int:
@@ -135,7 +139,25 @@ def measure(service: SessionService, state: SessionState) -> Round:
     """The builder's count of the request it would send now (uncalibrated), and its plan block."""
     built = service.build_context(state, service.settings(), None)
     block = sum(part.tokens for part in built.parts if part.kind == "plan")
-    return Round(input_tokens=built.estimated_tokens, plan_block_tokens=block)
+    return Round(
+        input_tokens=built.estimated_tokens, plan_block_tokens=block, items=built.request.items
+    )
+
+
+def mark_fresh(rounds: list[Round]) -> None:
+    """Set each round's fresh input: everything from the first item its predecessor lacked."""
+    previous: list[Item] = []
+    for n, this in enumerate(rounds):
+        same = 0
+        for a, b in zip(previous, this.items, strict=False):
+            if a != b:
+                break
+            same += 1
+        fixed = this.input_tokens - sum(item_tokens(i) for i in this.items)
+        this.fresh_tokens = sum(item_tokens(i) for i in this.items[same:])
+        if n == 0:
+            this.fresh_tokens += fixed  # instructions and tool specs, cached afterwards
+        previous = this.items
 
 
 async def answer(service: SessionService, state: SessionState, items: list[Item]) -> None:
@@ -264,6 +286,8 @@ async def main(rounds: int, plan_tokens: int) -> int:
         )
     bi, bo, bt = totals(baton)
     ai, ao, at = totals(baseline)
+    mark_fresh(baton)
+    mark_fresh(baseline)
     print()
     print(f"Baton    : input {bi:>9,}  output {bo:>7,}  total {bt:>9,}")
     print(f"baseline : input {ai:>9,}  output {ao:>7,}  total {at:>9,}")
@@ -285,6 +309,16 @@ async def main(rounds: int, plan_tokens: int) -> int:
     print(
         f"floor for any scheme that shows the plan once per revision request: "
         f"{floor:,} tokens = {floor / at:.1%} of the baseline"
+    )
+    bf = sum(r.fresh_tokens for r in baton) + bo
+    af = sum(r.fresh_tokens for r in baseline) + ao
+    print(
+        f"with a prompt cache (input from the first changed item on, plus output): "
+        f"Baton {bf:,}, baseline {af:,} ({bf / af:.1%})"
+    )
+    print(
+        f"context after the last revision: Baton {baton[-1].input_tokens:,} tokens, "
+        f"baseline {baseline[-1].input_tokens + baseline[-1].output_tokens:,}"
     )
     return 0
 
