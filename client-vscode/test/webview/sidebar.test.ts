@@ -62,7 +62,11 @@ describe("sidebar webview", () => {
     await send(page, update({ kind: "tool_call_update", toolCallId: "t1", status: "completed", output: "class Store: ..." }));
     await send(page, update({ kind: "agent_message_chunk", text: "Done <script>window.__x=1</script>" }));
     await send(page, update({ kind: "agent_message_chunk", text: "ignored" }, "other-session"));
-    await page.waitForFunction(() => document.querySelectorAll("[data-kind=assistant]").length === 3);
+    // Streamed markdown renders on the next animation frame.
+    await page.waitForFunction(() => {
+      const blocks = document.querySelectorAll("[data-kind=assistant]");
+      return blocks.length === 3 && (blocks[2]?.textContent ?? "").includes("Done");
+    });
     const answers = await page.locator("[data-kind=assistant]").allInnerTexts();
     expect(answers[1]).toBe("I'll read the store first.");
     expect(await page.locator("[data-kind=assistant] strong").nth(1).innerText()).toBe("read");
@@ -124,6 +128,8 @@ describe("sidebar webview", () => {
     expect(await waitForPosted(page, "newSession")).toEqual({ type: "newSession", mode: "plan" });
     await page.click("#show-plan");
     expect(await waitForPosted(page, "showPlan")).toEqual({ type: "showPlan", sessionId: SESSION });
+    await page.click("#compact");
+    expect(await waitForPosted(page, "compact")).toEqual({ type: "compact", sessionId: SESSION });
 
     await send(page, update({ kind: "compaction_started", trigger: "manual", strategy: "native" }));
     await send(page, update({

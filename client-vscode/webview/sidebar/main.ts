@@ -45,6 +45,8 @@ function render(): void {
   byId("mode-build").toggleAttribute("secondary", mode !== "build");
   setDisabled(sendButton, running || !activeSessionId);
   setDisabled(cancelButton, !running);
+  setDisabled(byId("compact"), !activeSessionId);
+  setDisabled(byId("show-plan"), !activeSessionId);
   turnStatus.textContent = running ? "Working…" : "";
 }
 
@@ -176,6 +178,9 @@ byId("mode-plan").addEventListener("click", () => setMode("plan"));
 byId("mode-build").addEventListener("click", () => setMode("build"));
 byId("show-plan").addEventListener("click", () => {
   if (activeSessionId) host.post({ type: "showPlan", sessionId: activeSessionId });
+});
+byId("compact").addEventListener("click", () => {
+  if (activeSessionId) host.post({ type: "compact", sessionId: activeSessionId });
 });
 select.addEventListener("change", () => {
   if (select.value && select.value !== activeSessionId) host.post({ type: "selectSession", sessionId: select.value });

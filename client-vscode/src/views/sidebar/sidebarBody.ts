@@ -10,6 +10,7 @@ export const SIDEBAR_BODY = `
     <vscode-button id="mode-build" secondary title="Build: the agent works on the files">Build</vscode-button>
     <span id="mode-label" class="mode-label"></span>
     <vscode-button id="show-plan" secondary title="Show the session's plan">Plan view</vscode-button>
+    <vscode-button id="compact" secondary title="Compact the session's context now">Compact</vscode-button>
   </div>
   <div id="server-banner" class="banner" hidden></div>
   <section id="transcript" aria-live="polite"></section>
