@@ -27,7 +27,7 @@ from baton.errors import (
     SessionBusy,
 )
 from baton.plan.store import PlanRow, PlanStore, PlanVersionRow, sha256
-from baton.plan.view import PlanSnapshot, block_text, superseded_calls
+from baton.plan.view import PlanSnapshot, SupersededIndex, block_text
 from baton.session.events import ClientChannel
 from baton.session.state import SessionState
 from baton.store.db import Database
@@ -338,7 +338,10 @@ class PlanService:
         if plan is None or latest is None:
             return {}
         snapshot = PlanSnapshot(plan.path, plan.status, latest.version, "")
-        return superseded_calls(
+        index = state.extras.get("plan_superseded")
+        if not isinstance(index, SupersededIndex):
+            index = state.extras["plan_superseded"] = SupersededIndex()
+        return index.compute(
             state.messages,
             workspace=self.workspace,
             plan=snapshot,

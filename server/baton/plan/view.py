@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from baton import prompts
@@ -129,3 +129,105 @@ def _reads(workspace: Path, arguments: object, plan_file: str) -> bool:
         return False
     path = arguments.get("path")
     return isinstance(path, str) and bool(path) and _normalise(workspace, path) == plan_file
+
+
+@dataclass
+class _Scan:
+    """What `SupersededIndex` has learnt from a prefix of the history."""
+
+    count: int = 0  # messages scanned
+    order: int = 0  # calls with a result seen, to order reads against plan_done
+    writes: dict[str, tuple[bool, str]] = field(default_factory=dict)  # id → (ok, error)
+    reads: list[tuple[int, str]] = field(default_factory=list)  # (order, id) plan-file reads
+    last_done: int = -1  # order of the latest successful plan_done
+
+    def copy(self) -> _Scan:
+        return _Scan(self.count, self.order, dict(self.writes), list(self.reads), self.last_done)
+
+
+class SupersededIndex:
+    """`superseded_calls`, computed incrementally: the same answer in time independent of
+    the history's length.
+
+    A message whose tool calls all have results never changes again, so the
+    longest prefix of such messages is scanned once and kept; only the newer
+    messages are scanned on each request. Paths are resolved once per distinct
+    path and request.
+    """
+
+    def __init__(self) -> None:
+        self._key: str | None = None
+        self._base = _Scan()
+
+    def compute(
+        self,
+        messages: list[StoredMessage],
+        *,
+        workspace: Path,
+        plan: PlanSnapshot,
+        written_by: dict[str, int],
+    ) -> dict[str, str]:
+        plan_file = _normalise(workspace, plan.path)
+        if plan_file != self._key or self._base.count > len(messages):
+            self._key, self._base = plan_file, _Scan()
+        resolved: dict[str, bool] = {}
+        scan = self._base
+        for index in range(self._base.count, len(messages)):
+            message = messages[index]
+            if scan is self._base and not _all_answered(message):
+                scan = self._base.copy()
+            _scan_message(message, scan, workspace, plan_file, resolved)
+            scan.count = index + 1
+        return _references(scan, plan, written_by)
+
+
+def _all_answered(message: StoredMessage) -> bool:
+    return all(part.data["toolCallId"] in message.results for part in message.tool_calls())
+
+
+def _scan_message(
+    message: StoredMessage,
+    scan: _Scan,
+    workspace: Path,
+    plan_file: str,
+    resolved: dict[str, bool],
+) -> None:
+    for part in message.tool_calls():
+        call_id = part.data["toolCallId"]
+        if call_id not in message.results:
+            continue
+        order = scan.order
+        scan.order += 1
+        name = part.data.get("name")
+        ok = _succeeded(message, call_id)
+        if name == "plan_write":
+            lines = message.results[call_id].output.strip().splitlines() or [""]
+            scan.writes[call_id] = (ok, lines[0][:300])
+        elif name == "read" and ok:
+            arguments = part.data.get("input")
+            path = arguments.get("path") if isinstance(arguments, dict) else None
+            if isinstance(path, str) and path:
+                if path not in resolved:
+                    resolved[path] = _normalise(workspace, path) == plan_file
+                if resolved[path]:
+                    scan.reads.append((order, call_id))
+        elif name == "plan_done" and ok:
+            scan.last_done = order
+
+
+def _references(scan: _Scan, plan: PlanSnapshot, written_by: dict[str, int]) -> dict[str, str]:
+    done = plan.status == "done"
+    out: dict[str, str] = {}
+    for call_id, (ok, error) in scan.writes.items():
+        if not ok:
+            out[call_id] = prompts.PLAN_WRITE_FAILED.format(error=error)
+            continue
+        label = f"v{written_by[call_id]}" if call_id in written_by else "text"
+        template = prompts.PLAN_WRITE_REFERENCE_DONE if done else prompts.PLAN_WRITE_REFERENCE
+        out[call_id] = template.format(label=label, path=plan.path)
+    for order, call_id in scan.reads:
+        if not done:
+            out[call_id] = prompts.PLAN_READ_REFERENCE
+        elif order < scan.last_done:
+            out[call_id] = prompts.PLAN_READ_REFERENCE_DONE.format(path=plan.path)
+    return out
