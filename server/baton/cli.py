@@ -86,7 +86,7 @@ async def _sessions() -> int:
     try:
         rows = app.sessions.list_sessions().sessions
         if not rows:
-            print("no sessions in this directory yet; start one with: baton run \"...\"")
+            print('no sessions in this directory yet; start one with: baton run "..."')
         for row in rows:
             print(f"{row.session_id}  {row.updated_at}  {row.mode:5}  {row.title}")
     finally:
