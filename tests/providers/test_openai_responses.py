@@ -617,6 +617,29 @@ async def test_model_without_encrypted_reasoning_is_asked_again_without_include(
 
 
 @pytest.mark.asyncio
+async def test_invalid_replayed_artifact_is_an_error_not_a_model_limitation() -> None:
+    rejected = json_response(
+        {
+            "error": {
+                "message": "The encrypted content for item rs_1 could not be verified.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "invalid_encrypted_content",
+            }
+        },
+        status=400,
+    )
+    server = FakeServer(rejected, sse_response(responses_sse(text_turn())))
+    provider = make(server)
+    with pytest.raises(ProviderError) as caught:
+        await collect(provider.stream(request()))
+    assert caught.value.status == 400
+    assert len(server.requests) == 1, "no silent retry without the include"
+    await collect(provider.stream(request()))
+    assert "include" in server.body(1), "encrypted reasoning is still asked for"
+
+
+@pytest.mark.asyncio
 async def test_compact_endpoint() -> None:
     compacted = [
         {

@@ -294,8 +294,22 @@ class ResponsesStreamParser:
 
 
 def _rejects_encrypted_content(exc: ProviderError) -> bool:
-    """A model without reasoning refuses `include: ["reasoning.encrypted_content"]`."""
-    return exc.status == 400 and "encrypted content" in exc.message.lower()
+    """A model without reasoning refuses `include: ["reasoning.encrypted_content"]`.
+
+    Only the "not supported" refusal counts: a corrupted or foreign replayed
+    artifact ("invalid_encrypted_content", "could not be verified/decrypted")
+    also mentions encrypted content but must surface as an error, not switch
+    the include off for good.
+    """
+    message = exc.message.lower()
+    return (
+        exc.status == 400
+        and "encrypted content" in message
+        and ("not supported" in message or "unsupported" in message)
+        and "invalid_encrypted_content" not in message
+        and "verif" not in message
+        and "decrypt" not in message
+    )
 
 
 class OpenAIResponsesProvider:
