@@ -9,6 +9,7 @@ from typing import Any
 
 from baton.auth import Credentials
 from baton.compaction.engine import CompactionEngine
+from baton.compaction.server import install_server_compaction
 from baton.compaction.service import CompactionService
 from baton.config import ConfigLoader
 from baton.plan.service import PlanService
@@ -63,5 +64,6 @@ def build_app(
     engine = CompactionEngine(sessions, CompactionStore(db, sessions.store))
     engine.plan_state = plans.ledger_state
     compaction = CompactionService(sessions, engine)
+    install_server_compaction(engine)
     log.info("baton ready for workspace %s (store %s)", workspace, db.path)
     return App(workspace, config, credentials, db, sessions, compaction, plans)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from baton import prompts
+from baton.compaction.artifacts import server_thresholds
 from baton.config import Settings, known_context_window
 from baton.providers.base import (
     AssistantText,
@@ -187,7 +188,11 @@ def message_items(
             else:
                 output = INTERRUPTED_OUTPUT
             outputs.append(ToolOutput(call_id=call_id, output=output))
-        elif part.type == "opaque" and part.native is not None:
+        elif (
+            part.type == "opaque"
+            and part.native is not None
+            and not part.data.get("serverCompaction")  # replayed from the view's server window
+        ):
             items.append(OpaqueItem(native=part.native))
     if message.incomplete and items and isinstance(items[-1], AssistantText):
         items[-1] = AssistantText(text=items[-1].text + "\n[response interrupted]")
@@ -336,12 +341,16 @@ class ContextBuilder:
         estimated = sum(p.tokens for p in parts)
         window = context_window(settings, identity)
         usable, threshold = threshold_tokens(settings, window)
+        compact_threshold, threshold = server_thresholds(
+            settings, identity, window, usable, threshold
+        )
         request = ModelRequest(
             instructions=instructions,
             items=items,
             tools=tools,
             purpose="turn",
             cache_key=state.id,
+            compact_threshold=compact_threshold,
         )
         calibrated = [ContextPart(p.kind, round(p.tokens * state.calibration)) for p in parts]
         return BuiltContext(

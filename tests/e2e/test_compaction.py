@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from baton.compaction.summary import SECTIONS
 from tests.conftest import StartBaton
@@ -16,6 +17,18 @@ from tests.harness import BatonClient
 FULL_SUMMARY = "\n\n".join(f"## {name}\nsummary of {name.lower()}" for name in SECTIONS)
 # A summary that leaves out every fact: the ledger must still carry them.
 FACTLESS_SUMMARY = "\n\n".join(f"## {name}\nnone" for name in SECTIONS)
+
+
+@pytest_asyncio.fixture
+async def start_baton(start_baton: StartBaton) -> StartBaton:
+    """These tests are about native compaction, so they pin it: with the `openai` provider
+    the default strategy `auto` is server-side (tests/e2e/test_server_compaction.py)."""
+
+    async def start(**kwargs: Any) -> BatonClient:
+        env = {"BATON_COMPACTION__STRATEGY": "native", **(kwargs.pop("env", None) or {})}
+        return await start_baton(env=env, **kwargs)
+
+    return start
 
 
 def is_summary_request(req: Any) -> bool:

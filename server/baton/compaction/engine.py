@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from baton import protocol as p
 from baton.compaction import summary as summaries
+from baton.compaction.artifacts import window_from_json, window_to_json
 from baton.compaction.ledger import build_ledger, render_ledger
 from baton.compaction.prune import plan_masks
 from baton.config import Settings
@@ -113,6 +114,9 @@ class CompactionJob:
     prompt_override: str | None = None
     notes: list[str] = field(default_factory=list)
     ledger_text: str = ""
+    # The view a native compaction starts from instead of the session's current one
+    # (the server feature: a native view of the local history behind a server chain).
+    base_view: View | None = None
 
     def build(self, view: View) -> BuiltContext:
         return self.engine.build_with_view(self.state, self.settings, self.provider, view)
@@ -125,6 +129,7 @@ def view_to_json(view: View) -> dict[str, Any]:
         "summary": view.summary,
         "ledgerText": view.ledger_text,
         "masked": view.masked,
+        "serverWindow": window_to_json(view.server_window),
     }
 
 
@@ -135,6 +140,7 @@ def view_from_json(data: dict[str, Any]) -> View:
         summary=data.get("summary"),
         ledger_text=data.get("ledgerText"),
         masked=dict(data.get("masked") or {}),
+        server_window=window_from_json(data.get("serverWindow")),
     )
 
 
@@ -153,7 +159,7 @@ class NativeStrategy:
     async def run(self, job: CompactionJob) -> View:
         engine, state, settings = job.engine, job.state, job.settings
         before = job.before
-        old = state.view
+        old = job.base_view if job.base_view is not None else state.view
         messages = in_view(state, old)
         calib = state.calibration or 1.0
         target_est = int(before.threshold_tokens * TARGET_FRACTION / calib)

@@ -97,6 +97,11 @@ class CompactionService:
 
     async def check(self, turn: Turn, built: BuiltContext, provider: Provider) -> BuiltContext:
         settings = self.sessions.settings()
+        model_switch = getattr(self.engine, "model_switch", None)
+        if model_switch is not None:
+            # A server chain another model or route made cannot be replayed: the server
+            # feature compacts natively now (lazily, trigger model_switch) and rebuilds.
+            built = await model_switch(turn, built, provider)
         if not settings.compaction.auto or built.tokens < built.threshold_tokens:
             return built
         await self.engine.compact(turn.state, CompactRequest("auto", interrupted=turn.steps > 0))
