@@ -167,7 +167,9 @@ async def test_manual_instructions_go_into_the_compaction_calls_instructions(
 
 
 @pytest.mark.asyncio
-async def test_overflow_compacts_on_the_server_and_retries(baton: BatonClient, llm: FakeLLM) -> None:
+async def test_overflow_compacts_on_the_server_and_retries(
+    baton: BatonClient, llm: FakeLLM
+) -> None:
     sid = await baton.new_session()
     llm.add(text("first answer"))
     await baton.prompt(sid, "first")
