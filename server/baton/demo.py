@@ -1,0 +1,414 @@
+"""`baton demo`: a short headless session that shows what Baton is for.
+
+In a temporary copy of a tiny project (`baton/demo_project`) it runs, through
+the same core the editor uses:
+
+1. plan mode: the agent reads the code and writes its plan to a file (`plan_write`);
+2. the person approves the plan (`baton/plan/approve`), which switches to build mode;
+3. the agent builds the first step and ticks it off;
+4. a manual compaction (`baton/session/compact`), printed as its record;
+5. the next request after the compaction, showing the plan back in the model's view.
+
+No API key: the embedded local model (`baton model install`). With
+`OPENAI_API_KEY` set: OpenAI. A small local model on a CPU is slow and not
+reliable, so every turn has a step limit and a time limit, and when the
+model does not do what a step needs (say, it never calls `plan_write`) the
+demo says so plainly and stands in for it the way a person would in the
+editor, so the rest can still be shown. It never waits forever.
+
+The session's store lives in the temporary directory (XDG_DATA_HOME points
+there), so the demo leaves nothing in the person's own Baton data except the
+model it uses. The directory is kept so that the printed plan file and the
+session can be looked at afterwards; `--clean` removes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any, TextIO
+
+from baton import protocol as p
+from baton.errors import BatonError
+from baton.session.events import ProgressReporter, ProgressScope
+
+# Seconds. The whole demo, model download excluded, should fit in a few minutes on
+# two CPU cores; each phase gets at most its share and what is left of the total.
+TOTAL_BUDGET = 540.0
+PLAN_TURN_BUDGET = 200.0
+BUILD_TURN_BUDGET = 200.0
+COMPACT_BUDGET = 180.0
+
+PLAN_PROMPT = (
+    "stats.py has two TODOs. Read stats.py. Then call plan_write with a short markdown "
+    "checklist of exactly two steps, one per TODO, each starting with `- [ ] `. "
+    "Then call plan_exit."
+)
+BUILD_PROMPT = (
+    "Do only step 1 of the plan now: edit stats.py so that mean() returns 0.0 for an empty "
+    "list. Then tick step 1 off with plan_edit (`- [ ]` to `- [x]`) and stop."
+)
+FALLBACK_PLAN = """# Fix the TODOs in stats.py
+
+- [ ] `mean()`: return 0.0 for an empty list instead of raising ZeroDivisionError
+- [ ] `median()`: implement it (sort a copy, take the middle value or the mean of the two middle ones)
+"""
+LOCAL_SETTINGS: dict[str, Any] = {
+    # Bounds every response: a small model that starts repeating itself costs minutes.
+    "maxTokens": 320,
+}
+
+
+def _sample_project() -> dict[str, str]:
+    root = resources.files("baton").joinpath("demo_project")
+    return {
+        entry.name: entry.read_text(encoding="utf-8")
+        for entry in root.iterdir()
+        if entry.is_file() and entry.name.endswith((".py", ".md"))
+    }
+
+
+class DemoChannel:
+    """Prints what the agent does, briefly: tool calls and results, mode and plan changes."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.text: list[str] = []
+        self.tool_calls: list[dict[str, Any]] = []
+
+    def _say(self, line: str) -> None:
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def send_update(self, session_id: str, update: p.WireModel) -> None:
+        data = update.wire()
+        kind = data.get("kind")
+        if kind == "agent_message_chunk":
+            self.text.append(data["text"])
+        elif kind == "tool_call":
+            self.tool_calls.append(data)
+            args = json.dumps(data.get("input", {}), ensure_ascii=False)
+            self._say(f"    → {data['name']} {_clip(args, 160)}")
+        elif kind == "tool_call_update" and data.get("status") in ("completed", "failed"):
+            mark = "✓" if data["status"] == "completed" else "✗"
+            first = (str(data.get("output") or "").strip().splitlines() or [""])[0]
+            self._say(f"      {mark} {_clip(first, 140)}")
+        elif kind == "mode":
+            self._say(f"    [mode: {data['mode']}]")
+        elif kind == "compaction_failed":
+            self._say(f"    [compaction failed: {data['error']}]")
+
+    def notify(self, method: str, params: p.WireModel) -> None:
+        data = params.wire()
+        if method == "baton/plan/didChange":
+            self._say(
+                f"    [plan v{data['version']} ({data['status']}, by {data['author']}): "
+                f"{data['path']}]"
+            )
+
+    async def request_permission(
+        self, params: p.PermissionRequestParams
+    ) -> p.PermissionResponse | None:
+        self._say(f"      (no one to ask: {params.tool_call.name} refused)")
+        return None
+
+    def progress(self, title: str) -> ProgressScope:
+        return self._progress(title)
+
+    @asynccontextmanager
+    async def _progress(self, title: str) -> AsyncIterator[ProgressReporter]:
+        self._say(f"    [{title}]")
+
+        def report(message: str, percentage: int | None = None) -> None:
+            self._say(f"      {message}")
+
+        yield report
+
+    def take_text(self) -> str:
+        text, self.text = "".join(self.text), []
+        return text
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line for line in text.rstrip().splitlines())
+
+
+class Demo:
+    def __init__(self, out: TextIO, root: Path, settings: dict[str, Any], label: str) -> None:
+        self.out = out
+        self.root = root
+        self.project = root / "project"
+        self.settings = settings
+        self.label = label
+        self.channel = DemoChannel(out)
+        self.started = time.monotonic()
+        self.problems: list[str] = []
+
+    def say(self, line: str = "") -> None:
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def heading(self, text: str) -> None:
+        self.say()
+        self.say(f"== {text}  [{time.monotonic() - self.started:.0f} s]")
+
+    def left(self, budget: float) -> float:
+        return max(5.0, min(budget, TOTAL_BUDGET - (time.monotonic() - self.started)))
+
+    async def turn(self, app: Any, session_id: str, text: str, budget: float) -> str:
+        """Run one prompt with a time limit; returns the stop reason ("timeout" if cut)."""
+        self.say(_indent(f"> {text}", "  "))
+        state = app.sessions.state(session_id)
+        started = time.monotonic()
+        try:
+            task = app.sessions.start_turn(state, text)
+        except BatonError as exc:
+            self.say(f"    [could not start the turn: {exc.message}]")
+            return "error"
+        try:
+            result = await asyncio.wait_for(asyncio.shield(task), self.left(budget))
+            reason = str(result.stop_reason)
+            if result.error:
+                self.say(f"    [error: {result.error}]")
+        except TimeoutError:
+            app.sessions.cancel(session_id)
+            await asyncio.gather(task, return_exceptions=True)
+            reason = "timeout"
+        except BatonError as exc:
+            self.say(f"    [error: {exc.message}]")
+            reason = "error"
+        self.channel.take_text()
+        self.say(f"    [turn ended: {reason}, {time.monotonic() - started:.0f} s]")
+        return reason
+
+    async def run(self) -> int:
+        from baton.app import build_app
+
+        self.project.mkdir(parents=True)
+        originals = _sample_project()
+        for name, content in originals.items():
+            (self.project / name).write_text(content, encoding="utf-8")
+        self.say(f"Baton demo: {self.label}")
+        self.say(f"project: {self.project} (a copy of baton/demo_project)")
+
+        app = build_app(self.project, self.channel, client_settings=self.settings)
+        try:
+            return await self._run(app, originals)
+        finally:
+            await app.close()
+
+    async def _run(self, app: Any, originals: dict[str, str]) -> int:
+        sessions = app.sessions
+        plans = app.plans
+        sid = sessions.new_session(p.SessionNewParams(mode="plan", title="Baton demo")).session_id
+        state = sessions.state(sid)
+        await self._warm_up(app, state)
+
+        # 1. Plan mode: the plan goes to a file.
+        self.heading("1/5 Plan mode: the agent writes its plan to a file")
+        await self.turn(app, sid, PLAN_PROMPT, PLAN_TURN_BUDGET)
+        plan = plans.get(sid)
+        if plan is None:
+            self.problems.append("the model did not write a plan with plan_write")
+            self.say(
+                "  The model did not call plan_write. Small local models often miss a tool "
+                "call;\n  the demo writes the plan the way a person would in the editor, and "
+                "goes on."
+            )
+            plans.update(p.PlanUpdateParams(session_id=sid, content=FALLBACK_PLAN, base_version=0))
+            plan = plans.get(sid)
+        assert plan is not None
+        plan_file = self.project / plan.path
+        self.say(f"  plan file: {plan_file}")
+        self.say(f"  status {plan.status}, version {plan.version}:")
+        self.say(_indent(plan.content))
+
+        # 2. Approval switches to build mode.
+        self.heading("2/5 The person approves the plan")
+        approved = plans.approve(p.PlanApproveParams(session_id=sid))
+        self.say(f"  status {approved.status}, mode {approved.mode}")
+
+        # 3. One step is built.
+        self.heading("3/5 Build mode: the agent builds the first step")
+        await self.turn(app, sid, BUILD_PROMPT, BUILD_TURN_BUDGET)
+        self._show_changes(originals)
+        plan = plans.get(sid)
+        assert plan is not None
+        ticked = [line for line in plan.content.splitlines() if "[x]" in line.lower()]
+        if ticked:
+            self.say(f"  plan v{plan.version}: ticked off: {_clip(ticked[0], 100)}")
+        else:
+            self.problems.append("the model did not tick a step off in the plan")
+            self.say(
+                f"  plan v{plan.version}: no step ticked off yet (the model did not plan_edit)"
+            )
+
+        # 4. A manual compaction.
+        self.heading("4/5 Manual compaction")
+        record = await self._compact(app, sid)
+        if record is None:
+            return self._finish(app, sid, plan_file, ok=False)
+        self._show_record(record)
+
+        # 5. The plan is back in front of the model.
+        self.heading("5/5 After the compaction: what the model is sent next")
+        self._show_next_request(app, sid)
+        return self._finish(app, sid, plan_file, ok=True)
+
+    async def _warm_up(self, app: Any, state: Any) -> None:
+        """Load the local model before the first turn, so its load time is shown apart."""
+        try:
+            provider = app.sessions.provider_for(state, app.sessions.settings())
+        except BatonError as exc:
+            self.say(f"  [provider: {exc.message}]")
+            return
+        start = getattr(provider, "start", None)
+        if start is None:
+            return
+        self.say("  loading the local model…")
+        began = time.monotonic()
+        try:
+            await start()
+        except BatonError as exc:
+            self.say(f"  [the local model did not load: {exc.message}]")
+            return
+        self.say(f"  loaded in {time.monotonic() - began:.1f} s")
+
+    def _show_changes(self, originals: dict[str, str]) -> None:
+        changed = False
+        for name, before in sorted(originals.items()):
+            path = self.project / name
+            after = path.read_text(encoding="utf-8") if path.exists() else ""
+            if after == before:
+                continue
+            changed = True
+            diff = difflib.unified_diff(
+                before.splitlines(), after.splitlines(), f"a/{name}", f"b/{name}", lineterm=""
+            )
+            self.say(_indent("\n".join(diff)))
+        if not changed:
+            self.problems.append("the model changed no file in build mode")
+            self.say("  no file changed (the model did not make an edit in time)")
+
+    async def _compact(self, app: Any, sid: str) -> p.CompactionRecord | None:
+        task = asyncio.ensure_future(app.compaction.compact(sid))
+        try:
+            record: p.CompactionRecord = await asyncio.wait_for(task, self.left(COMPACT_BUDGET))
+            return record
+        except TimeoutError:
+            self.problems.append("the compaction did not finish in time")
+            self.say("  the compaction did not finish in time; stopping here")
+        except BatonError as exc:
+            self.problems.append(f"the compaction failed: {exc.message}")
+            self.say(f"  the compaction failed: {exc.message}")
+        return None
+
+    def _show_record(self, record: p.CompactionRecord) -> None:
+        data = record.wire()
+        summary = data.pop("summary", None)
+        self.say("  compaction record (baton/session/compactions):")
+        self.say(_indent(json.dumps(data, indent=2, ensure_ascii=False)))
+        if summary:
+            lines = summary.strip().splitlines()
+            shown = "\n".join(lines[:14]) + ("\n…" if len(lines) > 14 else "")
+            self.say("  summary written by the model (first lines):")
+            self.say(_indent(shown, "    | "))
+
+    def _show_next_request(self, app: Any, sid: str) -> None:
+        sessions = app.sessions
+        info = sessions.context_info(sid)
+        self.say(
+            f"  baton/session/context: {info.tokens} tokens of {info.context_window} "
+            f"(compaction threshold {info.threshold})"
+        )
+        for item in info.items:
+            self.say(f"    {item.kind:<14} {item.tokens:>6} tokens")
+        state = sessions.state(sid)
+        settings = sessions.settings()
+        built = sessions.build_context(state, settings, sessions.identity_for(state, settings))
+        blocks = [i for i in built.request.items if getattr(i, "name", None) == "plan"]
+        if blocks:
+            self.say("  the plan block in the next request, re-read from the plan file:")
+            self.say(_indent(blocks[0].text, "    | "))
+        else:
+            self.problems.append("no plan block in the next request")
+            self.say("  no plan block in the next request (unexpected)")
+
+    def _finish(self, app: Any, sid: str, plan_file: Path, *, ok: bool) -> int:
+        self.heading("Done")
+        self.say(f"  plan file:  {plan_file}")
+        records = app.compaction.compactions(sid).compactions
+        if records:
+            self.say(f"  compaction: {records[-1].compaction_id} (session {sid})")
+        if self.problems:
+            self.say("  where the model fell short (the demo stood in or went on):")
+            for problem in self.problems:
+                self.say(f"    - {problem}")
+        self.say(f"  wall time: {time.monotonic() - self.started:.0f} s")
+        return 0 if ok else 1
+
+
+def _configure() -> tuple[dict[str, Any], str] | str:
+    """Client settings and a label for the provider, or an error message naming the fix."""
+    settings: dict[str, Any] = {
+        "maxSteps": 4,
+        "permissions": {"write": "allow", "bash": "deny"},
+        # Only the manual compaction, so the demo shows one clear record.
+        "compaction": {"auto": False},
+    }
+    if os.environ.get("OPENAI_API_KEY"):
+        settings["provider"] = "openai"
+        return settings, "OpenAI (OPENAI_API_KEY is set)"
+    from baton.config import LocalSettings
+    from baton.errors import ConfigError
+    from baton.local.engine import require_xllamacpp, resolve_model_path
+    from baton.local.model_files import DEFAULT_MODEL
+
+    try:
+        require_xllamacpp()
+        model = resolve_model_path(LocalSettings())
+    except ConfigError as exc:
+        return exc.message
+    settings["provider"] = "local"
+    settings["local"] = {**LOCAL_SETTINGS, "modelPath": str(model)}
+    return settings, f"local model {DEFAULT_MODEL.title}, embedded llama.cpp, no API key"
+
+
+def main(*, clean: bool = False, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    configured = _configure()
+    if isinstance(configured, str):
+        print(f"baton demo: {configured}", file=sys.stderr)
+        return 1
+    settings, label = configured
+    root = Path(tempfile.mkdtemp(prefix="baton-demo-"))
+    # The demo's store goes with its project; the model path was resolved above.
+    os.environ["XDG_DATA_HOME"] = str(root / "data")
+    demo = Demo(out, root, settings, label)
+    try:
+        return asyncio.run(demo.run())
+    except KeyboardInterrupt:
+        print("baton demo: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if clean:
+            shutil.rmtree(root, ignore_errors=True)
+        else:
+            print(
+                f"the demo's project and store are kept in {root} (remove it when done)", file=out
+            )
