@@ -50,6 +50,8 @@ from baton.tokens import estimate
 from baton.tools.base import Fact
 
 IDENTITY = ProviderIdentity("openai", "gpt-bench", Route("http://127.0.0.1:9/v1", "api_key"))
+# Native compaction is what this measures; with the openai provider `auto` would be server-side.
+SETTINGS = {"contextWindow": 400_000, "compaction": {"strategy": "native"}}
 
 
 class DroppingSummariser:
@@ -172,7 +174,7 @@ async def run_depth(depth: int, seed: int, turns_per_round: int) -> dict[str, fl
         os.environ["XDG_CONFIG_HOME"] = str(home / "config")
         ws = home / "ws"
         ws.mkdir()
-        app = build_app(ws, NullChannel(), environ={}, client_settings={"contextWindow": 400_000})
+        app = build_app(ws, NullChannel(), environ={}, client_settings=SETTINGS)
         facts = Facts()
         summariser = DroppingSummariser(rng, [])
         app.sessions.providers = StaticProviders(summariser)  # type: ignore[assignment]
@@ -230,7 +232,7 @@ async def big_session_time(seed: int) -> tuple[int, float]:
         os.environ["XDG_DATA_HOME"] = str(home / "data")
         ws = home / "ws"
         ws.mkdir()
-        app = build_app(ws, NullChannel(), environ={}, client_settings={"contextWindow": 400_000})
+        app = build_app(ws, NullChannel(), environ={}, client_settings=SETTINGS)
         summariser = DroppingSummariser(rng, [])
         app.sessions.providers = StaticProviders(summariser)  # type: ignore[assignment]
         sid = app.sessions.new_session(p.SessionNewParams()).session_id

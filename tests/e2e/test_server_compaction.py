@@ -598,3 +598,23 @@ async def test_a_route_change_in_the_config_drops_the_chain(
     never_sent_artifacts(llm.requests[seen:])
     assert len(await records(baton, sid)) == 2
     assert artifact not in llm.replayed(llm.model_requests[-1])
+
+
+@pytest.mark.asyncio
+async def test_a_manual_compaction_after_a_switch_works_from_the_local_history(
+    baton: BatonClient, llm: FakeLLM, workspace: Path
+) -> None:
+    sid, _ = await chain(baton, llm, workspace)
+    await baton.request("baton/session/setModel", {"sessionId": sid, "model": "gpt-fake-mini"})
+    llm.add(text(FULL_SUMMARY))
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    # The foreign chain cannot be compacted further on this model: native, from local state.
+    assert (record["trigger"], record["strategy"]) == ("manual", "native")
+    summary_request = llm.model_requests[-1]
+    assert is_summary_request(summary_request) and summary_request.model == "gpt-fake-mini"
+    assert "read notes.txt, then list missing-dir" in summary_request.input_text()
+    never_sent_artifacts([summary_request])
+    assert len(llm.compact_requests) == 1
+    llm.add(text("after"))
+    await baton.prompt(sid, "after")
+    assert [r["trigger"] for r in await records(baton, sid)] == ["manual", "manual"]
