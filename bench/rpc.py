@@ -34,13 +34,19 @@ def isolated_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, s
 
 class RawServer:
     def __init__(
-        self, workspace: Path, env: dict[str, str], command: list[str] | None = None
+        self,
+        workspace: Path,
+        env: dict[str, str],
+        command: list[str] | None = None,
+        *,
+        stderr: Any = subprocess.DEVNULL,
     ) -> None:
+        # `stderr`: where the server's log goes (a file, to inspect it afterwards).
         self.proc = subprocess.Popen(
             command or [sys.executable, "-m", "baton", "serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=stderr,
             cwd=workspace,
             env=env,
         )

@@ -25,10 +25,13 @@ log = logging.getLogger(__name__)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 SERVER_NOT_INITIALIZED = -32002
 
 _LIFECYCLE = {"initialize", "initialized", "shutdown", "exit", "$/cancelRequest", "$/setTrace"}
+# Client notifications that must not carry an id (`exit` with one still exits).
+_NOTIFICATIONS = {"initialized", "$/cancelRequest", "$/setTrace", "baton/session/cancel"}
 
 
 def _valid_id(value: Any) -> bool:
@@ -105,6 +108,25 @@ class BatonProtocol(LanguageServerProtocol):
                 self.reply_error(msg_id, INVALID_REQUEST, "Invalid Request: already initialized")
             return
 
+        if is_request and method in _NOTIFICATIONS:
+            # A notification sent as a request: running it and answering `null`
+            # would hide the client's mistake (a cancel that cancels nothing).
+            self.reply_error(
+                msg_id,
+                INVALID_REQUEST,
+                f"Invalid Request: {method} is a notification; send it without an id",
+            )
+            return
+        if (
+            is_request
+            and not method.startswith("baton/")
+            and method not in self.fm.features
+            and method not in self.fm.builtin_features
+        ):
+            # An LSP method Baton does not serve is not found, whatever its params
+            # (pygls would first validate them and answer a vague "Invalid Params").
+            self.reply_error(msg_id, METHOD_NOT_FOUND, f"Method Not Found: {method}")
+            return
         if method.startswith("baton/"):
             # Features load after `initialize`; a client that skips `initialized` still works.
             try:

@@ -7,17 +7,22 @@ loaded on `initialized`, or on the first Baton request if a client skips it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import sys
+import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from baton import __version__
+from baton.lsp import framing
 from baton.lsp.protocol import PARSE_ERROR, BatonProtocol
 
 if TYPE_CHECKING:
@@ -63,6 +68,52 @@ class BatonServer(LanguageServer):
 
     def require_app(self) -> App:
         return self.ensure_loaded()
+
+    # pygls's read loops trust the client's framing; Baton's own survives any
+    # bytes (see baton.lsp.framing). These two overrides only swap the loop.
+
+    def _start_io_async(
+        self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+    ) -> None:
+        self._stop_event = threading.Event()
+        source = stdin or sys.stdin.buffer
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        pool = self.thread_pool
+        read = getattr(source, "read1", source.read)
+
+        async def read_chunk() -> bytes:
+            return await asyncio.get_running_loop().run_in_executor(pool, read, framing.CHUNK)
+
+        assert isinstance(self.protocol, BatonProtocol)
+        try:
+            asyncio.run(framing.serve(self.protocol, read_chunk, self._stop_event))
+        except BrokenPipeError:
+            log.error("Connection to the client is lost! Shutting down the server.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
+
+    def start_tcp(self, host: str, port: int) -> None:
+        self._stop_event = stop_event = threading.Event()
+        assert isinstance(self.protocol, BatonProtocol)
+        protocol = self.protocol
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            protocol.set_writer(writer)
+            await framing.serve(protocol, lambda: reader.read(framing.CHUNK), stop_event)
+            self.shutdown()  # type: ignore[no-untyped-call]
+
+        async def main() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            log.info("Serving on %s:%s", host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        try:
+            asyncio.run(main())
+        except asyncio.CancelledError:
+            log.debug("Server was cancelled")
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         if isinstance(error, json.JSONDecodeError | UnicodeDecodeError):

@@ -10,6 +10,8 @@ and is replayed only to that same identity.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -93,6 +95,33 @@ class ToolCall:
     arguments: str  # the JSON text exactly as the model wrote it
     native: Native | None = None
     kind: Literal["tool_call"] = "tool_call"
+
+    def __post_init__(self) -> None:
+        # Half a surrogate pair, escaped in the arguments, would decode to a string
+        # that cannot be stored, counted or sent again: the only change ever made.
+        if "\\u" in self.arguments and SURROGATE_ESCAPE.search(self.arguments):
+            try:
+                decoded = json.loads(self.arguments)
+            except ValueError:
+                return
+            cleaned = replace_lone_surrogates(decoded)
+            if cleaned != decoded:
+                self.arguments = json.dumps(cleaned, ensure_ascii=False)
+
+
+# A JSON escape of a UTF-16 surrogate (`\\ud800`); a valid pair decodes to one character.
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def replace_lone_surrogates(value: Any) -> Any:
+    """`value` (decoded JSON) with every lone surrogate replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [replace_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {replace_lone_surrogates(k): replace_lone_surrogates(v) for k, v in value.items()}
+    return value
 
 
 @dataclass

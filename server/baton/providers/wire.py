@@ -17,6 +17,7 @@ from httpx_sse import ServerSentEvent, aconnect_sse
 
 from baton.errors import ProviderError
 from baton.logs import redact
+from baton.providers.base import SURROGATE_ESCAPE, replace_lone_surrogates
 from baton.providers.http_errors import error_details, error_from_response
 
 
@@ -73,7 +74,7 @@ async def post_json(
             response.status_code, response.content, response.headers, label=label
         )
     try:
-        return json.loads(response.content)
+        return _loads(response.content.decode("utf-8", "replace"))
     except ValueError:
         message, _ = error_details(response.content)
         raise ProviderError(
@@ -85,7 +86,20 @@ async def post_json(
 def decode_event_data(data: str, *, label: str) -> Any:
     """The JSON payload of one SSE event; a malformed one is the provider's error."""
     try:
-        return json.loads(data)
+        return _loads(data)
     except ValueError:
         snippet = data if len(data) <= 200 else data[:200] + "…"
         raise ProviderError(redact(f"{label} sent an event that is not JSON: {snippet}")) from None
+
+
+def _loads(data: str) -> Any:
+    """`json.loads`, with lone surrogates replaced by U+FFFD.
+
+    JSON allows the escape of half a surrogate pair; Python decodes it to a
+    string that cannot be encoded as UTF-8, so one such character in a model's
+    answer would make the step impossible to store, count or send again.
+    """
+    value = json.loads(data)
+    if SURROGATE_ESCAPE.search(data):
+        value = replace_lone_surrogates(value)
+    return value

@@ -1,0 +1,1 @@
+"""Reliability suites: crash, bad input, provider faults, security, load (see docs/reliability.md)."""
