@@ -12,6 +12,7 @@ from baton.compaction.engine import CompactionEngine
 from baton.compaction.server import install_server_compaction
 from baton.compaction.service import CompactionService
 from baton.config import ConfigLoader
+from baton.mcp_servers import McpManager
 from baton.plan.service import PlanService
 from baton.providers.factory import ProviderRegistry
 from baton.session.events import ClientChannel
@@ -33,12 +34,16 @@ class App:
     sessions: SessionService
     compaction: CompactionService
     plans: PlanService | None = None
+    mcp: McpManager | None = None
 
     def config_problems(self) -> list[str]:
         return [str(problem) for problem in self.config.load()[1]]
 
     async def close(self) -> None:
         await self.sessions.shutdown()
+        if self.mcp is not None:
+            # After the turns: their tool calls are cancelled first.
+            await self.mcp.aclose()
 
 
 def build_app(
@@ -65,5 +70,8 @@ def build_app(
     engine.plan_state = plans.ledger_state
     compaction = CompactionService(sessions, engine)
     install_server_compaction(engine)
+    # MCP servers start lazily, at the first model step that needs the tool list.
+    mcp = McpManager(workspace, config, tools, channel)
+    sessions.step_preparers.append(mcp.prepare)
     log.info("baton ready for workspace %s (store %s)", workspace, db.path)
-    return App(workspace, config, credentials, db, sessions, compaction, plans)
+    return App(workspace, config, credentials, db, sessions, compaction, plans, mcp=mcp)

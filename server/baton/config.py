@@ -106,6 +106,9 @@ class McpServerSettings(_Section):
     env: dict[str, str] = Field(default_factory=dict)
     enabled: bool = True
     allow: bool = False
+    # Seconds to start (connect and list tools) and for one tool call.
+    start_timeout: float = Field(20.0, gt=0, le=600)
+    timeout: float = Field(120.0, gt=0, le=3600)
 
 
 class McpSettings(_Section):

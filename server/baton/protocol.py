@@ -154,11 +154,25 @@ class SessionRef(WireModel):
     session_id: NonEmptyId
 
 
+class SessionUsage(WireModel):
+    """Extension: the provider's reported tokens, summed over a session's model requests."""
+
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+
+
 class SessionLoadResult(WireModel):
     session_id: str
     title: str
     mode: Mode
     messages: list[Message]
+    # Extensions (session management issue): token totals, and the provider and model
+    # the session's next request goes to (pinned with setModel, else the configured ones).
+    usage: SessionUsage | None = None
+    provider: str | None = None
+    model: str | None = None
 
 
 class PromptParams(WireModel):
@@ -189,6 +203,63 @@ class SetModelParams(WireModel):
 class SetModelResult(WireModel):
     provider: str
     model: str
+
+
+class SessionRenameParams(WireModel):
+    """Extension (`baton/session/rename`)."""
+
+    session_id: NonEmptyId
+    title: str = Field(min_length=1, max_length=500)
+
+
+class SessionForkParams(WireModel):
+    """Extension (`baton/session/fork`): a new session with the history up to `messageId`."""
+
+    session_id: NonEmptyId
+    message_id: NonEmptyId
+    title: str | None = Field(default=None, max_length=500)
+
+
+class SessionForkResult(WireModel):
+    session_id: str
+    title: str
+    # How many messages the fork starts with, and its copy of the plan (if any).
+    messages: int
+    plan_path: str | None = None
+
+
+class SessionExportResult(WireModel):
+    """Extension (`baton/session/export`): the session as markdown for an issue or a note."""
+
+    session_id: str
+    title: str
+    markdown: str
+
+
+class ModelsListParams(WireModel):
+    """Extension (`baton/models/list`): the models of a provider (the session's, or the
+    configured one)."""
+
+    session_id: NonEmptyId | None = None
+    provider: Literal["openai", "openai-compatible", "local"] | None = None
+
+
+class ModelInfo(WireModel):
+    id: str
+    # The window Baton uses for this model: `contextWindow` from config, else the
+    # maintained table, else the default.
+    context_window: int
+
+
+class ModelsListResult(WireModel):
+    provider: str
+    models: list[ModelInfo]
+    # The model the session (or, without one, the configuration) uses now.
+    current: str | None = None
+    # `provider`: listed by the provider (`/v1/models`); `configured`: from settings.
+    source: Literal["provider", "configured"]
+    # Why the provider's list could not be read (the configured models are listed instead).
+    error: str | None = None
 
 
 class CompactParams(WireModel):
@@ -277,6 +348,25 @@ class CompactionRecord(WireModel):
 
 class CompactionsResult(WireModel):
     compactions: list[CompactionRecord]
+
+
+# --------------------------------------------------------------------------- MCP servers
+
+McpStatus = Literal["idle", "starting", "ready", "restarting", "failed", "stopped", "disabled"]
+
+
+class McpServerInfo(WireModel):
+    name: str
+    transport: Literal["stdio", "http"]
+    enabled: bool
+    status: McpStatus
+    # Tool names as the model sees them (`<server>__<tool>`).
+    tools: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
+class McpServersResult(WireModel):
+    servers: list[McpServerInfo]
 
 
 # --------------------------------------------------------------------------- plans
@@ -421,6 +511,16 @@ class UserMessageUpdate(WireModel):
     text: str
 
 
+class McpServerUpdate(WireModel):
+    """Extension: an MCP server started, failed, crashed or came back."""
+
+    kind: Literal["mcp_server"] = "mcp_server"
+    server: str
+    status: McpStatus
+    tools: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
 class TurnEnded(WireModel):
     """Extension: a turn ended; lets clients that did not send the prompt finish their view."""
 
@@ -440,7 +540,8 @@ Update = Annotated[
     | CompactionFinished
     | CompactionFailed
     | UserMessageUpdate
-    | TurnEnded,
+    | TurnEnded
+    | McpServerUpdate,
     Field(discriminator="kind"),
 ]
 
@@ -538,6 +639,14 @@ METHODS: dict[str, MethodSpec] = {
         PlanGetVersionParams, PlanVersionContent, "One plan version with its text."
     ),
     "baton/auth/set": MethodSpec(AuthSetParams, Empty, "Hold an API key in memory."),
+    "baton/session/rename": MethodSpec(SessionRenameParams, SessionInfo, "Rename a session."),
+    "baton/session/delete": MethodSpec(SessionRef, Empty, "Delete a session."),
+    "baton/session/fork": MethodSpec(
+        SessionForkParams, SessionForkResult, "A new session with the history up to a message."
+    ),
+    "baton/session/export": MethodSpec(SessionRef, SessionExportResult, "The session as markdown."),
+    "baton/models/list": MethodSpec(ModelsListParams, ModelsListResult, "Models to choose from."),
+    "baton/mcp/servers": MethodSpec(Empty, McpServersResult, "Configured MCP servers."),
 }
 
 # Client → server notifications.

@@ -177,6 +177,44 @@ class PlanStore:
             self._write_file(plan, content)
         return plan, version
 
+    def fork(
+        self,
+        source_id: str,
+        target_id: str,
+        *,
+        upto: str,
+        status: p.PlanStatus,
+        plans_dir: str,
+        hint: str,
+    ) -> PlanRow | None:
+        """Copy the source's plan, as it was at `upto`, to a new file for a forked session.
+
+        Versions recorded at or before `upto` are copied with their numbers, authors
+        and tool-call ids (the fork's history refers to them); the file gets a new
+        name and the latest copied text. None when the source had no plan by then.
+        """
+        versions = [v for v in self.versions(source_id) if v.created_at <= upto]
+        if not versions:
+            return None
+        if self.get(target_id) is not None:
+            raise StorageError(f"session {target_id} already has a plan")
+        directory = self.plans_directory(plans_dir)
+        path = self._free_path(directory, datetime.now(UTC).date(), hint)
+        now = utc_now()
+        plan = PlanRow(target_id, display_path(self.workspace, path), status, now, now)
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO plans (session_id, path, status, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (target_id, plan.path, plan.status, now, now),
+            )
+            for version in versions:
+                version.session_id = target_id
+                self._insert_version(conn, version)
+            # Inside the transaction: if the file cannot be written, no row is kept.
+            self._write_file(plan, versions[-1].content)
+        return plan
+
     def write(
         self,
         session_id: str,

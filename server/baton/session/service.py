@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -94,6 +94,8 @@ class SessionService:
         # Called when a session's turn task ends, however it ended.
         self.after_turn: list[Callable[[SessionState], None]] = []
         self.tool_context_extras: dict[str, Any] = {}
+        # Awaited before each model step (MCP servers start lazily here).
+        self.step_preparers: list[Callable[[Turn], Awaitable[None]]] = []
         self._sessions: dict[str, SessionState] = {}
 
     # ------------------------------------------------------------------ settings & sessions
@@ -148,9 +150,19 @@ class SessionService:
             )
             for m in state.messages
         ]
+        from baton.session.manage import load_extras
+
         return p.SessionLoadResult(
-            session_id=state.id, title=state.row.title, mode=state.row.mode, messages=messages
+            session_id=state.id,
+            title=state.row.title,
+            mode=state.row.mode,
+            messages=messages,
+            **load_extras(self, state),
         )
+
+    def forget(self, session_id: str) -> None:
+        """Drop a deleted session from memory (its rows are gone from the store)."""
+        self._sessions.pop(session_id, None)
 
     def set_mode(self, params: p.SetModeParams) -> p.SetModeResult:
         state = self.state(params.session_id)
@@ -277,6 +289,8 @@ class SessionService:
     # ------------------------------------------------------------------ seams for the loop
 
     async def before_step(self, turn: Turn) -> None:
+        for prepare in self.step_preparers:
+            await prepare(turn)
         if self.turn_hooks is not None:
             await self.turn_hooks.before_step(turn)
 

@@ -86,4 +86,26 @@ MIGRATIONS: list[str] = [
         created_at    TEXT NOT NULL
     );
     """,
+    # 4: a tool call id is unique within its message, not across the store: a forked
+    # session holds copies of its source's tool calls under the provider's own ids (so
+    # the fork's requests replay them exactly), so the key becomes (message, call).
+    """
+    CREATE TABLE tool_results_v4 (
+        tool_call_id TEXT NOT NULL,
+        message_id   TEXT NOT NULL REFERENCES messages(id),
+        session_id   TEXT NOT NULL REFERENCES sessions(id),
+        status       TEXT NOT NULL CHECK (status IN ('completed', 'failed')),
+        output       TEXT NOT NULL,
+        facts        TEXT NOT NULL DEFAULT '[]',
+        created_at   TEXT NOT NULL,
+        PRIMARY KEY (message_id, tool_call_id)
+    );
+    INSERT INTO tool_results_v4
+        (tool_call_id, message_id, session_id, status, output, facts, created_at)
+        SELECT tool_call_id, message_id, session_id, status, output, facts, created_at
+        FROM tool_results;
+    DROP TABLE tool_results;
+    ALTER TABLE tool_results_v4 RENAME TO tool_results;
+    CREATE INDEX tool_results_by_session ON tool_results(session_id);
+    """,
 ]

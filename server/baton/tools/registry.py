@@ -54,6 +54,11 @@ class ToolRegistry:
         self._specs.clear()
         self._tools[tool.name] = tool
 
+    def unregister(self, name: str) -> None:
+        """Remove a tool (an MCP server's tool that is gone); unknown names are ignored."""
+        if self._tools.pop(name, None) is not None:
+            self._specs.clear()
+
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 

@@ -17,6 +17,9 @@ def register_all(server: BatonServer) -> None:
 
     for module in (sessions, compaction, plans, auth):
         module.register(server)
+    from baton.lsp.features import manage
+
+    manage.register(server)
     _register_unavailable(server)
 
 
