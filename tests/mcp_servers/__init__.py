@@ -1,0 +1,1 @@
+"""MCP servers the tests start (written with the official `mcp` SDK)."""
