@@ -178,6 +178,38 @@ export interface ContextResult {
 export interface Empty {}
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "McpServerInfo".
+ */
+export interface McpServerInfo {
+  name: string;
+  transport: "stdio" | "http";
+  enabled: boolean;
+  status: "idle" | "starting" | "ready" | "restarting" | "failed" | "stopped" | "disabled";
+  tools?: string[];
+  error?: string | null;
+}
+/**
+ * Extension: an MCP server started, failed, crashed or came back.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "McpServerUpdate".
+ */
+export interface McpServerUpdate {
+  kind: "mcp_server";
+  server: string;
+  status: "idle" | "starting" | "ready" | "restarting" | "failed" | "stopped" | "disabled";
+  tools?: string[];
+  error?: string | null;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "McpServersResult".
+ */
+export interface McpServersResult {
+  servers: McpServerInfo[];
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "Message".
  */
 export interface Message {
@@ -239,6 +271,36 @@ export interface PreCompactPart {
 export interface ModeUpdate {
   kind: "mode";
   mode: "build" | "plan";
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ModelInfo".
+ */
+export interface ModelInfo {
+  id: string;
+  contextWindow: number;
+}
+/**
+ * Extension (`baton/models/list`): the models of a provider (the session's, or the
+ * configured one).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ModelsListParams".
+ */
+export interface ModelsListParams {
+  sessionId?: string | null;
+  provider?: ("openai" | "openai-compatible" | "local") | null;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ModelsListResult".
+ */
+export interface ModelsListResult {
+  provider: string;
+  models: ModelInfo[];
+  current?: string | null;
+  source: "provider" | "configured";
+  error?: string | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -418,6 +480,38 @@ export interface PromptResult {
   error?: string | null;
 }
 /**
+ * Extension (`baton/session/export`): the session as markdown for an issue or a note.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "SessionExportResult".
+ */
+export interface SessionExportResult {
+  sessionId: string;
+  title: string;
+  markdown: string;
+}
+/**
+ * Extension (`baton/session/fork`): a new session with the history up to `messageId`.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "SessionForkParams".
+ */
+export interface SessionForkParams {
+  sessionId: string;
+  messageId: string;
+  title?: string | null;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "SessionForkResult".
+ */
+export interface SessionForkResult {
+  sessionId: string;
+  title: string;
+  messages: number;
+  planPath?: string | null;
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "SessionInfo".
  */
@@ -444,6 +538,21 @@ export interface SessionLoadResult {
   title: string;
   mode: "build" | "plan";
   messages: Message[];
+  usage?: SessionUsage | null;
+  provider?: string | null;
+  model?: string | null;
+}
+/**
+ * Extension: the provider's reported tokens, summed over a session's model requests.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "SessionUsage".
+ */
+export interface SessionUsage {
+  inputTokens?: number;
+  cachedTokens?: number;
+  outputTokens?: number;
+  requests?: number;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -468,6 +577,16 @@ export interface SessionRef {
   sessionId: string;
 }
 /**
+ * Extension (`baton/session/rename`).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "SessionRenameParams".
+ */
+export interface SessionRenameParams {
+  sessionId: string;
+  title: string;
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "SessionUpdateNotification".
  */
@@ -484,7 +603,8 @@ export interface SessionUpdateNotification {
     | CompactionFinished
     | CompactionFailed
     | UserMessageUpdate
-    | TurnEnded;
+    | TurnEnded
+    | McpServerUpdate;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -588,6 +708,10 @@ export interface UncompactParams {
 export interface BatonRequests {
   /** Hold an API key in memory. */
   "baton/auth/set": { params: AuthSetParams; result: Record<string, never> };
+  /** Configured MCP servers. */
+  "baton/mcp/servers": { params: Record<string, never>; result: McpServersResult };
+  /** Models to choose from. */
+  "baton/models/list": { params: ModelsListParams; result: ModelsListResult };
   /** Approve the plan. */
   "baton/plan/approve": { params: PlanApproveParams; result: PlanApproveResult };
   /** The current plan. */
@@ -606,6 +730,12 @@ export interface BatonRequests {
   "baton/session/compactions": { params: SessionRef; result: CompactionsResult };
   /** What the model is sent next. */
   "baton/session/context": { params: SessionRef; result: ContextResult };
+  /** Delete a session. */
+  "baton/session/delete": { params: SessionRef; result: Record<string, never> };
+  /** The session as markdown. */
+  "baton/session/export": { params: SessionRef; result: SessionExportResult };
+  /** A new session with the history up to a message. */
+  "baton/session/fork": { params: SessionForkParams; result: SessionForkResult };
   /** List the workspace's sessions. */
   "baton/session/list": { params: Record<string, never>; result: SessionListResult };
   /** Full history of a session. */
@@ -614,6 +744,8 @@ export interface BatonRequests {
   "baton/session/new": { params: SessionNewParams; result: SessionNewResult };
   /** Run one turn. */
   "baton/session/prompt": { params: PromptParams; result: PromptResult };
+  /** Rename a session. */
+  "baton/session/rename": { params: SessionRenameParams; result: SessionInfo };
   /** Switch plan/build mode. */
   "baton/session/setMode": { params: SetModeParams; result: SetModeResult };
   /** Pin provider/model. */

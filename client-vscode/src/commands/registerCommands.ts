@@ -7,6 +7,7 @@ import { compactSession, compactWithInstructions, showCompactionHistory } from "
 import { approvePlan, openPlanFile, showPlan } from "./planCommands";
 import { restartServer, setOpenAIApiKey, showServerLog } from "./serverCommands";
 import { newSession, togglePlanMode } from "./sessionCommands";
+import { deleteSession, exportSession, forkSession, renameSession, selectModel } from "./sessionManagement";
 
 type Handler = (services: Services, ...args: unknown[]) => unknown;
 
@@ -22,6 +23,11 @@ export const COMMANDS: Readonly<Record<string, Handler>> = {
   "baton.restartServer": (s) => restartServer(s),
   "baton.openPlanFile": (s, id) => openPlanFile(s, id),
   "baton.showServerLog": (s) => showServerLog(s),
+  "baton.renameSession": (s, id) => renameSession(s, id),
+  "baton.deleteSession": (s, id) => deleteSession(s, id),
+  "baton.forkSession": (s, id, messageId) => forkSession(s, id, messageId),
+  "baton.exportSession": (s, id) => exportSession(s, id),
+  "baton.selectModel": (s, id) => selectModel(s, id),
 };
 
 export function registerCommands(services: Services): vscode.Disposable[] {

@@ -9,6 +9,20 @@ export interface Usage {
   contextWindow: number;
 }
 
+/** Tokens the provider reported for a session's requests, summed. */
+export interface TokenTotals {
+  input: number;
+  cached: number;
+  output: number;
+  requests: number;
+}
+
+/** The provider and model a session's next request goes to. */
+export interface ModelChoice {
+  provider?: string;
+  model?: string;
+}
+
 export class SessionState implements vscode.Disposable {
   private active: string | undefined;
   private readonly modes = new Map<string, Mode>();
@@ -16,6 +30,8 @@ export class SessionState implements vscode.Disposable {
   private readonly usage = new Map<string, Usage>();
   private readonly running = new Set<string>();
   private readonly compacting = new Set<string>();
+  private readonly totals = new Map<string, TokenTotals>();
+  private readonly models = new Map<string, ModelChoice>();
 
   private readonly activeEmitter = new vscode.EventEmitter<string | undefined>();
   private readonly changeEmitter = new vscode.EventEmitter<string>();
@@ -82,6 +98,49 @@ export class SessionState implements vscode.Disposable {
     if (compacting) this.compacting.add(sessionId);
     else this.compacting.delete(sessionId);
     this.changeEmitter.fire(sessionId);
+  }
+
+  tokenTotals(sessionId: string): TokenTotals | undefined {
+    return this.totals.get(sessionId);
+  }
+
+  /** The server's totals (from baton/session/load). */
+  setTokenTotals(sessionId: string, totals: TokenTotals): void {
+    this.totals.set(sessionId, totals);
+    this.changeEmitter.fire(sessionId);
+  }
+
+  /** One more request's figures (a `usage` update). */
+  addTokens(sessionId: string, input: number, cached: number, output: number): void {
+    const t = this.totals.get(sessionId) ?? { input: 0, cached: 0, output: 0, requests: 0 };
+    this.totals.set(sessionId, {
+      input: t.input + input,
+      cached: t.cached + cached,
+      output: t.output + output,
+      requests: t.requests + 1,
+    });
+    this.changeEmitter.fire(sessionId);
+  }
+
+  modelOf(sessionId: string): ModelChoice | undefined {
+    return this.models.get(sessionId);
+  }
+
+  setModel(sessionId: string, choice: ModelChoice): void {
+    this.models.set(sessionId, choice);
+    this.changeEmitter.fire(sessionId);
+  }
+
+  /** A deleted session: forget everything about it. */
+  forget(sessionId: string): void {
+    this.modes.delete(sessionId);
+    this.titles.delete(sessionId);
+    this.usage.delete(sessionId);
+    this.totals.delete(sessionId);
+    this.models.delete(sessionId);
+    this.running.delete(sessionId);
+    this.compacting.delete(sessionId);
+    if (this.active === sessionId) this.setActive(undefined);
   }
 
   dispose(): void {

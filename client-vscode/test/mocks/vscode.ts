@@ -238,6 +238,10 @@ export const extensions = {
   getExtension: vi.fn(() => undefined),
 };
 
+export const env = {
+  clipboard: { writeText: vi.fn(async (_text: string) => undefined) },
+};
+
 export function resetMock(): void {
   statusBarItems.length = 0;
   createdPanels.length = 0;

@@ -4,8 +4,13 @@
 import "../shared/elements";
 import "./sidebar.css";
 import type { SessionInfo } from "../../src/protocol";
-import { parseSidebarInbound, type SidebarInbound, type SidebarOutbound } from "../../src/views/sidebar/messages";
-import { byId, el, setDisabled } from "../shared/dom";
+import {
+  parseSidebarInbound,
+  type SessionInfoView,
+  type SidebarInbound,
+  type SidebarOutbound,
+} from "../../src/views/sidebar/messages";
+import { byId, el, formatTokens, setDisabled } from "../shared/dom";
 import { connectHost } from "../shared/vscodeApi";
 import { renderPermission } from "./permissions";
 import { Transcript } from "./transcript";
@@ -25,12 +30,17 @@ const turnStatus = byId("turn-status");
 const modeLabel = byId("mode-label");
 const banner = byId("server-banner");
 const permissions = byId("permissions");
-const transcript = new Transcript(byId("transcript"));
+const search = byId<HTMLInputElement>("session-search");
+const infoBar = byId("session-info");
+const transcript = new Transcript(byId("transcript"), (messageId) => {
+  if (activeSessionId) host.post({ type: "forkSession", sessionId: activeSessionId, messageId });
+});
 
 let activeSessionId: string | null = host.getState()?.activeSessionId ?? null;
 let mode: "build" | "plan" = "build";
 let running = false;
 let sessions: SessionInfo[] = [];
+let info: SessionInfoView = {};
 
 function save(): void {
   host.setState({ activeSessionId, draft: promptBox.value });
@@ -47,12 +57,49 @@ function render(): void {
   setDisabled(cancelButton, !running);
   setDisabled(byId("compact"), !activeSessionId);
   setDisabled(byId("show-plan"), !activeSessionId);
+  for (const id of ["rename-session", "fork-session", "export-session", "pick-model"]) setDisabled(byId(id), !activeSessionId);
+  setDisabled(byId("delete-session"), !activeSessionId);
   turnStatus.textContent = running ? "Working…" : "";
+}
+
+/** Newest first; the search filters by title (the active session always stays listed). */
+function visibleSessions(): SessionInfo[] {
+  const needle = search.value.trim().toLowerCase();
+  return [...sessions]
+    .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0))
+    .filter((s) => !needle || s.sessionId === activeSessionId || (s.title || "").toLowerCase().includes(needle));
+}
+
+function compact(n: number): string {
+  if (n >= 1_000_000) return `${(n / 1_000_000).toFixed(1)}M`;
+  if (n >= 1000) return `${Math.round(n / 1000)}k`;
+  return String(n);
+}
+
+function renderInfo(): void {
+  infoBar.hidden = !activeSessionId;
+  byId("pick-model").textContent = info.model ?? "Model";
+  const meter = byId<HTMLMeterElement>("context-meter");
+  const label = byId("context-label");
+  if (info.context && info.context.contextWindow > 0) {
+    const fraction = Math.min(1, info.context.tokens / info.context.contextWindow);
+    meter.value = fraction;
+    label.textContent = `${Math.round(fraction * 100)}% of ${compact(info.context.contextWindow)}`;
+  } else {
+    meter.value = 0;
+    label.textContent = "";
+  }
+  const t = info.tokens;
+  byId("token-totals").textContent =
+    t && t.requests > 0 ? `in ${formatTokens(t.input)} · cached ${formatTokens(t.cached)} · out ${formatTokens(t.output)}` : "";
+  const planLine = byId("plan-line");
+  planLine.hidden = !info.plan;
+  planLine.textContent = info.plan ? `Plan: ${info.plan.path} · ${info.plan.status.replace("_", " ")} · v${info.plan.version}` : "";
 }
 
 function renderSessions(): void {
   select.replaceChildren(
-    ...sessions.map((s) => {
+    ...visibleSessions().map((s) => {
       const option = el("option", { value: s.sessionId }, s.title || "Untitled session");
       option.selected = s.sessionId === activeSessionId;
       return option;
@@ -87,6 +134,13 @@ function handle(message: SidebarInbound): void {
     case "sessions":
       sessions = message.sessions;
       if (message.activeSessionId) activeSessionId = message.activeSessionId;
+      if (activeSessionId && !sessions.some((s) => s.sessionId === activeSessionId)) {
+        // The active session was deleted.
+        activeSessionId = null;
+        info = {};
+        transcript.clear();
+        renderInfo();
+      }
       renderSessions();
       render();
       save();
@@ -96,6 +150,8 @@ function handle(message: SidebarInbound): void {
       mode = message.mode;
       running = message.running;
       transcript.load(message.messages);
+      info = {}; // until the host sends this session's sessionInfo
+      renderInfo();
       renderSessions();
       render();
       save();
@@ -143,6 +199,11 @@ function handle(message: SidebarInbound): void {
     case "error":
       transcript.notice("error", message.message);
       return;
+    case "sessionInfo":
+      if (message.sessionId !== activeSessionId) return;
+      info = message.info;
+      renderInfo();
+      return;
   }
 }
 
@@ -181,6 +242,19 @@ byId("show-plan").addEventListener("click", () => {
 });
 byId("compact").addEventListener("click", () => {
   if (activeSessionId) host.post({ type: "compact", sessionId: activeSessionId });
+});
+search.addEventListener("input", renderSessions);
+const sessionAction = (type: "renameSession" | "deleteSession" | "forkSession" | "exportSession" | "pickModel") => () => {
+  if (activeSessionId) host.post({ type, sessionId: activeSessionId });
+};
+byId("rename-session").addEventListener("click", sessionAction("renameSession"));
+byId("delete-session").addEventListener("click", sessionAction("deleteSession"));
+byId("fork-session").addEventListener("click", sessionAction("forkSession"));
+byId("export-session").addEventListener("click", sessionAction("exportSession"));
+byId("pick-model").addEventListener("click", sessionAction("pickModel"));
+byId("plan-line").addEventListener("click", (event) => {
+  event.preventDefault();
+  if (activeSessionId) host.post({ type: "showPlan", sessionId: activeSessionId });
 });
 select.addEventListener("change", () => {
   if (select.value && select.value !== activeSessionId) host.post({ type: "selectSession", sessionId: select.value });

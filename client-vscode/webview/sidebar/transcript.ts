@@ -18,7 +18,11 @@ export class Transcript {
   private readonly tools = new Map<string, HTMLElement>();
   private pendingRender: OpenBlock | undefined;
 
-  constructor(private readonly root: HTMLElement) {}
+  constructor(
+    private readonly root: HTMLElement,
+    /** Called with a message id when the person asks to fork after that message. */
+    private readonly onFork?: (messageId: string) => void,
+  ) {}
 
   clear(): void {
     this.root.replaceChildren();
@@ -28,17 +32,26 @@ export class Transcript {
 
   load(messages: Message[]): void {
     this.clear();
-    for (const message of messages) {
+    messages.forEach((message, index) => {
       if (message.role === "user") {
         const text = message.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
         this.user(text, message.compacted === true);
-        continue;
+        return;
       }
-      if (message.role === "system") continue;
+      if (message.role === "system") return;
       for (const part of message.parts) this.part(part, message.compacted === true);
       this.open = undefined;
-    }
+      // Between turns (after a turn's last answer) the session can be forked.
+      const next = messages[index + 1];
+      if (this.onFork && (!next || next.role === "user")) this.forkPoint(message.id);
+    });
     this.scroll();
+  }
+
+  private forkPoint(messageId: string): void {
+    const button = el("button", { type: "button", class: "fork-here", title: "Fork: a new session with the history up to here" }, "Fork from here");
+    button.addEventListener("click", () => this.onFork?.(messageId));
+    this.root.append(el("div", { class: "fork-point", "data-kind": "fork-point", "data-message-id": messageId }, button));
   }
 
   user(text: string, compacted = false): void {
@@ -110,6 +123,15 @@ export class Transcript {
         break;
       case "turn_ended":
         this.open = undefined;
+        break;
+      case "mcp_server":
+        if (update.status === "failed") {
+          this.marker("mcp-failed", `MCP server ${update.server} is unavailable: ${update.error ?? "it failed"}`);
+        } else if (update.status === "restarting") {
+          this.marker("mcp-restarting", `MCP server ${update.server} stopped; restarting it`);
+        } else {
+          return;
+        }
         break;
       case "mode":
       case "usage":

@@ -4,6 +4,16 @@ import { hasType, isId, isMode, isRecord, isString, type Json } from "../guards"
 
 export type ServerStatus = "stopped" | "starting" | "running" | "failed";
 
+/** What the sidebar shows about the active session besides its transcript. */
+export interface SessionInfoView {
+  provider?: string;
+  model?: string;
+  tokens?: { input: number; cached: number; output: number; requests: number };
+  context?: { tokens: number; contextWindow: number };
+  /** null: the session has no plan. */
+  plan?: { path: string; status: string; version: number } | null;
+}
+
 /** Host → webview. */
 export type SidebarInbound =
   | { type: "server"; status: ServerStatus; message?: string }
@@ -22,7 +32,8 @@ export type SidebarInbound =
       diff?: string;
     }
   | { type: "permissionClosed"; requestId: string }
-  | { type: "error"; message: string };
+  | { type: "error"; message: string }
+  | { type: "sessionInfo"; sessionId: string; info: SessionInfoView };
 
 /** Webview → host. */
 export type SidebarOutbound =
@@ -34,7 +45,12 @@ export type SidebarOutbound =
   | { type: "setMode"; sessionId: string; mode: Mode }
   | { type: "permissionAnswer"; requestId: string; optionId: string }
   | { type: "showPlan"; sessionId: string }
-  | { type: "compact"; sessionId: string };
+  | { type: "compact"; sessionId: string }
+  | { type: "renameSession"; sessionId: string }
+  | { type: "deleteSession"; sessionId: string }
+  | { type: "forkSession"; sessionId: string; messageId?: string }
+  | { type: "exportSession"; sessionId: string }
+  | { type: "pickModel"; sessionId: string };
 
 const OUTBOUND_TYPES = [
   "ready",
@@ -46,6 +62,11 @@ const OUTBOUND_TYPES = [
   "permissionAnswer",
   "showPlan",
   "compact",
+  "renameSession",
+  "deleteSession",
+  "forkSession",
+  "exportSession",
+  "pickModel",
 ] as const;
 
 export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefined {
@@ -60,7 +81,15 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
     case "cancel":
     case "showPlan":
     case "compact":
+    case "renameSession":
+    case "deleteSession":
+    case "exportSession":
+    case "pickModel":
       return isId(m.sessionId) ? { type: value.type, sessionId: m.sessionId } : undefined;
+    case "forkSession":
+      if (!isId(m.sessionId)) return undefined;
+      if (m.messageId === undefined) return { type: "forkSession", sessionId: m.sessionId };
+      return isId(m.messageId) ? { type: "forkSession", sessionId: m.sessionId, messageId: m.messageId } : undefined;
     case "prompt":
       return isId(m.sessionId) && isString(m.text) && m.text.trim() !== ""
         ? { type: "prompt", sessionId: m.sessionId, text: m.text }
@@ -86,6 +115,7 @@ const INBOUND_TYPES = [
   "permission",
   "permissionClosed",
   "error",
+  "sessionInfo",
 ] as const;
 
 /** Shape check for what the host sends; the webview drops anything else. */
@@ -117,6 +147,8 @@ export function parseSidebarInbound(value: unknown): SidebarInbound | undefined 
       return isId(m.requestId) ? (value as unknown as SidebarInbound) : undefined;
     case "error":
       return isString(m.message) ? (value as unknown as SidebarInbound) : undefined;
+    case "sessionInfo":
+      return isId(m.sessionId) && isRecord(m.info) ? (value as unknown as SidebarInbound) : undefined;
   }
   return undefined;
 }

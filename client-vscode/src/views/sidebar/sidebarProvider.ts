@@ -8,7 +8,7 @@ import type { Mode, PermissionRequestParams, PermissionResponse, SessionInfo } f
 import type { SessionState } from "../../state/sessionState";
 import { errorMessage } from "../../util/errors";
 import { webviewHtml, webviewOptions } from "../webviewAssets";
-import { parseSidebarOutbound, type SidebarInbound, type SidebarOutbound } from "./messages";
+import { parseSidebarOutbound, type SessionInfoView, type SidebarInbound, type SidebarOutbound } from "./messages";
 import { SIDEBAR_BODY } from "./sidebarBody";
 
 export const SIDEBAR_VIEW_ID = "baton.agent";
@@ -22,6 +22,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   private readonly disposables: vscode.Disposable[] = [];
   private readonly pending = new Map<string, PendingPermission>();
   private requestCounter = 0;
+  /** Each session's plan as last seen (null: none), for the sidebar's plan line. */
+  private readonly plans = new Map<string, SessionInfoView["plan"]>();
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -41,6 +43,17 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       state.onDidChangeSession((sessionId) => {
         const mode = state.mode(sessionId);
         if (mode) this.post({ type: "mode", sessionId, mode });
+        if (sessionId === state.activeSessionId) this.postInfo(sessionId);
+      }),
+      // Token totals follow every request's usage report, whether or not the view shows.
+      client.onSessionUpdate(({ sessionId, update }) => {
+        if (update.kind === "usage" && update.inputTokens != null) {
+          state.addTokens(sessionId, update.inputTokens, update.cachedTokens ?? 0, update.outputTokens ?? 0);
+        }
+      }),
+      client.onPlanDidChange((n) => {
+        this.plans.set(n.sessionId, { path: n.path, status: n.status, version: n.version });
+        if (n.sessionId === state.activeSessionId) this.postInfo(n.sessionId);
       }),
     );
   }
@@ -148,7 +161,58 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       case "compact":
         await vscode.commands.executeCommand("baton.compactSession", message.sessionId);
         return;
+      case "renameSession":
+        await vscode.commands.executeCommand("baton.renameSession", message.sessionId);
+        return;
+      case "deleteSession":
+        await vscode.commands.executeCommand("baton.deleteSession", message.sessionId);
+        return;
+      case "forkSession":
+        await vscode.commands.executeCommand("baton.forkSession", message.sessionId, message.messageId);
+        return;
+      case "exportSession":
+        await vscode.commands.executeCommand("baton.exportSession", message.sessionId);
+        return;
+      case "pickModel":
+        await vscode.commands.executeCommand("baton.selectModel", message.sessionId);
+        return;
     }
+  }
+
+  /** The active session was deleted and none is left: show an empty sidebar. */
+  clearSession(): void {
+    this.post({ type: "sessions", sessions: [], activeSessionId: null });
+  }
+
+  /** Model, token totals, context meter and plan line of a session, as the sidebar shows them. */
+  sessionInfo(sessionId: string): SessionInfoView {
+    const info: SessionInfoView = {};
+    const choice = this.state.modelOf(sessionId);
+    if (choice?.provider) info.provider = choice.provider;
+    if (choice?.model) info.model = choice.model;
+    const totals = this.state.tokenTotals(sessionId);
+    if (totals) info.tokens = { ...totals };
+    const usage = this.state.usageOf(sessionId);
+    if (usage) info.context = { tokens: usage.tokens, contextWindow: usage.contextWindow };
+    if (this.plans.has(sessionId)) info.plan = this.plans.get(sessionId) ?? null;
+    return info;
+  }
+
+  private postInfo(sessionId: string): void {
+    this.post({ type: "sessionInfo", sessionId, info: this.sessionInfo(sessionId) });
+  }
+
+  /** The plan line and context meter of a session being resumed. */
+  private async seedInfo(sessionId: string): Promise<void> {
+    const [plan, context] = await Promise.all([
+      this.client.request("baton/plan/get", { sessionId }).catch(() => undefined),
+      this.state.usageOf(sessionId) ? undefined : this.client.request("baton/session/context", { sessionId }).catch(() => undefined),
+    ]);
+    if (plan !== undefined) this.plans.set(sessionId, plan ? { path: plan.path, status: plan.status, version: plan.version } : null);
+    if (context && !this.state.usageOf(sessionId)) {
+      this.state.setUsage(sessionId, { tokens: context.tokens, contextWindow: context.contextWindow });
+    }
+    this.postInfo(sessionId);
   }
 
   async newSession(mode: Mode): Promise<string> {
@@ -190,6 +254,18 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   private async loadSession(sessionId: string): Promise<void> {
     const loaded = await this.client.request("baton/session/load", { sessionId });
     this.state.remember(sessionId, { mode: loaded.mode, title: loaded.title });
+    if (loaded.usage) {
+      const u = loaded.usage;
+      this.state.setTokenTotals(sessionId, {
+        input: u.inputTokens ?? 0,
+        cached: u.cachedTokens ?? 0,
+        output: u.outputTokens ?? 0,
+        requests: u.requests ?? 0,
+      });
+    }
+    if (loaded.model) {
+      this.state.setModel(sessionId, { ...(loaded.provider ? { provider: loaded.provider } : {}), model: loaded.model });
+    }
     this.post({
       type: "history",
       sessionId,
@@ -198,6 +274,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       messages: loaded.messages,
       running: this.state.isRunning(sessionId),
     });
+    void this.seedInfo(sessionId);
   }
 
   dispose(): void {
