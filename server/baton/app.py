@@ -12,6 +12,8 @@ from baton.compaction.engine import CompactionEngine
 from baton.compaction.server import install_server_compaction
 from baton.compaction.service import CompactionService
 from baton.config import ConfigLoader
+from baton.hooks import install_hooks
+from baton.hooks.lifecycle import LifecycleHooks
 from baton.mcp_servers import McpManager
 from baton.plan.service import PlanService
 from baton.providers.factory import ProviderRegistry
@@ -34,10 +36,15 @@ class App:
     sessions: SessionService
     compaction: CompactionService
     plans: PlanService | None = None
+    hooks: LifecycleHooks | None = None
     mcp: McpManager | None = None
 
     def config_problems(self) -> list[str]:
-        return [str(problem) for problem in self.config.load()[1]]
+        problems = [str(problem) for problem in self.config.load()[1]]
+        if self.hooks is not None:
+            # Plugins that failed to load are shown like configuration problems.
+            problems += [str(problem) for problem in self.hooks.dispatcher.plugins.problems]
+        return problems
 
     async def close(self) -> None:
         await self.sessions.shutdown()
@@ -73,5 +80,6 @@ def build_app(
     # MCP servers start lazily, at the first model step that needs the tool list.
     mcp = McpManager(workspace, config, tools, channel)
     sessions.step_preparers.append(mcp.prepare)
+    hooks = install_hooks(sessions, engine)
     log.info("baton ready for workspace %s (store %s)", workspace, db.path)
-    return App(workspace, config, credentials, db, sessions, compaction, plans, mcp=mcp)
+    return App(workspace, config, credentials, db, sessions, compaction, plans, hooks, mcp=mcp)

@@ -60,6 +60,8 @@ class CompactRequest:
     strategy: p.StrategySetting | None = None
     # Automatic compaction interrupted a turn that is still working.
     interrupted: bool = False
+    # Problems hooks met while this compaction ran; they go into the record's notes.
+    notes: list[str] = field(default_factory=list)
 
 
 class CompactionHooks(Protocol):
@@ -396,6 +398,7 @@ class CompactionEngine:
                     report=report,
                 )
                 job.hook_context, job.prompt_override = await self.hooks.compacting(state, request)
+                job.notes.extend(request.notes)
                 strategy = self.choose_strategy(job)
                 strategy_name = strategy.name
                 channel.send_update(

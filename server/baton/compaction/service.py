@@ -93,10 +93,17 @@ class CompactionService:
     # ------------------------------------------------------------------ TurnHooks
 
     async def before_step(self, turn: Turn) -> None:
+        if turn.purpose == "pre_compact":
+            # A pre-compact round runs inside a compaction: queued ones wait for the turn's
+            # next step boundary, never nest in the round.
+            return
         await self._run_pending(turn.state)
 
     async def check(self, turn: Turn, built: BuiltContext, provider: Provider) -> BuiltContext:
         settings = self.sessions.settings()
+        if turn.purpose == "pre_compact":
+            # The round belongs to the compaction about to run; it never triggers another.
+            return built
         model_switch = getattr(self.engine, "model_switch", None)
         if model_switch is not None:
             # A server chain another model or route made cannot be replayed: the server
@@ -115,6 +122,9 @@ class CompactionService:
         return rebuilt
 
     async def recover_overflow(self, turn: Turn, error: ProviderError) -> bool:
+        if turn.purpose == "pre_compact":
+            # No nested compaction: the round fails (recorded) and the compaction goes on.
+            return False
         log.info("provider rejected the request for size in %s; compacting", turn.state.id)
         state = turn.state
         settings = self.sessions.settings()

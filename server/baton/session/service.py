@@ -25,7 +25,7 @@ from baton.providers.base import OpaqueItem, Provider, ProviderIdentity, ToolCal
 from baton.session.events import ClientChannel
 from baton.session.model import MessageKind, StoredMessage, StoredPart
 from baton.session.state import SessionState
-from baton.session.turn import Turn
+from baton.session.turn import Turn, _parse_arguments
 from baton.store.db import Database
 from baton.store.sessions import SessionStore
 from baton.tools.base import ToolContext, ToolResult
@@ -66,6 +66,18 @@ class TurnHooks(Protocol):
     ) -> None: ...
 
 
+class ToolHooks(Protocol):
+    """Seams around every tool call (the hooks feature): a guard before, an observer after."""
+
+    async def tool_before(
+        self, state: SessionState, name: str, input: dict[str, Any]
+    ) -> str | None: ...
+
+    async def tool_after(
+        self, state: SessionState, name: str, input: dict[str, Any], output: str
+    ) -> None: ...
+
+
 class SessionService:
     def __init__(
         self,
@@ -89,6 +101,9 @@ class SessionService:
         self.tools = tools
         self.context = ContextBuilder(self.workspace, plans)
         self.turn_hooks: TurnHooks | None = None
+        self.tool_hooks: ToolHooks | None = None
+        # Called on `baton/session/cancel` (features stop work that is not the turn task).
+        self.on_cancel: list[Callable[[SessionState], None]] = []
         # Called with each new session state (features attach their per-session data).
         self.on_session_loaded: list[Callable[[SessionState], None]] = []
         # Called when a session's turn task ends, however it ended.
@@ -285,6 +300,8 @@ class SessionService:
         state = self.state(session_id)
         if state.turn_task is not None and not state.turn_task.done():
             state.turn_task.cancel()
+        for callback in self.on_cancel:
+            callback(state)
 
     # ------------------------------------------------------------------ seams for the loop
 
@@ -331,7 +348,16 @@ class SessionService:
             notify=lambda method, params: self.channel.notify(method, _RawParams(**params)),
             **self.tool_context_extras,
         )
-        return await self.tools.run(call.name, call.arguments, ctx)
+        hooks = self.tool_hooks
+        if hooks is None:
+            return await self.tools.run(call.name, call.arguments, ctx)
+        args = _parse_arguments(call.arguments) or {}
+        denied = await hooks.tool_before(state, call.name, args)
+        if denied is not None:
+            return ToolResult(output=f"[not run: {denied}]", is_error=True)
+        result = await self.tools.run(call.name, call.arguments, ctx)
+        await hooks.tool_after(state, call.name, args, result.output)
+        return result
 
     async def ask_permission(
         self,

@@ -113,7 +113,8 @@ class Turn:
             result = p.PromptResult(stop_reason="cancelled")
         except ProviderError as exc:
             self._finish_interrupted(NOT_RUN_OUTPUT.format(reason="the provider failed"))
-            self.emit(p.TurnEnded(stop_reason="error", error=exc.message))
+            if self.purpose == "turn":
+                self.emit(p.TurnEnded(stop_reason="error", error=exc.message))
             raise
         except BatonError as exc:
             self._finish_interrupted(NOT_RUN_OUTPUT.format(reason=exc.message))
@@ -124,7 +125,10 @@ class Turn:
             result = p.PromptResult(
                 stop_reason="error", error=f"internal error: {type(exc).__name__}: {exc}"
             )
-        self.emit(p.TurnEnded(stop_reason=result.stop_reason, error=result.error))
+        # A pre-compact round runs inside a compaction (maybe inside a turn): its end is
+        # not the end of the person's turn, so clients are not told it is.
+        if self.purpose == "turn":
+            self.emit(p.TurnEnded(stop_reason=result.stop_reason, error=result.error))
         return result
 
     async def _loop(self) -> p.PromptResult:

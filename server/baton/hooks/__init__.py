@@ -1,0 +1,48 @@
+"""Hooks and plugins: compaction lifecycle hooks and tool hooks, as commands or Python plugins.
+
+`install_hooks` wires them into a built core: it loads the plugins, makes the
+dispatcher, and sets the compaction engine's and the session service's seams.
+Plugin authors need only `hookimpl` (and the event/answer models in
+`baton.hooks.events`); see docs/plugins.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from baton.hooks.specs import hookimpl
+
+if TYPE_CHECKING:
+    from baton.compaction.engine import CompactionEngine
+    from baton.hooks.lifecycle import LifecycleHooks
+    from baton.session.service import SessionService
+
+__all__ = ["hookimpl", "install_hooks"]
+
+
+def install_hooks(sessions: SessionService, engine: CompactionEngine) -> LifecycleHooks:
+    from baton.hooks.dispatcher import HookDispatcher
+    from baton.hooks.lifecycle import LifecycleHooks
+    from baton.hooks.plugins import load_plugins
+
+    plugins = load_plugins(sessions.workspace)
+    config = sessions.config
+
+    def secrets() -> list[str]:
+        # Every key the server knows, plus the configured key variable whatever its name.
+        found = sessions.credentials.secrets()
+        named = config.environ.get(sessions.settings().api_key_env)
+        return [*found, named] if named else found
+
+    dispatcher = HookDispatcher(
+        sessions.workspace,
+        plugins,
+        settings=sessions.settings,
+        secrets=secrets,
+        environ=lambda: config.environ,
+    )
+    hooks = LifecycleHooks(sessions, dispatcher)
+    engine.hooks = hooks
+    sessions.tool_hooks = hooks
+    sessions.on_cancel.append(hooks.cancel_round)
+    return hooks
