@@ -133,7 +133,11 @@ class McpManager:
             entry
             for entry in self._servers.values()
             if entry.settings.enabled
-            and (entry.status == "idle" or (entry.status == "failed" and now >= entry.retry_at))
+            # "starting": another session's turn is starting it; wait for the same outcome.
+            and (
+                entry.status in ("idle", "starting")
+                or (entry.status == "failed" and now >= entry.retry_at)
+            )
         ]
         if due:
             await asyncio.gather(*(self._start(entry) for entry in due))
@@ -168,7 +172,8 @@ class McpManager:
         async with entry.lock:
             if entry.status == "ready" and entry.connection and not entry.connection.closed:
                 return True
-            if self._closed:
+            if self._closed or (entry.status == "failed" and time.monotonic() < entry.retry_at):
+                # Stopped, or an attempt that failed while this one waited for the lock.
                 return False
             restarting = entry.status == "restarting"
             if not restarting:
