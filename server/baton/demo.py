@@ -50,14 +50,18 @@ BUILD_TURN_BUDGET = 200.0
 COMPACT_BUDGET = 180.0
 
 PLAN_PROMPT = (
-    "stats.py has two TODOs. Read stats.py. Then call plan_write with a short markdown "
-    "checklist of exactly two steps, one per TODO, each starting with `- [ ] `. "
-    "Then call plan_exit."
+    "stats.py has two TODOs, one in mean() and one in median(). Read stats.py, then call "
+    "plan_write with a markdown checklist of two steps, each line starting with `- [ ] `: "
+    "step 1 for the TODO in mean(), step 2 for the TODO in median(). Then call plan_exit."
 )
 BUILD_PROMPT = (
-    "Do only step 1 of the plan now: edit stats.py so that mean() returns 0.0 for an empty "
-    "list. Then tick step 1 off with plan_edit (`- [ ]` to `- [x]`) and stop."
+    "Do only the plan's step about mean() now: in stats.py make mean() return 0.0 when "
+    "`values` is empty (an `if not values:` check before the division). Then tick that step "
+    "off with plan_edit (`- [ ]` to `- [x]`) and stop."
 )
+# What `baton/session/compact` accepts as `instructions`: here, a summary short enough
+# for a small model on a CPU to write in one go.
+COMPACT_INSTRUCTIONS = "Keep it short: at most three brief bullet points per section."
 FALLBACK_PLAN = """# Fix the TODOs in stats.py
 
 - [ ] `mean()`: return 0.0 for an empty list instead of raising ZeroDivisionError
@@ -65,7 +69,8 @@ FALLBACK_PLAN = """# Fix the TODOs in stats.py
 """
 LOCAL_SETTINGS: dict[str, Any] = {
     # Bounds every response: a small model that starts repeating itself costs minutes.
-    "maxTokens": 320,
+    # Enough for the short summary COMPACT_INSTRUCTIONS asks for.
+    "maxTokens": 480,
 }
 
 
@@ -192,7 +197,11 @@ class Demo:
         except BatonError as exc:
             self.say(f"    [error: {exc.message}]")
             reason = "error"
-        self.channel.take_text()
+        text = self.channel.take_text().strip()
+        if text and not self.channel.tool_calls:
+            # No tool call at all: show what the model wrote instead.
+            self.say(f"    model: {_clip(text, 300)}")
+        self.channel.tool_calls.clear()
         self.say(f"    [turn ended: {reason}, {time.monotonic() - started:.0f} s]")
         return reason
 
@@ -306,7 +315,8 @@ class Demo:
             self.say("  no file changed (the model did not make an edit in time)")
 
     async def _compact(self, app: Any, sid: str) -> p.CompactionRecord | None:
-        task = asyncio.ensure_future(app.compaction.compact(sid))
+        self.say(f"  instructions: {COMPACT_INSTRUCTIONS}")
+        task = asyncio.ensure_future(app.compaction.compact(sid, instructions=COMPACT_INSTRUCTIONS))
         try:
             record: p.CompactionRecord = await asyncio.wait_for(task, self.left(COMPACT_BUDGET))
             return record

@@ -20,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
+import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -40,10 +42,13 @@ from baton.providers.base import (
     ProviderIdentity,
     StreamEvent,
     ToolCall,
+    Usage,
 )
 from baton.providers.openai_chat import OpenAIChatProvider
 from baton.providers.retry import RetryPolicy
 from baton.providers.toolcall_text import parse_text_tool_calls
+
+log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 10.0
 
@@ -124,8 +129,18 @@ class LocalProvider:
         with engine.lease():
             base_url = await asyncio.to_thread(engine.start)
             events = self._chat_for(base_url).stream(request)
+            began = time.monotonic()
             try:
                 async for event in events:
+                    if isinstance(event, Usage):
+                        # On a CPU the speed is the first thing anyone asks about.
+                        log.info(
+                            "local model: %d prompt tokens (%d cached), %d generated, %.1f s",
+                            event.input_tokens,
+                            event.cached_tokens,
+                            event.output_tokens,
+                            time.monotonic() - began,
+                        )
                     yield event
             finally:
                 # Close the HTTP stream now, inside the lease, when the consumer stops early.
