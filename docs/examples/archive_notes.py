@@ -37,6 +37,9 @@ def baton_pre_compact(event: PreCompactEvent, workspace: Path) -> PreCompactAnsw
         folder.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         shutil.copy2(scratch, folder / f"scratch-{stamp}.md")
+    if event.trigger == "overflow":
+        # The context is already over the window: a round could not even start.
+        return PreCompactAnswer(should_run=False)
     return PreCompactAnswer(
         should_run=True,
         prompt=(

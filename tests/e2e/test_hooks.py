@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import sys
 import time
@@ -519,6 +520,30 @@ async def test_tool_before_denial_reaches_the_model_and_tool_after_sees_output(
     assert [(e["name"], e["input"]) for e in seen] == [("bash", {"command": "echo kept"})]
     assert seen[0]["output"].startswith("kept")
     assert seen[0]["sessionId"] == sid
+
+
+@pytest.mark.asyncio
+async def test_an_installed_entry_point_plugin_is_loaded(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    (site / "audit_plugin").mkdir(parents=True)
+    (site / "audit_plugin" / "__init__.py").write_text(
+        "from baton.hooks import hookimpl\n\n"
+        "@hookimpl\nasync def baton_tool_after(event, workspace):\n"
+        "    with open(workspace / 'audit.log', 'a') as log:\n"
+        "        log.write(f'{event.name} {event.input}\\n')\n"
+    )
+    info = site / "audit_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: audit-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[baton.plugins]\naudit = audit_plugin\n")
+    baton = await start_baton(env={"PYTHONPATH": f"{REPO / 'server'}{os.pathsep}{site}"})
+    sid = await baton.new_session()
+    llm.add(tool_call("glob", {"pattern": "*.nothing"}))
+    llm.add(text("none"))
+    await baton.prompt(sid, "look")
+    assert (workspace / "audit.log").read_text() == "glob {'pattern': '*.nothing'}\n"
 
 
 # --------------------------------------------------------------------------- credentials

@@ -24,15 +24,23 @@ def install_hooks(sessions: SessionService, engine: CompactionEngine) -> Lifecyc
     from baton.hooks.dispatcher import HookDispatcher
     from baton.hooks.lifecycle import LifecycleHooks
     from baton.hooks.plugins import load_plugins
+    from baton.tools.shell import _SECRET_SUFFIXES as SECRET_SUFFIXES
 
     plugins = load_plugins(sessions.workspace)
     config = sessions.config
 
     def secrets() -> list[str]:
-        # Every key the server knows, plus the configured key variable whatever its name.
+        # Every key the server knows, the configured key variable whatever its name, and
+        # every variable the command environment drops as a credential.
+        environ = config.environ
+        named = sessions.settings().api_key_env
         found = sessions.credentials.secrets()
-        named = config.environ.get(sessions.settings().api_key_env)
-        return [*found, named] if named else found
+        found += [
+            value
+            for name, value in environ.items()
+            if value and (name == named or name.upper().endswith(SECRET_SUFFIXES))
+        ]
+        return found
 
     dispatcher = HookDispatcher(
         sessions.workspace,

@@ -131,7 +131,7 @@ class LifecycleHooks:
         except asyncio.CancelledError:
             # The work around the compaction was stopped: close the round, then stop too.
             await _stop(task)
-            self._close(state, audit, "cancelled with the turn it ran in")
+            self._close(state, audit, "cancelled: the compaction itself was cancelled")
             raise
         finally:
             if state.extras.get(ROUNDS) is task:
