@@ -17,6 +17,7 @@ from baton.hooks.lifecycle import LifecycleHooks
 from baton.mcp_servers import McpManager
 from baton.plan.service import PlanService
 from baton.providers.factory import ProviderRegistry
+from baton.review.service import ReviewService
 from baton.session.events import ClientChannel
 from baton.session.service import SessionService
 from baton.store.compactions import CompactionStore
@@ -38,6 +39,7 @@ class App:
     plans: PlanService | None = None
     hooks: LifecycleHooks | None = None
     mcp: McpManager | None = None
+    review: ReviewService | None = None
 
     def config_problems(self) -> list[str]:
         problems = [str(problem) for problem in self.config.load()[1]]
@@ -82,4 +84,6 @@ def build_app(
     sessions.step_preparers.append(mcp.prepare)
     hooks = install_hooks(sessions, engine)
     log.info("baton ready for workspace %s (store %s)", workspace, db.path)
-    return App(workspace, config, credentials, db, sessions, compaction, plans, hooks, mcp=mcp)
+    app = App(workspace, config, credentials, db, sessions, compaction, plans, hooks, mcp=mcp)
+    app.review = ReviewService(sessions, db)
+    return app

@@ -31,6 +31,7 @@ from baton.providers.base import (
     ToolSpec,
     UserText,
 )
+from baton.review.attachments import render_attachment
 from baton.session.model import StoredMessage
 from baton.session.state import SessionState
 from baton.tokens import ITEM_OVERHEAD, estimate
@@ -149,6 +150,10 @@ def message_items(
     """The provider items one stored message contributes to the model's view."""
     if message.role == "user":
         text = message.text()
+        # Attachments (editor context) come first, then the prompt that refers to them.
+        blocks = [render_attachment(x.data) for x in message.parts if x.type == "attachment"]
+        if blocks:
+            text = "\n\n".join([*blocks, text] if text else blocks)
         return [UserText(text=text)] if text else []
     if message.role != "assistant":
         return []
@@ -236,7 +241,8 @@ class ContextBuilder:
         running_call_ids: frozenset[str],
     ) -> HistoryCache:
         view = state.view
-        signature = (view.signature, tuple(sorted(superseded.items())))
+        # `reverted` only grows, so its size tells whether a revert happened since.
+        signature = (view.signature, tuple(sorted(superseded.items())), len(state.reverted))
         cache = state.history_cache
         if (
             not isinstance(cache, HistoryCache)
@@ -256,7 +262,12 @@ class ContextBuilder:
         for index in range(cache.stable_count, len(state.messages)):
             message = state.messages[index]
             its, history, outputs = _convert(
-                message, view.first_kept_seq, view.masked, superseded, running_call_ids
+                message,
+                view.first_kept_seq,
+                view.masked,
+                superseded,
+                running_call_ids,
+                reverted=state.reverted,
             )
             out.items.extend(its)
             out.history_tokens += history
@@ -397,10 +408,14 @@ def _convert(
     masked: dict[str, str],
     superseded: dict[str, str],
     running_call_ids: frozenset[str],
+    *,
+    reverted: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[list[Item], int, int]:
     """(items, history tokens, tool-output tokens) one message adds to the view."""
-    if message.kind == "compaction" or (
-        view_first_seq is not None and message.seq < view_first_seq
+    if (
+        message.kind == "compaction"
+        or (view_first_seq is not None and message.seq < view_first_seq)
+        or message.id in reverted  # taken back by baton/session/revert
     ):
         return [], 0, 0
     its = message_items(

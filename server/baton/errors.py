@@ -7,6 +7,8 @@ class BatonError(Exception):
     """Base of every error Baton reports to a client."""
 
     code = -32603
+    # Structured detail for the JSON-RPC error's `data` member (None: no `data`).
+    data: object = None
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -93,3 +95,16 @@ class StorageError(BatonError):
     """The store could not commit (disk full, read-only); nothing was changed."""
 
     code = -32010
+
+
+class RevertConflict(BatonError):
+    """A revert would overwrite changes made outside Baton since its last change.
+
+    `data` is `{conflicts: [{path, reason}]}` so a client can list them and offer `force`.
+    """
+
+    code = -32011
+
+    def __init__(self, message: str, conflicts: list[dict[str, str]]) -> None:
+        super().__init__(message)
+        self.data = {"conflicts": conflicts}

@@ -62,3 +62,14 @@ PLAN_FEEDBACK_MESSAGE = """Changes requested to the plan:
 {feedback}
 
 Revise it with `plan_edit`, then call `plan_exit` to submit it again."""
+
+# --------------------------------------------------------------------------- attachments
+# Editor context the person attached to a prompt (baton.review.attachments), shown once,
+# in the prompt's own user message, before the prompt's text.
+
+ATTACHMENT_BLOCK = """<baton:attachment path="{path}"{lines}{source}>
+{text}
+</baton:attachment>"""
+ATTACHMENT_LINES = ' lines="{start}-{end}"'
+ATTACHMENT_UNSAVED = ' source="unsaved editor buffer"'
+ATTACHMENT_TRUNCATED = "[... attachment cut at {limit} characters; read the file for the rest]"

@@ -109,8 +109,40 @@ class PreCompactPart(WireModel):
     error: str | None = None
 
 
+class LinePosition(WireModel):
+    """A position in a text document, as LSP's `Position` (0-based line and character)."""
+
+    line: int = Field(ge=0, le=10_000_000)
+    character: int = Field(ge=0, le=10_000_000)
+
+
+class LineRange(WireModel):
+    """A range in a text document, as LSP's `Range`; Baton attaches whole lines."""
+
+    start: LinePosition
+    end: LinePosition
+
+
+class AttachmentPart(WireModel):
+    """Extension (review issue): editor context attached to a prompt, as the model saw it.
+
+    `path` is workspace-relative (or the URI of an unsaved, untitled buffer); `startLine`
+    and `endLine` are 1-based and inclusive, absent for a whole file; `source` says whether
+    Baton read the file from disk or used the text of an unsaved editor buffer.
+    """
+
+    type: Literal["attachment"] = "attachment"
+    uri: str
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+    source: Literal["disk", "editor"] = "disk"
+    text: str
+    truncated: bool = False
+
+
 Part = Annotated[
-    TextPart | ReasoningPart | ToolCallPart | CompactionPart | PreCompactPart,
+    TextPart | ReasoningPart | ToolCallPart | CompactionPart | PreCompactPart | AttachmentPart,
     Field(discriminator="type"),
 ]
 
@@ -124,6 +156,9 @@ class Message(WireModel):
     # Extensions (not in PROTOCOL.md v1; additive): a stream that broke
     # mid-message leaves `incomplete: true`.
     incomplete: bool = False
+    # Extension (review issue): `baton/session/revert` took this message back; it is out
+    # of the model's view and its file changes were undone.
+    reverted: bool = False
 
 
 # --------------------------------------------------------------------------- sessions
@@ -175,9 +210,24 @@ class SessionLoadResult(WireModel):
     model: str | None = None
 
 
+class ContextAttachment(WireModel):
+    """Extension (review issue): a file or a selection the person attached to a prompt.
+
+    The server reads `file:` URIs itself, inside the workspace only; `text` is the
+    content of an unsaved editor buffer (an untitled one, or a file with unsaved changes)
+    and is used instead of the file on disk only when given.
+    """
+
+    uri: str = Field(min_length=1, max_length=4096)
+    range: LineRange | None = None
+    text: str | None = Field(default=None, max_length=2_000_000)
+
+
 class PromptParams(WireModel):
     session_id: NonEmptyId
     text: str = Field(max_length=1_000_000)
+    # Extension (review issue): editor context shown to the model with this prompt.
+    context: list[ContextAttachment] | None = Field(default=None, max_length=50)
 
 
 class PromptResult(WireModel):
@@ -271,6 +321,60 @@ class CompactParams(WireModel):
 class UncompactParams(WireModel):
     session_id: NonEmptyId
     compaction_id: NonEmptyId
+
+
+class RevertParams(WireModel):
+    """Extension (review issue): take back the turns from `messageId` onwards."""
+
+    session_id: NonEmptyId
+    message_id: NonEmptyId
+    force: bool = False
+    dry_run: bool = False
+
+
+RevertAction = Literal["restored", "removed", "unchanged"]
+ConflictReason = Literal["modified", "deleted", "created", "changed_between", "unconfirmed"]
+
+
+class RevertFile(WireModel):
+    path: str
+    action: RevertAction
+
+
+class RevertConflictInfo(WireModel):
+    path: str
+    reason: ConflictReason
+
+
+class RevertResult(WireModel):
+    revert_id: str | None
+    message_ids: list[str]
+    files: list[RevertFile]
+    conflicts: list[RevertConflictInfo] = Field(default_factory=list)
+    shell_commands: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    dry_run: bool = False
+
+
+class ChangesParams(WireModel):
+    """Extension (review issue): the files one tool call changed, before and after."""
+
+    session_id: NonEmptyId
+    tool_call_id: NonEmptyId
+
+
+class FileChange(WireModel):
+    path: str
+    existed_before: bool
+    exists_after: bool
+    before: str | None = None
+    after: str | None = None
+    omitted: Literal["binary", "too_large"] | None = None
+    reverted: bool = False
+
+
+class ChangesResult(WireModel):
+    changes: list[FileChange]
 
 
 class ContextItem(WireModel):
@@ -628,6 +732,12 @@ METHODS: dict[str, MethodSpec] = {
         UncompactParams, CompactionRecord, "Undo a compaction's view."
     ),
     "baton/session/context": MethodSpec(SessionRef, ContextResult, "What the model is sent next."),
+    "baton/session/revert": MethodSpec(
+        RevertParams, RevertResult, "Undo the file changes of turns and take them back."
+    ),
+    "baton/session/changes": MethodSpec(
+        ChangesParams, ChangesResult, "Before and after of the files a tool call changed."
+    ),
     "baton/plan/get": MethodSpec(SessionRef, PlanInfo, "The current plan.", nullable_result=True),
     "baton/plan/update": MethodSpec(PlanUpdateParams, PlanUpdateResult, "Write the plan (user)."),
     "baton/plan/approve": MethodSpec(PlanApproveParams, PlanApproveResult, "Approve the plan."),

@@ -149,7 +149,11 @@ def view_from_json(data: dict[str, Any]) -> View:
 def in_view(state: SessionState, view: View) -> list[StoredMessage]:
     first = view.first_kept_seq
     return [
-        m for m in state.messages if m.kind != "compaction" and (first is None or m.seq >= first)
+        m
+        for m in state.messages
+        if m.kind != "compaction"
+        and (first is None or m.seq >= first)
+        and m.id not in state.reverted  # taken back by a revert: not summarised
     ]
 
 
@@ -405,7 +409,10 @@ class CompactionEngine:
                     state.id, p.CompactionStarted(trigger=request.trigger, strategy=strategy.name)
                 )
                 started = True
-                ledger = build_ledger(state.messages, self.plan_state(state))
+                ledger = build_ledger(
+                    [m for m in state.messages if m.id not in state.reverted],
+                    self.plan_state(state),
+                )
                 job.ledger_text = render_ledger(ledger)
                 view = await strategy.run(job)
                 view.ledger_text = job.ledger_text

@@ -68,7 +68,7 @@ def method(server: BatonServer, name: str) -> Callable[[Handler], Handler]:
                 if inspect.isawaitable(result):
                     result = await result
             except BatonError as exc:
-                raise JsonRpcException(code=exc.code, message=exc.message) from None
+                raise JsonRpcException(code=exc.code, message=exc.message, data=exc.data) from None
             except JsonRpcException:
                 raise
             except Exception as exc:

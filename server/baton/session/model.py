@@ -15,7 +15,9 @@ from baton.providers.base import Native
 from baton.tools.base import Fact
 
 # Part types as stored. "opaque" (a provider artifact) never reaches a client.
-PartType = Literal["text", "reasoning", "tool_call", "compaction", "pre_compact", "opaque"]
+PartType = Literal[
+    "text", "reasoning", "tool_call", "compaction", "pre_compact", "opaque", "attachment"
+]
 
 # Why a message exists, which decides how the context builder shows it.
 MessageKind = Literal[
@@ -95,6 +97,8 @@ class StoredMessage:
                 parts.append(p.CompactionPart(compaction_id=part.data["compactionId"]))
             elif part.type == "pre_compact":
                 parts.append(p.PreCompactPart.model_validate(part.data))
+            elif part.type == "attachment":
+                parts.append(p.AttachmentPart.model_validate(part.data))
         return p.Message(
             id=self.id,
             role=self.role,

@@ -22,6 +22,7 @@ from baton.config import ConfigLoader, Settings
 from baton.context import BuiltContext, ContextBuilder, PlanSource
 from baton.errors import InvalidParams, ProviderError, SessionBusy, SessionNotFound
 from baton.providers.base import OpaqueItem, Provider, ProviderIdentity, ToolCall
+from baton.review.attachments import resolve_attachments
 from baton.session.events import ClientChannel
 from baton.session.model import MessageKind, StoredMessage, StoredPart
 from baton.session.state import SessionState
@@ -78,6 +79,14 @@ class ToolHooks(Protocol):
     ) -> None: ...
 
 
+class ChangeHooks(Protocol):
+    """What a file tool reports around a change (ToolContext.before_change/after_change)."""
+
+    async def before_change(self, paths: list[Path]) -> None: ...
+
+    async def after_change(self, paths: list[Path]) -> None: ...
+
+
 class SessionService:
     def __init__(
         self,
@@ -104,6 +113,8 @@ class SessionService:
         self.tool_hooks: ToolHooks | None = None
         # Called on `baton/session/cancel` (features stop work that is not the turn task).
         self.on_cancel: list[Callable[[SessionState], None]] = []
+        # Makes the checkpoint hooks of one tool call (the review feature; None: no checkpoints).
+        self.change_recorder: Callable[[SessionState, str], ChangeHooks] | None = None
         # Called with each new session state (features attach their per-session data).
         self.on_session_loaded: list[Callable[[SessionState], None]] = []
         # Called when a session's turn task ends, however it ended.
@@ -165,6 +176,8 @@ class SessionService:
             )
             for m in state.messages
         ]
+        for wire in messages:
+            wire.reverted = wire.id in state.reverted
         from baton.session.manage import load_extras
 
         return p.SessionLoadResult(
@@ -243,11 +256,16 @@ class SessionService:
     # ------------------------------------------------------------------ turns
 
     def add_user_message(
-        self, state: SessionState, text: str, kind: MessageKind, meta: dict[str, Any] | None = None
+        self,
+        state: SessionState,
+        text: str,
+        kind: MessageKind,
+        meta: dict[str, Any] | None = None,
+        *,
+        extra_parts: list[StoredPart] | None = None,
     ) -> StoredMessage:
-        message = self.store.append_message(
-            state.id, "user", kind, [StoredPart("text", {"text": text})], meta=meta
-        )
+        parts = [StoredPart("text", {"text": text}), *(extra_parts or [])]
+        message = self.store.append_message(state.id, "user", kind, parts, meta=meta)
         state.add(message)
         if kind != "prompt":
             self.channel.send_update(
@@ -260,7 +278,12 @@ class SessionService:
             raise SessionBusy(state.id)
 
     def start_turn(
-        self, state: SessionState, text: str, kind: MessageKind = "prompt"
+        self,
+        state: SessionState,
+        text: str,
+        kind: MessageKind = "prompt",
+        *,
+        extra_parts: list[StoredPart] | None = None,
     ) -> asyncio.Task[p.PromptResult]:
         """Commit the user message and start the turn; the returned task ends with it."""
         self._ensure_idle(state)
@@ -270,7 +293,7 @@ class SessionService:
             title = " ".join(text.split())[:TITLE_CHARS] or DEFAULT_TITLE
             self.store.update_session(state.id, title=title)
             state.row.title = title
-        self.add_user_message(state, text, kind)
+        self.add_user_message(state, text, kind, extra_parts=extra_parts)
         turn = Turn(self, state)
         task = asyncio.create_task(turn.run(), name=f"turn-{state.id}")
         state.turn, state.turn_task = turn, task
@@ -287,7 +310,9 @@ class SessionService:
 
     async def prompt(self, params: p.PromptParams) -> p.PromptResult:
         state = self.state(params.session_id)
-        task = self.start_turn(state, params.text)
+        # Editor context is read (and refused) before anything is stored.
+        attachments = resolve_attachments(self.workspace, params.context or [])
+        task = self.start_turn(state, params.text, extra_parts=attachments)
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -338,6 +363,8 @@ class SessionService:
         ) -> bool:
             return await self.ask_permission(state, tool, tool_call_id, input, diff)
 
+        # Per-turn checkpoints (the review feature): the file tools report what they change.
+        changes = self.change_recorder(state, call.call_id) if self.change_recorder else None
         ctx = ToolContext(
             session_id=state.id,
             tool_call_id=call.call_id,
@@ -346,6 +373,8 @@ class SessionService:
             settings=settings,
             ask_permission=ask,
             notify=lambda method, params: self.channel.notify(method, _RawParams(**params)),
+            before_change=changes.before_change if changes else None,
+            after_change=changes.after_change if changes else None,
             **self.tool_context_extras,
         )
         hooks = self.tool_hooks

@@ -49,6 +49,8 @@ class SessionState:
     compacting: bool = False
     # Tools the person allowed "always" for this session.
     allowed_always: set[str] = field(default_factory=set)
+    # Messages taken back by `baton/session/revert`: out of the model's view (it only grows).
+    reverted: set[str] = field(default_factory=set)
     # Tokens per estimated token, from the provider's last usage report.
     calibration: float = 1.0
     last_input_tokens: int | None = None

@@ -108,4 +108,46 @@ MIGRATIONS: list[str] = [
     ALTER TABLE tool_results_v4 RENAME TO tool_results;
     CREATE INDEX tool_results_by_session ON tool_results(session_id);
     """,
+    # 5: review and undo: the files Baton's tools changed, content-addressed, and reverts.
+    # Every row is inserted once and never updated: a change's outcome, and a revert's
+    # marks on messages, are rows of their own.
+    """
+    CREATE TABLE file_blobs (
+        sha256  TEXT PRIMARY KEY,
+        data    BLOB NOT NULL
+    );
+    -- One row per file a tool (or a revert) is about to change, written before it changes.
+    CREATE TABLE file_changes (
+        seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id    TEXT NOT NULL REFERENCES sessions(id),
+        message_id    TEXT,
+        tool_call_id  TEXT,
+        revert_id     TEXT,
+        path          TEXT NOT NULL,
+        before_sha256 TEXT,
+        created_dirs  TEXT NOT NULL DEFAULT '[]',
+        created_at    TEXT NOT NULL
+    );
+    CREATE INDEX file_changes_by_session ON file_changes(session_id, path, seq);
+    -- The file as the change left it (NULL sha: the file does not exist afterwards).
+    CREATE TABLE file_change_results (
+        change_seq    INTEGER PRIMARY KEY REFERENCES file_changes(seq),
+        after_sha256  TEXT,
+        created_at    TEXT NOT NULL
+    );
+    CREATE TABLE reverts (
+        id          TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions(id),
+        message_id  TEXT NOT NULL,
+        forced      INTEGER NOT NULL,
+        files       TEXT NOT NULL,
+        created_at  TEXT NOT NULL
+    );
+    CREATE TABLE reverted_messages (
+        message_id  TEXT PRIMARY KEY REFERENCES messages(id),
+        session_id  TEXT NOT NULL REFERENCES sessions(id),
+        revert_id   TEXT NOT NULL REFERENCES reverts(id)
+    );
+    CREATE INDEX reverted_messages_by_session ON reverted_messages(session_id);
+    """,
 ]

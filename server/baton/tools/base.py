@@ -83,6 +83,9 @@ class ToolContext:
     # Called with the files a tool is about to change, before it changes them
     # (per-turn checkpoints).
     before_change: Callable[[list[Path]], Awaitable[None]] | None = None
+    # Called with the same files once changed (the checkpoint records what Baton left,
+    # so a later revert can tell an outside edit from Baton's own).
+    after_change: Callable[[list[Path]], Awaitable[None]] | None = None
 
 
 class Tool(Protocol):

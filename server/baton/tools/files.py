@@ -301,6 +301,8 @@ async def _apply_change(
     if ctx.before_change is not None:
         await ctx.before_change([real])
     created = await asyncio.to_thread(atomic_write, ctx.workspace, real, new)
+    if ctx.after_change is not None:
+        await ctx.after_change([real])
     return ToolResult(
         output=describe(created),
         facts=[Fact(kind="modified", path=shown, action="created" if created else "modified")],
