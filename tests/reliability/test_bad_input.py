@@ -20,10 +20,12 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from bench.rpc import isolated_env
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
@@ -33,6 +35,7 @@ from baton import protocol as p
 from tests.fake_llm import FakeLLM, text, tool_call
 from tests.harness import TEST_KEY
 from tests.reliability.conftest import FULL, SEED, RecordFigures, size
+from tests.reliability.store_check import db_path
 from tests.reliability.wire import ServerGone, WireServer
 
 MESSAGES = size(1000, 10000)
@@ -737,5 +740,35 @@ def test_lifecycle_out_of_order(home: Path, workspace: Path, record_figures: Rec
         server.send({"jsonrpc": "2.0", "method": "exit"})
         assert server.proc.wait(timeout=10) == 0
         assert not server.bad_frames
+    finally:
+        server.kill()
+
+
+@pytest.mark.parametrize(
+    "damage", ["newer schema", "not a database"], ids=["newer-schema", "garbage-file"]
+)
+def test_a_store_that_cannot_open_is_reported_on_every_request(
+    damage: str, home: Path, workspace: Path
+) -> None:
+    """A bad store is bad input too: each request says why, the server stays up."""
+    path = db_path(workspace)
+    path.parent.mkdir(parents=True)
+    if damage == "newer schema":
+        conn = sqlite3.connect(path)
+        conn.execute("PRAGMA user_version = 999")
+        conn.commit()
+        conn.close()
+        reason = "newer Baton"
+    else:
+        path.write_bytes(b"this is not an SQLite database\n" * 100)
+        reason = "not a database"
+    server = WireServer(workspace, isolated_env(home))
+    try:
+        server.initialize()
+        for _ in range(3):
+            reply = server.request("baton/session/list", {})
+            assert well_formed_error(reply) is None
+            assert reason in reply["error"]["message"], reply
+        assert server.alive
     finally:
         server.kill()

@@ -39,6 +39,7 @@ class BatonServer(LanguageServer):
         self.channel: LspChannel | None = None
         # Set by `initialize`: where to work and the client's settings.
         self.start_params: tuple[Path, dict[str, Any] | None] | None = None
+        self._features_registered = False
 
     @property
     def initialized(self) -> bool:
@@ -54,7 +55,11 @@ class BatonServer(LanguageServer):
         from baton.lsp.channel import LspChannel
         from baton.lsp.features import register_all
 
-        register_all(self)
+        if not self._features_registered:
+            # Once: a start that fails below (a store that cannot open) is retried on the
+            # next request, and must fail with its own reason, not "already registered".
+            register_all(self)
+            self._features_registered = True
         self.channel = LspChannel(self)
         workspace, client_settings = self.start_params
         self.app = build_app(workspace, self.channel, client_settings=client_settings)
