@@ -19,12 +19,62 @@ export interface AgentThoughtChunk {
   text: string;
 }
 /**
+ * Extension (review issue): editor context attached to a prompt, as the model saw it.
+ *
+ * `path` is workspace-relative (or the URI of an unsaved, untitled buffer); `startLine`
+ * and `endLine` are 1-based and inclusive, absent for a whole file; `source` says whether
+ * Baton read the file from disk or used the text of an unsaved editor buffer.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "AttachmentPart".
+ */
+export interface AttachmentPart {
+  type: "attachment";
+  uri: string;
+  path: string;
+  startLine?: number | null;
+  endLine?: number | null;
+  source?: "disk" | "editor";
+  text: string;
+  truncated?: boolean;
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "AuthSetParams".
  */
 export interface AuthSetParams {
   provider: "openai" | "openai-compatible" | "local";
   apiKey: string;
+}
+/**
+ * Extension (review issue): the files one tool call changed, before and after.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ChangesParams".
+ */
+export interface ChangesParams {
+  sessionId: string;
+  toolCallId: string;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ChangesResult".
+ */
+export interface ChangesResult {
+  changes: FileChange[];
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "FileChange".
+ */
+export interface FileChange {
+  path: string;
+  existedBefore: boolean;
+  existsAfter: boolean;
+  before?: string | null;
+  after?: string | null;
+  omitted?: ("binary" | "too_large") | null;
+  reverted?: boolean;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -151,6 +201,41 @@ export interface CompactionsResult {
   compactions: CompactionRecord[];
 }
 /**
+ * Extension (review issue): a file or a selection the person attached to a prompt.
+ *
+ * The server reads `file:` URIs itself, inside the workspace only; `text` is the
+ * content of an unsaved editor buffer (an untitled one, or a file with unsaved changes)
+ * and is used instead of the file on disk only when given.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ContextAttachment".
+ */
+export interface ContextAttachment {
+  uri: string;
+  range?: LineRange | null;
+  text?: string | null;
+}
+/**
+ * A range in a text document, as LSP's `Range`; Baton attaches whole lines.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "LineRange".
+ */
+export interface LineRange {
+  start: LinePosition;
+  end: LinePosition;
+}
+/**
+ * A position in a text document, as LSP's `Position` (0-based line and character).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "LinePosition".
+ */
+export interface LinePosition {
+  line: number;
+  character: number;
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "ContextItem".
  */
@@ -216,9 +301,12 @@ export interface Message {
   id: string;
   role: "user" | "assistant" | "system";
   createdAt: string;
-  parts: (TextPart | ReasoningPart | ToolCallPart | CompactionPart | PreCompactPart)[];
+  parts: (
+    TextPart | ReasoningPart | ToolCallPart | CompactionPart | PreCompactPart | AttachmentPart
+  )[];
   compacted?: boolean;
   incomplete?: boolean;
+  reverted?: boolean;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -470,6 +558,7 @@ export interface PlanVersionContent {
 export interface PromptParams {
   sessionId: string;
   text: string;
+  context?: ContextAttachment[] | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -478,6 +567,47 @@ export interface PromptParams {
 export interface PromptResult {
   stopReason: "end_turn" | "cancelled" | "max_steps" | "refusal" | "error";
   error?: string | null;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "RevertConflictInfo".
+ */
+export interface RevertConflictInfo {
+  path: string;
+  reason: "modified" | "deleted" | "created" | "changed_between" | "unconfirmed";
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "RevertFile".
+ */
+export interface RevertFile {
+  path: string;
+  action: "restored" | "removed" | "unchanged";
+}
+/**
+ * Extension (review issue): take back the turns from `messageId` onwards.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "RevertParams".
+ */
+export interface RevertParams {
+  sessionId: string;
+  messageId: string;
+  force?: boolean;
+  dryRun?: boolean;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "RevertResult".
+ */
+export interface RevertResult {
+  revertId: string | null;
+  messageIds: string[];
+  files: RevertFile[];
+  conflicts?: RevertConflictInfo[];
+  shellCommands?: string[];
+  notes?: string[];
+  dryRun?: boolean;
 }
 /**
  * Extension (`baton/session/export`): the session as markdown for an issue or a note.
@@ -724,6 +854,8 @@ export interface BatonRequests {
   "baton/plan/requestChanges": { params: PlanRequestChangesParams; result: PlanStatusResult };
   /** Write the plan (user). */
   "baton/plan/update": { params: PlanUpdateParams; result: PlanUpdateResult };
+  /** Before and after of the files a tool call changed. */
+  "baton/session/changes": { params: ChangesParams; result: ChangesResult };
   /** Compact now. */
   "baton/session/compact": { params: CompactParams; result: CompactionRecord };
   /** List compactions. */
@@ -746,6 +878,8 @@ export interface BatonRequests {
   "baton/session/prompt": { params: PromptParams; result: PromptResult };
   /** Rename a session. */
   "baton/session/rename": { params: SessionRenameParams; result: SessionInfo };
+  /** Undo the file changes of turns and take them back. */
+  "baton/session/revert": { params: RevertParams; result: RevertResult };
   /** Switch plan/build mode. */
   "baton/session/setMode": { params: SetModeParams; result: SetModeResult };
   /** Pin provider/model. */
