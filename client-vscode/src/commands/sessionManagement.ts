@@ -119,7 +119,7 @@ export function formatWindow(tokens: number): string {
 
 /** The model picker: the provider's models (or the configured ones) → baton/session/setModel. */
 export async function selectModel(services: Services, given?: unknown): Promise<string | undefined> {
-  const sessionId = await resolveSession(services, given, { createIfNone: true });
+  const sessionId = await resolveSession(services, given);
   if (!sessionId) return undefined;
   const listed = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Window, title: "Baton: listing models" },

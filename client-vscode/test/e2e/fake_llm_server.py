@@ -6,6 +6,7 @@ stdin closes or it is terminated.
 Replies, decided per request so the order of requests does not matter:
 - a request offering no tools (a summary for native compaction): a summary;
 - the last user message contains PLEASE PLAN: plan_write, then plan_exit, then a line;
+- the last user message contains WHICH MODEL: the model the request was sent to;
 - anything else: a fixed greeting.
 """
 
@@ -43,6 +44,8 @@ def answer(req: Any) -> Any:
         if "plan_exit" not in called:
             return tool_call("plan_exit", {})
         return text("The plan is ready for your review.")
+    if "WHICH MODEL" in last:
+        return text(f"model: {req.model}")
     if "approved" in last.lower() or "build" in last.lower():
         return text("Building from the approved plan.")
     return text(GREETING)

@@ -111,4 +111,56 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     await sidebar.waitForSelector('#app[data-mode="build"]', { timeout: 60_000 });
     await plan.waitForSelector('#plan-app[data-status="approved"], #plan-app[data-status="done"]', { timeout: 60_000 });
   }, 180_000);
+
+  it("Select Model… lists the provider's models; the pick reaches the next request", async () => {
+    await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 60_000 });
+    await runCommand(page, "Baton: Select Model…");
+    const row = page.locator(".quick-input-list .monaco-list-row", { hasText: "gpt-fake-mini" }).first();
+    await row.waitFor({ state: "visible", timeout: 30_000 });
+    await row.click();
+    await sidebar.waitForFunction(() => document.getElementById("pick-model")?.textContent === "gpt-fake-mini", undefined, {
+      timeout: 30_000,
+    });
+    await sidebar.locator("#prompt").click();
+    await page.keyboard.type("WHICH MODEL");
+    await sidebar.locator("#send").click();
+    await sidebar.locator("[data-kind=assistant]", { hasText: "model: gpt-fake-mini" }).waitFor({ timeout: 60_000 });
+    await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
+  }, 120_000);
+
+  it("rename, fork, export and delete (confirmed) from the sidebar", async () => {
+    const options = () => sidebar.locator("#session-select option").allInnerTexts();
+    await sidebar.locator("#rename-session").click();
+    const input = page.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible", timeout: 30_000 });
+    await input.fill("Greeting work");
+    await page.keyboard.press("Enter");
+    await sidebar.waitForFunction(
+      () => Array.from(document.querySelectorAll("#session-select option")).some((o) => o.textContent === "Greeting work"),
+      undefined,
+      { timeout: 30_000 },
+    );
+
+    await sidebar.locator("#fork-session").click();
+    await sidebar.waitForFunction(
+      () => (document.querySelector("#session-select option:checked")?.textContent ?? "") === "Greeting work (fork)",
+      undefined,
+      { timeout: 30_000 },
+    );
+    await sidebar.locator("[data-kind=assistant]", { hasText: "model: gpt-fake-mini" }).waitFor({ timeout: 30_000 });
+
+    await sidebar.locator("#export-session").click();
+    await page.locator(".monaco-editor .view-lines", { hasText: "# Greeting work (fork)" }).first().waitFor({ timeout: 30_000 });
+
+    await sidebar.locator("#delete-session").click();
+    const confirm = page.locator(".monaco-dialog-box .monaco-button", { hasText: "Delete" }).first();
+    await confirm.waitFor({ state: "visible", timeout: 30_000 });
+    await confirm.click();
+    await sidebar.waitForFunction(
+      () => !Array.from(document.querySelectorAll("#session-select option")).some((o) => o.textContent === "Greeting work (fork)"),
+      undefined,
+      { timeout: 30_000 },
+    );
+    expect(await options()).toContain("Greeting work");
+  }, 180_000);
 });
