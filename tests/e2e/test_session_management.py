@@ -217,6 +217,32 @@ async def test_fork_after_a_compaction_carries_the_compacted_view(
 
 
 @pytest.mark.asyncio
+async def test_fork_after_a_server_side_compaction_replays_the_same_window(
+    baton: BatonClient, llm: FakeLLM, workspace: Path
+) -> None:
+    # The openai provider compacts on the server by default: the fork carries the
+    # opaque window and replays it byte for byte, as the source would have.
+    sid = await two_turns(baton, llm, workspace)
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert record["strategy"] == "server"
+    marker = (await baton.load(sid))["messages"][-1]
+    assert marker["role"] == "system"
+    llm.add(text("Third answer."))
+    await baton.prompt(sid, "third?")
+    source_request = llm.model_requests[-1]
+    llm.assert_replayed(request=source_request)
+
+    forked = await baton.request(
+        "baton/session/fork", {"sessionId": sid, "messageId": marker["id"]}
+    )
+    llm.add(text("Third, again."))
+    await baton.prompt(forked["sessionId"], "third?")
+    fork_request = llm.model_requests[-1]
+    llm.assert_replayed(request=fork_request)
+    assert sent(fork_request) == sent(source_request)
+
+
+@pytest.mark.asyncio
 async def test_fork_copies_the_plan_as_it_was_to_a_new_file(
     baton: BatonClient, llm: FakeLLM, workspace: Path
 ) -> None:
