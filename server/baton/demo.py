@@ -32,7 +32,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
@@ -54,11 +54,18 @@ PLAN_PROMPT = (
     "plan_write with a markdown checklist of two steps, each line starting with `- [ ] `: "
     "step 1 for the TODO in mean(), step 2 for the TODO in median(). Then call plan_exit."
 )
+# Explicit, because the default model is small: the demo is about what Baton does
+# with the plan and the context, not about how clever a 1.5B model is.
 BUILD_PROMPT = (
-    "Do only the plan's step about mean() now: in stats.py make mean() return 0.0 when "
-    "`values` is empty (an `if not values:` check before the division). Then tick that step "
-    "off with plan_edit (`- [ ]` to `- [x]`) and stop."
+    "Do only the plan's step about mean() now. Call edit on stats.py with old_string "
+    "`    return sum(values) / len(values)` and new_string "
+    "`    if not values:\\n        return 0.0\\n    return sum(values) / len(values)`. "
+    "Then tick that step off with plan_edit (`- [ ]` to `- [x]`) and stop."
 )
+# Once a turn has done what the demo needs, the model gets this long to finish on its own
+# (plan_exit, a last word) before the demo stops the turn and moves on.
+PLAN_GRACE = 45.0
+BUILD_GRACE = 15.0
 # What `baton/session/compact` accepts as `instructions`: here, a summary short enough
 # for a small model on a CPU to write in one go.
 COMPACT_INSTRUCTIONS = "Keep it short: at most three brief bullet points per section."
@@ -175,8 +182,21 @@ class Demo:
     def left(self, budget: float) -> float:
         return max(5.0, min(budget, TOTAL_BUDGET - (time.monotonic() - self.started)))
 
-    async def turn(self, app: Any, session_id: str, text: str, budget: float) -> str:
-        """Run one prompt with a time limit; returns the stop reason ("timeout" if cut)."""
+    async def turn(
+        self,
+        app: Any,
+        session_id: str,
+        text: str,
+        budget: float,
+        *,
+        done: Callable[[], bool] | None = None,
+        grace: float = 0.0,
+    ) -> str:
+        """Run one prompt within `budget` seconds; returns the stop reason.
+
+        "timeout" when the budget ran out; "stopped" when `done()` had been
+        true for `grace` seconds and the model was still going.
+        """
         self.say(_indent(f"> {text}", "  "))
         state = app.sessions.state(session_id)
         started = time.monotonic()
@@ -185,24 +205,39 @@ class Demo:
         except BatonError as exc:
             self.say(f"    [could not start the turn: {exc.message}]")
             return "error"
-        try:
-            result = await asyncio.wait_for(asyncio.shield(task), self.left(budget))
-            reason = str(result.stop_reason)
-            if result.error:
-                self.say(f"    [error: {result.error}]")
-        except TimeoutError:
-            app.sessions.cancel(session_id)
-            await asyncio.gather(task, return_exceptions=True)
-            reason = "timeout"
-        except BatonError as exc:
-            self.say(f"    [error: {exc.message}]")
-            reason = "error"
+        deadline = started + self.left(budget)
+        done_at: float | None = None
+        reason = ""
+        while not task.done():
+            now = time.monotonic()
+            if done is not None and done_at is None and done():
+                done_at = now
+            limit = deadline if done_at is None else min(deadline, done_at + grace)
+            if now >= limit:
+                reason = "timeout" if done_at is None else "stopped"
+                app.sessions.cancel(session_id)
+                await asyncio.gather(task, return_exceptions=True)
+                break
+            await asyncio.wait({task}, timeout=min(1.0, limit - now))
+        if not reason:
+            try:
+                result = task.result()
+                reason = str(result.stop_reason)
+                if result.error:
+                    self.say(f"    [error: {result.error}]")
+            except BatonError as exc:
+                self.say(f"    [error: {exc.message}]")
+                reason = "error"
         text = self.channel.take_text().strip()
         if text and not self.channel.tool_calls:
             # No tool call at all: show what the model wrote instead.
             self.say(f"    model: {_clip(text, 300)}")
         self.channel.tool_calls.clear()
-        self.say(f"    [turn ended: {reason}, {time.monotonic() - started:.0f} s]")
+        note = {
+            "stopped": " (the demo had what it needed and stopped the turn)",
+            "timeout": " (out of time for this step)",
+        }.get(reason, "")
+        self.say(f"    [turn ended: {reason}, {time.monotonic() - started:.0f} s]{note}")
         return reason
 
     async def run(self) -> int:
@@ -230,7 +265,14 @@ class Demo:
 
         # 1. Plan mode: the plan goes to a file.
         self.heading("1/5 Plan mode: the agent writes its plan to a file")
-        await self.turn(app, sid, PLAN_PROMPT, PLAN_TURN_BUDGET)
+        await self.turn(
+            app,
+            sid,
+            PLAN_PROMPT,
+            PLAN_TURN_BUDGET,
+            done=lambda: plans.get(sid) is not None,
+            grace=PLAN_GRACE,
+        )
         plan = plans.get(sid)
         if plan is None:
             self.problems.append("the model did not write a plan with plan_write")
@@ -254,7 +296,14 @@ class Demo:
 
         # 3. One step is built.
         self.heading("3/5 Build mode: the agent builds the first step")
-        await self.turn(app, sid, BUILD_PROMPT, BUILD_TURN_BUDGET)
+        stats = self.project / "stats.py"
+
+        def built() -> bool:
+            plan = plans.get(sid)
+            edited = stats.read_text(encoding="utf-8") != originals.get("stats.py")
+            return edited and plan is not None and "[x]" in plan.content.lower()
+
+        await self.turn(app, sid, BUILD_PROMPT, BUILD_TURN_BUDGET, done=built, grace=BUILD_GRACE)
         self._show_changes(originals)
         plan = plans.get(sid)
         assert plan is not None
