@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -192,3 +194,41 @@ async def test_a_broken_server_is_reported_and_the_session_stays_usable(
     llm.add(text("ok"))
     assert (await baton.prompt(sid, "try it"))["stopReason"] == "end_turn"
     assert "unknown tool exits__echo" in llm.model_requests[-1].tool_outputs()["call_x"]
+
+
+@pytest.mark.asyncio
+async def test_a_streamable_http_server(start_baton: StartBaton, llm: FakeLLM) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, str(DEMO), "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+
+        def listening() -> bool:
+            with socket.socket() as probe:
+                return probe.connect_ex(("127.0.0.1", port)) == 0
+
+        await wait_until(listening, timeout=30)
+        baton = await start_baton(
+            settings={
+                "mcp": {
+                    "servers": [
+                        {"name": "web", "url": f"http://127.0.0.1:{port}/mcp", "allow": True}
+                    ]
+                }
+            }
+        )
+        sid = await baton.new_session()
+        llm.add(tool_call("web__add", {"a": 20, "b": 22}, call_id="call_add"))
+        llm.add(text("42."))
+        assert (await baton.prompt(sid, "add"))["stopReason"] == "end_turn"
+        assert llm.model_requests[-1].tool_outputs()["call_add"] == "42"
+        servers = (await baton.request("baton/mcp/servers"))["servers"]
+        assert servers[0]["transport"] == "http" and servers[0]["status"] == "ready"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -1,6 +1,7 @@
 """A small stdio MCP server for Baton's tests, written with the official `mcp` SDK.
 
-Run as `python tests/mcp_servers/demo_server.py`. Environment:
+Run as `python tests/mcp_servers/demo_server.py` (stdio), or with `--http PORT` to serve
+streamable HTTP at `http://127.0.0.1:PORT/mcp`. Environment:
 
 * `DEMO_PID_FILE`: append this process's pid to the file at start (restart tests);
 * `DEMO_EXIT_AT_START=1`: exit at once with status 7 (a broken server);
@@ -80,4 +81,7 @@ if __name__ == "__main__":
     if pid_file:
         with open(pid_file, "a", encoding="utf-8") as fh:
             fh.write(f"{os.getpid()}\n")
-    server.run("stdio")
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")
