@@ -220,6 +220,27 @@ describe("sidebar session info", () => {
     expect(now?.plan).toEqual({ path: ".baton/plans/cache.md", status: "approved", version: 4 });
   });
 
+  it("after a turn ends, tells the view which answer it can fork after", async () => {
+    const webview = resolveSidebar(services);
+    services.state.setActive(SESSION);
+    fake.responders.set("baton/session/load", () => ({
+      sessionId: SESSION,
+      title: "First",
+      mode: "build",
+      messages: [
+        { id: "m1", role: "user", createdAt: "t", parts: [] },
+        { id: "m2", role: "assistant", createdAt: "t", parts: [] },
+      ],
+    }));
+    fake.last.notificationHandlers.get("baton/session/update")?.({
+      sessionId: SESSION,
+      update: { kind: "turn_ended", stopReason: "end_turn" },
+    });
+    await tick();
+    await tick();
+    expect(webview.posted).toContainEqual({ type: "forkPoint", sessionId: SESSION, messageId: "m2" });
+  });
+
   it("relays the session actions to their commands", async () => {
     const webview = resolveSidebar(services);
     const executed: unknown[][] = [];

@@ -101,6 +101,19 @@ describe("sidebar session management", () => {
     await page.close();
   });
 
+  it("adds a fork point after a live turn, once", async () => {
+    const page = await openSession();
+    await send(page, { type: "update", sessionId: "s-new", update: { kind: "agent_message_chunk", text: "More." } });
+    await send(page, { type: "update", sessionId: "s-new", update: { kind: "turn_ended", stopReason: "end_turn" } });
+    await send(page, { type: "forkPoint", sessionId: "s-new", messageId: "a4" });
+    await send(page, { type: "forkPoint", sessionId: "s-new", messageId: "a4" });
+    await send(page, { type: "forkPoint", sessionId: "s-old", messageId: "x9" });
+    await page.waitForSelector("[data-kind=fork-point][data-message-id=a4]");
+    const ids = await page.locator("[data-kind=fork-point]").evaluateAll((nodes) => nodes.map((n) => (n as HTMLElement).dataset.messageId));
+    expect(ids).toEqual(["a2", "a3", "a4"]);
+    await page.close();
+  });
+
   it("shows the model, context meter, token totals and plan line", async () => {
     const page = await openSession();
     expect(await page.locator("#pick-model").innerText()).toBe("gpt-5.1");

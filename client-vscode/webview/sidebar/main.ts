@@ -204,6 +204,9 @@ function handle(message: SidebarInbound): void {
       info = message.info;
       renderInfo();
       return;
+    case "forkPoint":
+      if (message.sessionId === activeSessionId && !running) transcript.addForkPoint(message.messageId);
+      return;
   }
 }
 

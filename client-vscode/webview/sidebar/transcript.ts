@@ -48,6 +48,14 @@ export class Transcript {
     this.scroll();
   }
 
+  /** After a live turn: the answer just streamed can be forked after (once). */
+  addForkPoint(messageId: string): void {
+    if (!this.onFork || this.root.querySelector(`[data-kind=fork-point][data-message-id="${CSS.escape(messageId)}"]`)) return;
+    this.open = undefined;
+    this.forkPoint(messageId);
+    this.scroll();
+  }
+
   private forkPoint(messageId: string): void {
     const button = el("button", { type: "button", class: "fork-here", title: "Fork: a new session with the history up to here" }, "Fork from here");
     button.addEventListener("click", () => this.onFork?.(messageId));

@@ -33,6 +33,8 @@ export type SidebarInbound =
     }
   | { type: "permissionClosed"; requestId: string }
   | { type: "error"; message: string }
+  /** A turn ended with this answer: the session can be forked after it. */
+  | { type: "forkPoint"; sessionId: string; messageId: string }
   | { type: "sessionInfo"; sessionId: string; info: SessionInfoView };
 
 /** Webview → host. */
@@ -116,6 +118,7 @@ const INBOUND_TYPES = [
   "permissionClosed",
   "error",
   "sessionInfo",
+  "forkPoint",
 ] as const;
 
 /** Shape check for what the host sends; the webview drops anything else. */
@@ -149,6 +152,8 @@ export function parseSidebarInbound(value: unknown): SidebarInbound | undefined 
       return isString(m.message) ? (value as unknown as SidebarInbound) : undefined;
     case "sessionInfo":
       return isId(m.sessionId) && isRecord(m.info) ? (value as unknown as SidebarInbound) : undefined;
+    case "forkPoint":
+      return isId(m.sessionId) && isId(m.messageId) ? (value as unknown as SidebarInbound) : undefined;
   }
   return undefined;
 }

@@ -49,6 +49,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       client.onSessionUpdate(({ sessionId, update }) => {
         if (update.kind === "usage" && update.inputTokens != null) {
           state.addTokens(sessionId, update.inputTokens, update.cachedTokens ?? 0, update.outputTokens ?? 0);
+        } else if (update.kind === "turn_ended" && this.view && sessionId === state.activeSessionId) {
+          void this.postForkPoint(sessionId).catch(() => undefined);
         }
       }),
       client.onPlanDidChange((n) => {
@@ -196,6 +198,13 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     if (usage) info.context = { tokens: usage.tokens, contextWindow: usage.contextWindow };
     if (this.plans.has(sessionId)) info.plan = this.plans.get(sessionId) ?? null;
     return info;
+  }
+
+  /** Streamed messages carry no ids: after a turn, look up the answer the session can fork after. */
+  private async postForkPoint(sessionId: string): Promise<void> {
+    const loaded = await this.client.request("baton/session/load", { sessionId });
+    const last = loaded.messages[loaded.messages.length - 1];
+    if (last && last.role === "assistant") this.post({ type: "forkPoint", sessionId, messageId: last.id });
   }
 
   private postInfo(sessionId: string): void {
