@@ -243,6 +243,36 @@ async def test_fork_after_a_server_side_compaction_replays_the_same_window(
 
 
 @pytest.mark.asyncio
+async def test_fork_leaves_out_reverted_turns(
+    baton: BatonClient, llm: FakeLLM, workspace: Path
+) -> None:
+    sid = await two_turns(baton, llm, workspace)
+    second_prompt = (await baton.load(sid))["messages"][3]
+    assert second_prompt["role"] == "user"
+    await baton.request(
+        "baton/session/revert", {"sessionId": sid, "messageId": second_prompt["id"]}
+    )
+    llm.add(text("Third answer."))
+    await baton.prompt(sid, "third?")
+    llm.add(text("Fourth answer."))
+    await baton.prompt(sid, "fourth?")
+    source_request = llm.model_requests[-1]
+    assert "and then?" not in source_request.input_text()
+    third_answer = (await baton.load(sid))["messages"][-3]
+    assert third_answer["parts"] == [{"type": "text", "text": "Third answer."}]
+
+    forked = await baton.request(
+        "baton/session/fork", {"sessionId": sid, "messageId": third_answer["id"]}
+    )
+    loaded = await baton.load(forked["sessionId"])
+    assert forked["messages"] == len(loaded["messages"]) == 5
+    assert not any(m.get("reverted") for m in loaded["messages"])
+    llm.add(text("Fourth, again."))
+    await baton.prompt(forked["sessionId"], "fourth?")
+    assert sent(llm.model_requests[-1]) == sent(source_request)
+
+
+@pytest.mark.asyncio
 async def test_fork_copies_the_plan_as_it_was_to_a_new_file(
     baton: BatonClient, llm: FakeLLM, workspace: Path
 ) -> None:

@@ -9,7 +9,8 @@ covered without this module knowing them. Plan files are not rows: they stay
 on disk.
 
 A fork copies rows instead of referencing them, so a fork and its source can
-be deleted independently. Copies keep every column as stored (tool-call ids,
+be deleted independently; messages taken back with `baton/session/revert` are
+out of the source's view and are left out of the copy. Copies keep every column as stored (tool-call ids,
 provider-native items, usage) so that the fork's next request replays its
 history exactly; only identifiers that must be unique get new values.
 """
@@ -179,7 +180,11 @@ def copy_history(
     message is the source's view at the fork point.
     """
     out = ForkResult(session_id=target_session_id)
+    taken_back = _reverted(conn, source.session_id)
     for message_id in source.message_ids:
+        if message_id in taken_back:
+            # Out of the source's view (baton/session/revert): not part of the fork's history.
+            continue
         row = conn.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
         if row is None:
             continue
@@ -262,6 +267,16 @@ def copy_history(
             )
     conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (utc_now(), target_session_id))
     return out
+
+
+def _reverted(conn: sqlite3.Connection, session_id: str) -> set[str]:
+    """Messages the review feature took back, if the store has that feature's table."""
+    if "reverted_messages" not in _tables(conn):
+        return set()
+    rows = conn.execute(
+        "SELECT message_id FROM reverted_messages WHERE session_id = ?", (session_id,)
+    ).fetchall()
+    return {str(r[0]) for r in rows}
 
 
 def _markers(conn: sqlite3.Connection, message_ids: set[str]) -> set[str]:
