@@ -10,6 +10,8 @@ import { affectsServer, collectServerSettings } from "./client/settings";
 import { registerCommands } from "./commands/registerCommands";
 import { sendStoredKey } from "./commands/serverCommands";
 import type { Services } from "./services";
+import { ReviewController } from "./review/reviewController";
+import { REVIEW_SCHEME, ReviewDocuments } from "./review/reviewDocuments";
 import { SessionState } from "./state/sessionState";
 import { ContextStatus } from "./status/contextStatus";
 import { PlanPanels } from "./views/plan/planPanels";
@@ -61,9 +63,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
   });
 
   const sidebar = new SidebarProvider(context.extensionUri, client, state);
+  const reviewDocuments = new ReviewDocuments();
+  const review = new ReviewController(client, reviewDocuments, (params, token) => sidebar.askPermission(params, token), firstFolder);
   const plans = new PlanPanels(context.extensionUri, client, state);
   const status = new ContextStatus(client, state);
-  services = { client, state, sidebar, plans, secrets: context.secrets, output };
+  services = { client, state, sidebar, plans, secrets: context.secrets, output, review };
 
   context.subscriptions.push(
     output,
@@ -75,7 +79,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     vscode.window.registerWebviewViewProvider(SIDEBAR_VIEW_ID, sidebar, {
       webviewOptions: { retainContextWhenHidden: true },
     }),
-    client.setPermissionHandler((params, token) => sidebar.askPermission(params, token)),
+    // Writes and edits are shown in the diff editor too; the first answer wins.
+    client.setPermissionHandler((params, token) => review.handlePermission(params, token)),
+    reviewDocuments,
+    review,
+    vscode.workspace.registerTextDocumentContentProvider(REVIEW_SCHEME, reviewDocuments),
     client.onSessionUpdate(({ sessionId, update }) => {
       if (update.kind === "mode") state.setMode(sessionId, update.mode);
       else if (update.kind === "turn_ended") state.setRunning(sessionId, false);

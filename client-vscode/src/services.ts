@@ -1,6 +1,7 @@
 // What the commands work with, gathered in one place at activation.
 import type * as vscode from "vscode";
 import type { BatonClient } from "./client/batonClient";
+import type { ReviewController } from "./review/reviewController";
 import type { SessionState } from "./state/sessionState";
 import type { PlanPanels } from "./views/plan/planPanels";
 import type { SidebarProvider } from "./views/sidebar/sidebarProvider";
@@ -12,6 +13,8 @@ export interface Services {
   plans: PlanPanels;
   secrets: vscode.SecretStorage;
   output: vscode.LogOutputChannel;
+  /** Diffs before edits, and completed changes, in VS Code's diff editor. */
+  review: ReviewController;
 }
 
 export const OPENAI_KEY_SECRET = "baton.openai.apiKey";

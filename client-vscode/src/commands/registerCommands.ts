@@ -5,6 +5,15 @@ import type { Services } from "../services";
 import { errorMessage } from "../util/errors";
 import { compactSession, compactWithInstructions, showCompactionHistory } from "./compactionCommands";
 import { approvePlan, openPlanFile, showPlan } from "./planCommands";
+import {
+  acceptChange,
+  addSelectionToPrompt,
+  openChange,
+  rejectChange,
+  showPendingChange,
+  undoLastTurn,
+  undoTurnFrom,
+} from "./reviewCommands";
 import { restartServer, setOpenAIApiKey, showServerLog } from "./serverCommands";
 import { newSession, togglePlanMode } from "./sessionCommands";
 import { deleteSession, exportSession, forkSession, renameSession, selectModel } from "./sessionManagement";
@@ -28,6 +37,13 @@ export const COMMANDS: Readonly<Record<string, Handler>> = {
   "baton.forkSession": (s, id, messageId) => forkSession(s, id, messageId),
   "baton.exportSession": (s, id) => exportSession(s, id),
   "baton.selectModel": (s, id) => selectModel(s, id),
+  "baton.undoLastTurn": (s, id) => undoLastTurn(s, id),
+  "baton.undoTurn": (s, id, messageId) => undoTurnFrom(s, id, messageId),
+  "baton.addSelectionToPrompt": (s) => addSelectionToPrompt(s),
+  "baton.acceptChange": (s, uri) => acceptChange(s, uri),
+  "baton.rejectChange": (s, uri) => rejectChange(s, uri),
+  "baton.showPendingChange": (s, toolCallId) => showPendingChange(s, toolCallId),
+  "baton.openChange": (s, id, toolCallId) => openChange(s, id, toolCallId),
 };
 
 export function registerCommands(services: Services): vscode.Disposable[] {

@@ -43,6 +43,13 @@ export class Uri {
   static joinPath(base: Uri, ...segments: string[]): Uri {
     return new Uri(base.scheme, [base.fsPath, ...segments].join("/"));
   }
+  static from(components: { scheme: string; path: string }): Uri {
+    return new Uri(components.scheme, components.path);
+  }
+  static parse(value: string): Uri {
+    const match = /^([a-z][\w+.-]*):(?:\/\/)?(.*)$/i.exec(value);
+    return match ? new Uri(match[1] ?? "file", match[2] ?? "") : new Uri("file", value);
+  }
   toString(): string {
     return `${this.scheme}://${this.fsPath}`;
   }
@@ -52,12 +59,37 @@ export class ThemeColor {
   constructor(readonly id: string) {}
 }
 
+// Review feature: diff tabs, files on a fake disk, editors and selections.
+export class TabInputTextDiff {
+  constructor(
+    readonly original: Uri,
+    readonly modified: Uri,
+  ) {}
+}
+
+export enum FileType {
+  File = 1,
+  Directory = 2,
+}
+
+/** The fake disk behind workspace.fs, keyed by Uri.toString(). */
+export const fakeFiles = new Map<string, string>();
+
+export interface FakeTab {
+  input: unknown;
+  label: string;
+}
+export const openTabs: FakeTab[] = [];
+
 export class CancellationTokenSource {
   private emitter = new EventEmitter<void>();
   token = { isCancellationRequested: false, onCancellationRequested: this.emitter.event };
   cancel(): void {
     this.token.isCancellationRequested = true;
     this.emitter.fire();
+  }
+  dispose(): void {
+    this.emitter.dispose();
   }
 }
 
@@ -159,6 +191,20 @@ export const createdPanels: FakeWebviewPanel[] = [];
 
 export const window = {
   visibleTextEditors: [] as unknown[],
+  activeTextEditor: undefined as unknown,
+  tabGroups: {
+    get all() {
+      return [{ tabs: openTabs }];
+    },
+    activeTabGroup: { activeTab: undefined as FakeTab | undefined },
+    close: vi.fn(async (tabs: FakeTab | FakeTab[]) => {
+      for (const tab of Array.isArray(tabs) ? tabs : [tabs]) {
+        const index = openTabs.indexOf(tab);
+        if (index >= 0) openTabs.splice(index, 1);
+      }
+      return true;
+    }),
+  },
   createStatusBarItem: vi.fn((id: string) => {
     const item: FakeStatusBarItem = {
       id,
@@ -232,6 +278,24 @@ export const workspace = {
   onDidChangeConfiguration: configurationChanged.event,
   onDidSaveTextDocument: documentSaved.event,
   openTextDocument: vi.fn(async (arg: unknown) => ({ uri: arg, getText: () => "" })),
+  registerTextDocumentContentProvider: vi.fn((_scheme: string, _provider: unknown) => new Disposable()),
+  textDocuments: [] as Array<{ uri: Uri; isDirty: boolean; isUntitled: boolean; getText(): string }>,
+  fs: {
+    readFile: vi.fn(async (uri: Uri) => {
+      const text = fakeFiles.get(uri.toString());
+      if (text === undefined) throw Object.assign(new Error(`no such file: ${uri.toString()}`), { code: "FileNotFound" });
+      return new TextEncoder().encode(text);
+    }),
+    stat: vi.fn(async (uri: Uri) => {
+      if (!fakeFiles.has(uri.toString())) throw Object.assign(new Error("no such file"), { code: "FileNotFound" });
+      return { type: FileType.File, size: fakeFiles.get(uri.toString())?.length ?? 0, ctime: 0, mtime: 0 };
+    }),
+  },
+  findFiles: vi.fn(async () => [...fakeFiles.keys()].map((key) => Uri.parse(key))),
+  asRelativePath: vi.fn((uri: Uri | string) => {
+    const path = typeof uri === "string" ? uri : uri.fsPath;
+    return path.startsWith("/workspace/") ? path.slice("/workspace/".length) : path;
+  }),
 };
 
 export const extensions = {
@@ -248,6 +312,11 @@ export function resetMock(): void {
   registeredCommands.clear();
   secretStore.clear();
   for (const key of Object.keys(configuration)) delete configuration[key];
+  fakeFiles.clear();
+  openTabs.length = 0;
+  window.activeTextEditor = undefined;
+  window.tabGroups.activeTabGroup.activeTab = undefined;
+  workspace.textDocuments.length = 0;
   vi.clearAllMocks();
 }
 

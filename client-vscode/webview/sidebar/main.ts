@@ -10,14 +10,17 @@ import {
   type SidebarInbound,
   type SidebarOutbound,
 } from "../../src/views/sidebar/messages";
+import type { AttachmentRef } from "../../src/views/sidebar/reviewMessages";
 import { byId, el, formatTokens, setDisabled } from "../shared/dom";
 import { connectHost } from "../shared/vscodeApi";
 import { renderPermission } from "./permissions";
+import { ReviewUi } from "./review";
 import { Transcript } from "./transcript";
 
 interface SavedState {
   activeSessionId: string | null;
   draft?: string;
+  attachments?: AttachmentRef[];
 }
 
 const host = connectHost<SidebarOutbound, SavedState>();
@@ -37,13 +40,24 @@ const transcript = new Transcript(byId("transcript"), (messageId) => {
 });
 
 let activeSessionId: string | null = host.getState()?.activeSessionId ?? null;
+// Undo per turn, Diff on changes, attachment chips and @file completion.
+const review = new ReviewUi({
+  transcript: byId("transcript"),
+  attachments: byId("attachments"),
+  mentions: byId("mentions"),
+  promptBox: byId("prompt"),
+  post: (message) => host.post(message),
+  sessionId: () => activeSessionId,
+  changed: () => save(),
+});
 let mode: "build" | "plan" = "build";
 let running = false;
 let sessions: SessionInfo[] = [];
 let info: SessionInfoView = {};
 
 function save(): void {
-  host.setState({ activeSessionId, draft: promptBox.value });
+  const attachments = review.attachments;
+  host.setState({ activeSessionId, draft: promptBox.value, ...(attachments.length ? { attachments } : {}) });
 }
 
 function render(): void {
@@ -150,6 +164,7 @@ function handle(message: SidebarInbound): void {
       mode = message.mode;
       running = message.running;
       transcript.load(message.messages);
+      review.decorateHistory(message.messages);
       info = {}; // until the host sends this session's sessionInfo
       renderInfo();
       renderSessions();
@@ -186,12 +201,22 @@ function handle(message: SidebarInbound): void {
       if (message.sessionId === activeSessionId) mode = message.mode;
       render();
       return;
-    case "permission":
-      permissions.append(
-        renderPermission(message, (optionId) =>
-          host.post({ type: "permissionAnswer", requestId: message.requestId, optionId }),
-        ),
+    case "permission": {
+      const card = renderPermission(message, (optionId) =>
+        host.post({ type: "permissionAnswer", requestId: message.requestId, optionId }),
       );
+      review.decoratePermission(card, message.toolCall, message.diff);
+      permissions.append(card);
+      return;
+    }
+    case "attach":
+      review.attach(message.attachment);
+      return;
+    case "mentionResults":
+      review.showMentions(message.query, message.paths);
+      return;
+    case "messageMarks":
+      review.applyMarks(message.sessionId, message.messages);
       return;
     case "permissionClosed":
       permissions.querySelector(`[data-request-id="${CSS.escape(message.requestId)}"]`)?.remove();
@@ -214,11 +239,13 @@ function send(): void {
   const text = promptBox.value.trim();
   if (!text || !activeSessionId || running) return;
   transcript.user(text);
+  const attachments = review.take();
+  review.showSent(attachments);
   running = true;
   promptBox.value = "";
   render();
   save();
-  host.post({ type: "prompt", sessionId: activeSessionId, text });
+  host.post({ type: "prompt", sessionId: activeSessionId, text, ...(attachments.length ? { attachments } : {}) });
 }
 
 function setMode(next: "build" | "plan"): void {
@@ -266,5 +293,6 @@ select.addEventListener("change", () => {
 host.onMessage(parseSidebarInbound, handle);
 const draft = host.getState()?.draft;
 if (draft) promptBox.value = draft;
+review.setAttachments(host.getState()?.attachments ?? []);
 render();
 host.post({ type: "ready", activeSessionId });

@@ -1,6 +1,16 @@
 // Messages between the extension host and the sidebar webview, with guards.
 import type { Message, Mode, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate } from "../../protocol";
 import { hasType, isId, isMode, isRecord, isString, type Json } from "../guards";
+import {
+  parseAttachments,
+  parseReviewInbound,
+  parseReviewOutbound,
+  REVIEW_INBOUND_TYPES,
+  REVIEW_OUTBOUND_TYPES,
+  type AttachmentRef,
+  type ReviewInbound,
+  type ReviewOutbound,
+} from "./reviewMessages";
 
 export type ServerStatus = "stopped" | "starting" | "running" | "failed";
 
@@ -35,14 +45,16 @@ export type SidebarInbound =
   | { type: "error"; message: string }
   /** A turn ended with this answer: the session can be forked after it. */
   | { type: "forkPoint"; sessionId: string; messageId: string }
-  | { type: "sessionInfo"; sessionId: string; info: SessionInfoView };
+  | { type: "sessionInfo"; sessionId: string; info: SessionInfoView }
+  | ReviewInbound;
 
 /** Webview → host. */
 export type SidebarOutbound =
   | { type: "ready"; activeSessionId: string | null }
   | { type: "newSession"; mode: Mode }
   | { type: "selectSession"; sessionId: string }
-  | { type: "prompt"; sessionId: string; text: string }
+  | { type: "prompt"; sessionId: string; text: string; attachments?: AttachmentRef[] }
+  | ReviewOutbound
   | { type: "cancel"; sessionId: string }
   | { type: "setMode"; sessionId: string; mode: Mode }
   | { type: "permissionAnswer"; requestId: string; optionId: string }
@@ -55,6 +67,7 @@ export type SidebarOutbound =
   | { type: "pickModel"; sessionId: string };
 
 const OUTBOUND_TYPES = [
+  ...REVIEW_OUTBOUND_TYPES,
   "ready",
   "newSession",
   "selectSession",
@@ -92,10 +105,21 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
       if (!isId(m.sessionId)) return undefined;
       if (m.messageId === undefined) return { type: "forkSession", sessionId: m.sessionId };
       return isId(m.messageId) ? { type: "forkSession", sessionId: m.sessionId, messageId: m.messageId } : undefined;
-    case "prompt":
-      return isId(m.sessionId) && isString(m.text) && m.text.trim() !== ""
-        ? { type: "prompt", sessionId: m.sessionId, text: m.text }
-        : undefined;
+    case "prompt": {
+      const attachments = parseAttachments(m.attachments);
+      if (!isId(m.sessionId) || !isString(m.text) || m.text.trim() === "" || !attachments) return undefined;
+      return {
+        type: "prompt",
+        sessionId: m.sessionId,
+        text: m.text,
+        ...(attachments.length ? { attachments } : {}),
+      };
+    }
+    case "revert":
+    case "openChange":
+    case "showPendingChange":
+    case "mentionQuery":
+      return parseReviewOutbound(value);
     case "setMode":
       return isId(m.sessionId) && isMode(m.mode) ? { type: "setMode", sessionId: m.sessionId, mode: m.mode } : undefined;
     case "permissionAnswer":
@@ -107,6 +131,7 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
 }
 
 const INBOUND_TYPES = [
+  ...REVIEW_INBOUND_TYPES,
   "server",
   "sessions",
   "history",
@@ -152,6 +177,10 @@ export function parseSidebarInbound(value: unknown): SidebarInbound | undefined 
       return isString(m.message) ? (value as unknown as SidebarInbound) : undefined;
     case "sessionInfo":
       return isId(m.sessionId) && isRecord(m.info) ? (value as unknown as SidebarInbound) : undefined;
+    case "attach":
+    case "mentionResults":
+    case "messageMarks":
+      return parseReviewInbound(value);
     case "forkPoint":
       return isId(m.sessionId) && isId(m.messageId) ? (value as unknown as SidebarInbound) : undefined;
   }

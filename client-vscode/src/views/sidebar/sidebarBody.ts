@@ -32,7 +32,9 @@ export const SIDEBAR_BODY = `
   <section id="transcript" aria-live="polite"></section>
   <section id="permissions"></section>
   <footer class="composer">
-    <vscode-textarea id="prompt" rows="3" resize="vertical" placeholder="Ask the agent… (Ctrl+Enter to send)"></vscode-textarea>
+    <div id="attachments" class="attachments" aria-label="Attached to the next prompt" hidden></div>
+    <ul id="mentions" class="mentions" role="listbox" aria-label="Workspace files" hidden></ul>
+    <vscode-textarea id="prompt" rows="3" resize="vertical" placeholder="Ask the agent… (@ mentions a file; Ctrl+Enter to send)"></vscode-textarea>
     <div class="toolbar">
       <vscode-button id="send">Send</vscode-button>
       <vscode-button id="cancel" secondary disabled>Cancel</vscode-button>

@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 import type { BatonClient } from "../../client/batonClient";
 import type { Mode, PermissionRequestParams, PermissionResponse, SessionInfo } from "../../protocol";
+import { FileIndex, promptContext, type AttachmentRef } from "../../review/editorContext";
 import type { SessionState } from "../../state/sessionState";
 import { errorMessage } from "../../util/errors";
 import { webviewHtml, webviewOptions } from "../webviewAssets";
@@ -22,6 +23,12 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   private readonly disposables: vscode.Disposable[] = [];
   private readonly pending = new Map<string, PendingPermission>();
   private requestCounter = 0;
+  /** Workspace files for `@` completion in the prompt box. */
+  private readonly files = new FileIndex();
+  /** Attachments added while the view was not there yet; sent when it is ready. */
+  private queuedAttachments: AttachmentRef[] = [];
+  /** The view whose script has said "ready" (messages posted before that are lost). */
+  private readyView: vscode.WebviewView | undefined;
   /** Each session's plan as last seen (null: none), for the sidebar's plan line. */
   private readonly plans = new Map<string, SessionInfoView["plan"]>();
 
@@ -32,6 +39,10 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   ) {
     this.disposables.push(
       client.onSessionUpdate((n) => this.post({ type: "update", sessionId: n.sessionId, update: n.update })),
+      // Once a turn ends its messages have ids: the webview puts Undo on the turn.
+      client.onSessionUpdate(({ sessionId, update }) => {
+        if (update.kind === "turn_ended" && sessionId === state.activeSessionId) void this.postMarks(sessionId).catch(() => undefined);
+      }),
       client.onDidChangeState((status) => {
         this.post({ type: "server", status });
         if (status === "running" && this.view) void this.refreshSessions();
@@ -130,6 +141,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
           this.state.setActive(active.sessionId);
           await this.loadSession(active.sessionId);
         }
+        this.readyView = this.view;
+        this.flushAttachments();
         return;
       }
       case "newSession":
@@ -140,7 +153,19 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         await this.loadSession(message.sessionId);
         return;
       case "prompt":
-        await this.prompt(message.sessionId, message.text);
+        await this.prompt(message.sessionId, message.text, message.attachments ?? []);
+        return;
+      case "revert":
+        await vscode.commands.executeCommand("baton.undoTurn", message.sessionId, message.messageId);
+        return;
+      case "openChange":
+        await vscode.commands.executeCommand("baton.openChange", message.sessionId, message.toolCallId);
+        return;
+      case "showPendingChange":
+        await vscode.commands.executeCommand("baton.showPendingChange", message.toolCallId);
+        return;
+      case "mentionQuery":
+        this.post({ type: "mentionResults", query: message.query, paths: await this.files.search(message.query) });
         return;
       case "cancel":
         await this.client.notify("baton/session/cancel", { sessionId: message.sessionId });
@@ -179,6 +204,37 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         await vscode.commands.executeCommand("baton.selectModel", message.sessionId);
         return;
     }
+  }
+
+  /** Adds a file or selection to the prompt box's attachments, revealing the sidebar. */
+  async attach(attachment: AttachmentRef): Promise<void> {
+    this.queuedAttachments.push(attachment);
+    await vscode.commands.executeCommand(`${SIDEBAR_VIEW_ID}.focus`);
+    if (this.view && this.readyView === this.view) this.flushAttachments();
+  }
+
+  private flushAttachments(): void {
+    for (const attachment of this.queuedAttachments.splice(0)) this.post({ type: "attach", attachment });
+  }
+
+  /** Shows a session's history again from the server (after a revert). */
+  async reloadSession(sessionId: string): Promise<void> {
+    if (this.view && sessionId === this.state.activeSessionId) await this.loadSession(sessionId);
+  }
+
+  /** Ids and reverted marks of the session's messages, for the turns streamed live. */
+  private async postMarks(sessionId: string): Promise<void> {
+    const loaded = await this.client.request("baton/session/load", { sessionId });
+    this.post({
+      type: "messageMarks",
+      sessionId,
+      messages: loaded.messages.map((m) => ({
+        id: m.id,
+        role: m.role,
+        reverted: m.reverted === true,
+        ...(m.role === "user" ? { text: m.parts.map((part) => (part.type === "text" ? part.text : "")).join("") } : {}),
+      })),
+    });
   }
 
   /** The active session was deleted and none is left: show an empty sidebar. */
@@ -233,11 +289,17 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     return sessionId;
   }
 
-  private async prompt(sessionId: string, text: string): Promise<void> {
+  private async prompt(sessionId: string, text: string, attachments: AttachmentRef[] = []): Promise<void> {
     this.state.setRunning(sessionId, true);
     this.post({ type: "turn", sessionId, running: true });
     try {
-      const result = await this.client.request("baton/session/prompt", { sessionId, text });
+      // Chips and `@path` mentions become the prompt's editor context (the server reads the files).
+      const context = await promptContext(attachments, text, vscode.workspace.workspaceFolders?.[0]);
+      const result = await this.client.request("baton/session/prompt", {
+        sessionId,
+        text,
+        ...(context.length ? { context } : {}),
+      });
       this.post({
         type: "turn",
         sessionId,

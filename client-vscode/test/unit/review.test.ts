@@ -1,0 +1,400 @@
+// Review and undo in the extension host: diffs before edits in VS Code's diff
+// editor (Accept / Reject answer the permission request), completed changes
+// reopened from the checkpoint store, Undo Last Turn's Changes with its
+// conflict flow, and editor context (Add Selection to Prompt, @file mentions).
+import { beforeEach, describe, expect, it } from "vitest";
+import { proposedContent } from "../../src/review/proposed";
+import type { Services } from "../../src/services";
+import { fake } from "../mocks/languageclient";
+import * as vscode from "../mocks/vscode";
+import { activateExtension, SESSION } from "./helpers";
+
+const tick = async (n = 3) => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, 0));
+};
+
+function resolveSidebar(services: Services, visible = true) {
+  const webview = vscode.fakeWebview();
+  const disposed = new vscode.EventEmitter<void>();
+  services.sidebar.resolveWebviewView({ webview, visible, onDidDispose: disposed.event } as never);
+  return webview;
+}
+
+const posted = (webview: vscode.FakeWebview, type: string) =>
+  webview.posted.filter((m) => (m as { type: string }).type === type) as Array<Record<string, unknown>>;
+
+const sent = (method: string) =>
+  fake.clients.flatMap((c) => c.sendRequest.mock.calls.filter((call) => call[0] === method).map((call) => call[1]));
+
+const OPTIONS = [
+  { optionId: "allow", kind: "allow_once" },
+  { optionId: "always", kind: "allow_always" },
+  { optionId: "reject", kind: "reject_once" },
+];
+
+function writeRequest(toolCallId: string, diff: string, input: Record<string, unknown>, name = "write") {
+  return { sessionId: SESSION, toolCall: { toolCallId, name, input }, options: OPTIONS, diff };
+}
+
+/** `vscode.diff` opens a tab, as VS Code does; the controller closes it after the decision. */
+function fakeDiffEditor() {
+  const opened: Array<{ left: vscode.Uri; right: vscode.Uri; title: string }> = [];
+  vscode.registeredCommands.set("vscode.diff", (...args: unknown[]) => {
+    const [left, right, title] = args as [vscode.Uri, vscode.Uri, string];
+    opened.push({ left, right, title });
+    const tab = { input: new vscode.TabInputTextDiff(left, right), label: title };
+    vscode.openTabs.push(tab);
+    vscode.window.tabGroups.activeTabGroup.activeTab = tab;
+  });
+  return opened;
+}
+
+function contentOf(uri: vscode.Uri): string {
+  const provider = vscode.workspace.registerTextDocumentContentProvider.mock.calls[0]?.[1] as {
+    provideTextDocumentContent(uri: vscode.Uri): string;
+  };
+  return provider.provideTextDocumentContent(uri);
+}
+
+const contextCalls = (key: string) =>
+  vscode.commands.executeCommand.mock.calls.filter((c) => c[0] === "setContext" && c[1] === key).map((c) => c[2]);
+
+describe("diffs before edits", () => {
+  let services: Services;
+  beforeEach(async () => {
+    ({ services } = await activateExtension());
+    await services.client.ensureStarted();
+  });
+
+  it("a write is shown in the diff editor; Reject answers it (nothing allowed), asked again Accept allows it", async () => {
+    const webview = resolveSidebar(services);
+    const opened = fakeDiffEditor();
+    vscode.fakeFiles.set("file:///workspace/greeting.txt", "hello\nworld\n");
+    const diff = "--- a/greeting.txt\n+++ b/greeting.txt\n@@ -1,2 +1,2 @@\n hello\n-world\n+there\n";
+    const handler = fake.last.requestHandlers.get("baton/permission/request")!;
+    const input = { path: "greeting.txt", content: "hello\nthere\n" };
+
+    const first = handler(writeRequest("call_w1", diff, input), new vscode.CancellationTokenSource().token) as Promise<unknown>;
+    await tick();
+    expect(opened).toHaveLength(1);
+    const [view] = opened;
+    expect(view!.left.scheme).toBe("baton-review");
+    expect(view!.right.path).toMatch(/\/greeting\.txt$/);
+    expect(view!.title).toBe("Baton wants to overwrite greeting.txt (Accept ✓ / Reject ✗)");
+    expect(contentOf(view!.left)).toBe("hello\nworld\n");
+    expect(contentOf(view!.right)).toBe("hello\nthere\n");
+    expect(contextCalls("baton.pendingReviewPaths").at(-1)).toEqual([view!.left.path, view!.right.path]);
+    expect(contextCalls("baton.hasPendingReview").at(-1)).toBe(true);
+    // The sidebar shows the same request, with its diff.
+    expect(posted(webview, "permission")[0]).toMatchObject({ toolCall: { toolCallId: "call_w1" }, diff });
+
+    // Reject from the diff editor's title bar (the command gets the editor's resource).
+    await vscode.commands.executeCommand("baton.rejectChange", view!.right);
+    await expect(first).resolves.toEqual({ outcome: { optionId: "reject" } });
+    await tick();
+    expect(vscode.openTabs).toHaveLength(0);
+    expect(posted(webview, "permissionClosed")).toHaveLength(1);
+    expect(contextCalls("baton.pendingReviewPaths").at(-1)).toEqual([]);
+    expect(contentOf(view!.right)).toBe(""); // forgotten
+
+    // Asked again: Accept from the palette acts on the active diff editor.
+    const second = handler(writeRequest("call_w2", diff, input), new vscode.CancellationTokenSource().token) as Promise<unknown>;
+    await tick();
+    expect(opened).toHaveLength(2);
+    await vscode.commands.executeCommand("baton.acceptChange");
+    await expect(second).resolves.toEqual({ outcome: { optionId: "allow" } });
+    await tick();
+    expect(vscode.openTabs).toHaveLength(0);
+    expect(posted(webview, "permissionClosed")).toHaveLength(2);
+  });
+
+  it("an edit's proposed side is the server's diff applied to the file on disk (CRLF kept)", async () => {
+    resolveSidebar(services);
+    const opened = fakeDiffEditor();
+    vscode.fakeFiles.set("file:///workspace/a.txt", "one\r\ntwo\r\nthree");
+    const diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n-one\r\n-two\r\n+1\r\n+2\r\n three\n\\ No newline at end of file\n";
+    const handler = fake.last.requestHandlers.get("baton/permission/request")!;
+    const answer = handler(
+      writeRequest("call_e", diff, { path: "a.txt", old_string: "one\ntwo", new_string: "1\n2" }, "edit"),
+      new vscode.CancellationTokenSource().token,
+    ) as Promise<unknown>;
+    await tick();
+    expect(opened[0]!.title).toBe("Baton wants to edit a.txt (Accept ✓ / Reject ✗)");
+    expect(contentOf(opened[0]!.right)).toBe("1\r\n2\r\nthree");
+    vscode.commands.executeCommand("baton.acceptChange", opened[0]!.left);
+    await expect(answer).resolves.toEqual({ outcome: { optionId: "allow" } });
+  });
+
+  it("answering in the sidebar (Always allow) closes the diff editor", async () => {
+    const webview = resolveSidebar(services);
+    fakeDiffEditor();
+    const handler = fake.last.requestHandlers.get("baton/permission/request")!;
+    const answer = handler(
+      writeRequest("call_n", "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+fresh\n", { path: "new.txt", content: "fresh\n" }),
+      new vscode.CancellationTokenSource().token,
+    ) as Promise<unknown>;
+    await tick();
+    expect(vscode.openTabs[0]?.label).toBe("Baton wants to create new.txt (Accept ✓ / Reject ✗)");
+    const prompt = posted(webview, "permission")[0]!;
+    webview.receive({ type: "permissionAnswer", requestId: prompt.requestId, optionId: "always" });
+    await expect(answer).resolves.toEqual({ outcome: { optionId: "always" } });
+    await tick();
+    expect(vscode.openTabs).toHaveLength(0);
+    expect(services.review.pendingReviews).toHaveLength(0);
+  });
+
+  it("the server cancelling the request closes both; a reopened diff comes from Show Change Waiting for Review", async () => {
+    resolveSidebar(services);
+    const opened = fakeDiffEditor();
+    const handler = fake.last.requestHandlers.get("baton/permission/request")!;
+    const source = new vscode.CancellationTokenSource();
+    const answer = handler(writeRequest("call_c", "--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+x\n", { path: "x", content: "x\n" }), source.token) as Promise<unknown>;
+    await tick();
+    vscode.openTabs.length = 0; // the person closed the tab
+    await vscode.commands.executeCommand("baton.showPendingChange", "call_c");
+    expect(opened).toHaveLength(2);
+    source.cancel();
+    await expect(answer).resolves.toEqual({ outcome: "cancelled" });
+  });
+
+  it("commands and other tools are not shown in the diff editor", async () => {
+    resolveSidebar(services);
+    const opened = fakeDiffEditor();
+    const handler = fake.last.requestHandlers.get("baton/permission/request")!;
+    const source = new vscode.CancellationTokenSource();
+    const answer = handler(
+      { sessionId: SESSION, toolCall: { toolCallId: "b", name: "bash", input: { command: "ls" } }, options: OPTIONS },
+      source.token,
+    ) as Promise<unknown>;
+    await tick();
+    expect(opened).toHaveLength(0);
+    source.cancel();
+    await expect(answer).resolves.toEqual({ outcome: "cancelled" });
+  });
+
+  it("a completed change opens from its tool card with the before and after from the checkpoint store", async () => {
+    const webview = resolveSidebar(services);
+    const opened = fakeDiffEditor();
+    fake.responders.set("baton/session/changes", () => ({
+      changes: [{ path: "src/app.py", existedBefore: true, existsAfter: true, before: "x = 1\n", after: "x = 2\n", reverted: false }],
+    }));
+    webview.receive({ type: "openChange", sessionId: SESSION, toolCallId: "call_9" });
+    await tick(5);
+    expect(sent("baton/session/changes")).toEqual([{ sessionId: SESSION, toolCallId: "call_9" }]);
+    expect(opened[0]!.title).toBe("src/app.py: changed by Baton");
+    expect(contentOf(opened[0]!.left)).toBe("x = 1\n");
+    expect(contentOf(opened[0]!.right)).toBe("x = 2\n");
+    // Nothing waits for a decision: Accept / Reject stay hidden for this diff.
+    expect(services.review.pendingReviews).toHaveLength(0);
+  });
+});
+
+describe("proposed content", () => {
+  it("applies the server's diffs exactly (new file, no final newline, unicode)", () => {
+    expect(proposedContent({ tool: "edit", input: {}, current: undefined, diff: "--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+new\n+file\n" })).toBe("new\nfile\n");
+    expect(
+      proposedContent({
+        tool: "edit",
+        input: {},
+        current: "a\nb",
+        diff: "--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n a\n-b\n\\ No newline at end of file\n+b\n+c\n\\ No newline at end of file\n",
+      }),
+    ).toBe("a\nb\nc");
+    expect(proposedContent({ tool: "edit", input: {}, current: "π = 3.14\n", diff: "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-π = 3.14\n+π = 3.1416\n" })).toBe(
+      "π = 3.1416\n",
+    );
+    // A diff that no longer applies (the file changed) gives nothing; write uses its content.
+    expect(proposedContent({ tool: "edit", input: {}, current: "zzz\n", diff: "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n" })).toBeUndefined();
+    expect(proposedContent({ tool: "write", input: { content: "whole\n" }, current: "zzz\n", diff: "x" })).toBe("whole\n");
+  });
+});
+
+describe("undo", () => {
+  let services: Services;
+  const messages = [
+    { id: "u1", role: "user", createdAt: "t", parts: [{ type: "text", text: "one" }], reverted: false },
+    { id: "a1", role: "assistant", createdAt: "t", parts: [], reverted: false },
+    { id: "u2", role: "user", createdAt: "t", parts: [{ type: "text", text: "two" }], reverted: false },
+    { id: "a2", role: "assistant", createdAt: "t", parts: [], reverted: false },
+    { id: "u3", role: "user", createdAt: "t", parts: [{ type: "text", text: "three" }], reverted: true },
+  ];
+  const files = [
+    { path: "a.txt", action: "restored" },
+    { path: "new/c.txt", action: "removed" },
+  ];
+  beforeEach(async () => {
+    ({ services } = await activateExtension());
+    services.state.setActive(SESSION);
+    fake.responders.set("baton/session/load", () => ({ sessionId: SESSION, title: "First", mode: "build", messages }));
+  });
+
+  it("Undo Last Turn's Changes: shows what a dry run would restore, reverts, and on -32011 asks before forcing", async () => {
+    const calls: unknown[] = [];
+    fake.responders.set("baton/session/revert", (p) => {
+      const params = p as { dryRun?: boolean; force?: boolean };
+      calls.push(p);
+      if (params.dryRun) return { revertId: null, messageIds: ["u2", "a2"], files, conflicts: [], shellCommands: ["make"], notes: [], dryRun: true };
+      if (!params.force) {
+        throw Object.assign(new Error("revert refused"), {
+          code: -32011,
+          data: { conflicts: [{ path: "a.txt", reason: "modified" }] },
+        });
+      }
+      return { revertId: "rev_1", messageIds: ["u2", "a2"], files, conflicts: [{ path: "a.txt", reason: "modified" }], shellCommands: [], notes: [], dryRun: false };
+    });
+    vscode.window.showWarningMessage.mockResolvedValueOnce("Undo").mockResolvedValueOnce("Overwrite and Undo");
+    const webview = resolveSidebar(services);
+    await vscode.commands.executeCommand("baton.undoLastTurn");
+    expect(calls).toEqual([
+      { sessionId: SESSION, messageId: "u2", dryRun: true },
+      { sessionId: SESSION, messageId: "u2" },
+      { sessionId: SESSION, messageId: "u2", force: true },
+    ]);
+    const [question, options] = vscode.window.showWarningMessage.mock.calls[0] as [string, { modal: boolean; detail: string }];
+    expect(question).toBe("Baton: undo the last turn's changes?");
+    expect(options.modal).toBe(true);
+    expect(options.detail).toContain("Restores: a.txt");
+    expect(options.detail).toContain("Removes (created by the turn): new/c.txt");
+    expect(options.detail).toContain("`make`");
+    const [conflict, conflictOptions] = vscode.window.showWarningMessage.mock.calls[1] as [string, { detail: string }];
+    expect(conflict).toContain("changed outside Baton");
+    expect(conflictOptions.detail).toBe("a.txt: changed since Baton's last change");
+    expect(vscode.window.showInformationMessage).toHaveBeenCalledWith("Baton: undone; 2 files restored.");
+    // The sidebar shows the session again from the server, reverted marks included.
+    expect(posted(webview, "history").length).toBeGreaterThan(0);
+  });
+
+  it("declining either question changes nothing", async () => {
+    const calls: unknown[] = [];
+    fake.responders.set("baton/session/revert", (p) => {
+      calls.push(p);
+      if ((p as { dryRun?: boolean }).dryRun) return { revertId: null, messageIds: [], files, conflicts: [], shellCommands: [], notes: [], dryRun: true };
+      throw Object.assign(new Error("refused"), { code: -32011, data: { conflicts: [{ path: "a.txt", reason: "deleted" }] } });
+    });
+    vscode.window.showWarningMessage.mockResolvedValueOnce(undefined);
+    await vscode.commands.executeCommand("baton.undoLastTurn");
+    expect(calls).toHaveLength(1);
+    vscode.window.showWarningMessage.mockResolvedValueOnce("Undo").mockResolvedValueOnce(undefined);
+    await vscode.commands.executeCommand("baton.undoLastTurn");
+    expect(calls).toHaveLength(3); // dry run, refused revert, no force
+    expect(vscode.window.showInformationMessage).not.toHaveBeenCalled();
+  });
+
+  it("the sidebar's Undo on a turn reverts from that turn; a session with nothing to undo says so", async () => {
+    fake.responders.set("baton/session/revert", (p) => ({
+      revertId: (p as { dryRun?: boolean }).dryRun ? null : "rev",
+      messageIds: ["u1"],
+      files: [],
+      conflicts: [],
+      shellCommands: [],
+      notes: [],
+      dryRun: (p as { dryRun?: boolean }).dryRun === true,
+    }));
+    vscode.window.showWarningMessage.mockResolvedValueOnce("Undo");
+    const webview = resolveSidebar(services);
+    webview.receive({ type: "revert", sessionId: SESSION, messageId: "u1" });
+    await tick(8);
+    expect(sent("baton/session/revert")).toEqual([
+      { sessionId: SESSION, messageId: "u1", dryRun: true },
+      { sessionId: SESSION, messageId: "u1" },
+    ]);
+    expect(vscode.window.showWarningMessage.mock.calls[0]?.[0]).toBe("Baton: undo this turn and every later one?");
+    expect(vscode.window.showInformationMessage).toHaveBeenCalledWith("Baton: undone; no files needed restoring.");
+
+    fake.responders.set("baton/session/load", () => ({ sessionId: SESSION, title: "First", mode: "build", messages: [messages[4]] }));
+    await vscode.commands.executeCommand("baton.undoLastTurn");
+    expect(vscode.window.showInformationMessage).toHaveBeenCalledWith("Baton: this session has no turn to undo.");
+  });
+});
+
+describe("editor context", () => {
+  let services: Services;
+  beforeEach(async () => {
+    ({ services } = await activateExtension());
+    await services.client.ensureStarted();
+    fake.responders.set("baton/session/prompt", () => ({ stopReason: "end_turn" }));
+  });
+
+  const selection = {
+    document: { uri: vscode.Uri.file("/workspace/src/app.py"), isUntitled: false },
+    selection: { isEmpty: false, start: { line: 9, character: 4 }, end: { line: 12, character: 0 } },
+  };
+  const range = { start: { line: 9, character: 4 }, end: { line: 12, character: 0 } };
+
+  it("Add Selection to Prompt attaches the selected lines; the prompt sends them, @mentions and unsaved text", async () => {
+    const webview = resolveSidebar(services);
+    webview.receive({ type: "ready", activeSessionId: SESSION });
+    await tick(5);
+    vscode.window.activeTextEditor = selection;
+    await vscode.commands.executeCommand("baton.addSelectionToPrompt");
+    const attach = posted(webview, "attach");
+    expect(attach).toEqual([{ type: "attach", attachment: { uri: "file:///workspace/src/app.py", label: "src/app.py:10-12", range } }]);
+    expect(vscode.commands.executeCommand).toHaveBeenCalledWith("baton.agent.focus");
+
+    vscode.fakeFiles.set("file:///workspace/README.md", "# readme\n");
+    vscode.fakeFiles.set("file:///workspace/notes.md", "on disk\n");
+    vscode.workspace.textDocuments.push({
+      uri: vscode.Uri.file("/workspace/notes.md"),
+      isDirty: true,
+      isUntitled: false,
+      getText: () => "unsaved edit\n",
+    });
+    webview.receive({
+      type: "prompt",
+      sessionId: SESSION,
+      text: "Compare @README.md with @notes.md, not @missing.txt or me@example.com",
+      attachments: attach[0]!.attachment ? [attach[0]!.attachment] : [],
+    });
+    await tick(8);
+    expect(sent("baton/session/prompt")).toEqual([
+      {
+        sessionId: SESSION,
+        text: "Compare @README.md with @notes.md, not @missing.txt or me@example.com",
+        context: [
+          { uri: "file:///workspace/src/app.py", range },
+          { uri: "file:///workspace/README.md" },
+          { uri: "file:///workspace/notes.md", text: "unsaved edit\n" },
+        ],
+      },
+    ]);
+  });
+
+  it("an empty selection attaches the whole file; before the view is ready the attachment waits for it", async () => {
+    vscode.window.activeTextEditor = { ...selection, selection: { isEmpty: true, start: { line: 3, character: 0 }, end: { line: 3, character: 0 } } };
+    await vscode.commands.executeCommand("baton.addSelectionToPrompt");
+    const webview = resolveSidebar(services);
+    expect(posted(webview, "attach")).toEqual([]);
+    webview.receive({ type: "ready", activeSessionId: SESSION });
+    await tick(8);
+    expect(posted(webview, "attach")).toEqual([{ type: "attach", attachment: { uri: "file:///workspace/src/app.py", label: "src/app.py" } }]);
+    expect(webview.posted.findIndex((m) => (m as { type: string }).type === "attach")).toBeGreaterThan(
+      webview.posted.findIndex((m) => (m as { type: string }).type === "history"),
+    );
+  });
+
+  it("@ completion lists workspace files matching what was typed", async () => {
+    const webview = resolveSidebar(services);
+    for (const path of ["src/app.py", "src/apple.ts", "docs/app-guide.md", "README.md"]) vscode.fakeFiles.set(`file:///workspace/${path}`, "");
+    webview.receive({ type: "mentionQuery", query: "app" });
+    await tick(5);
+    expect(posted(webview, "mentionResults")).toEqual([
+      { type: "mentionResults", query: "app", paths: ["src/app.py", "src/apple.ts", "docs/app-guide.md"] },
+    ]);
+  });
+
+  it("after a turn ends the webview gets the messages' ids and reverted marks", async () => {
+    const webview = resolveSidebar(services);
+    services.state.setActive(SESSION);
+    fake.responders.set("baton/session/load", () => ({
+      sessionId: SESSION,
+      title: "First",
+      mode: "build",
+      messages: [{ id: "u1", role: "user", createdAt: "t", parts: [{ type: "text", text: "hi" }, { type: "attachment", uri: "u", path: "p", text: "x" }], reverted: false }],
+    }));
+    fake.last.notificationHandlers.get("baton/session/update")?.({ sessionId: SESSION, update: { kind: "turn_ended", stopReason: "end_turn" } });
+    await tick(5);
+    expect(posted(webview, "messageMarks")).toEqual([
+      { type: "messageMarks", sessionId: SESSION, messages: [{ id: "u1", role: "user", reverted: false, text: "hi" }] },
+    ]);
+  });
+});
