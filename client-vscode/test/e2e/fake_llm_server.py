@@ -7,6 +7,8 @@ Replies, decided per request so the order of requests does not matter:
 - a request offering no tools (a summary for native compaction): a summary;
 - the last user message contains PLEASE PLAN: plan_write, then plan_exit, then a line;
 - the last user message contains WHICH MODEL: the model the request was sent to;
+- PLEASE WRITE: `write` README.md (again once if the first was rejected), then a line;
+- WHAT IS ATTACHED: how many times README.md's attachment block is in the request;
 - anything else: a fixed greeting.
 """
 
@@ -26,6 +28,7 @@ from tests.fake_llm import FakeLLM  # noqa: E402
 from tests.fake_llm.script import text, tool_call  # noqa: E402
 
 GREETING = "Hello from the fake model."
+NEW_README = "# e2e workspace\n\nRewritten by the agent.\n"
 PLAN = "# Plan: greet the world\n\n1. Write `hello.txt`\n2. Check it\n"
 SUMMARY = (
     "## Objective\nSay hello.\n\n## Important Details\nNone.\n\n"
@@ -46,6 +49,14 @@ def answer(req: Any) -> Any:
         return text("The plan is ready for your review.")
     if "WHICH MODEL" in last:
         return text(f"model: {req.model}")
+    if "PLEASE WRITE" in last:
+        outputs = list(req.tool_outputs().values())
+        if not outputs or (len(outputs) == 1 and "permission denied" in outputs[0]):
+            return tool_call("write", {"path": "README.md", "content": NEW_README})
+        return text("README.md is rewritten.")
+    if "WHAT IS ATTACHED" in last:
+        seen = req.input_text().count('<baton:attachment path="README.md" lines="1-1">')
+        return text(f"Attached: README.md lines 1-1, seen {seen} time(s).")
     if "approved" in last.lower() or "build" in last.lower():
         return text("Building from the approved plan.")
     return text(GREETING)

@@ -3,7 +3,7 @@
 // .vsix), against the scripted fake LLM: run Baton commands from the palette,
 // work in the sidebar, open the plan panel, approve, and see the mode change.
 import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -163,4 +163,60 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     );
     expect(await options()).toContain("Greeting work");
   }, 180_000);
+
+  it("a write is shown in the diff editor: Reject leaves the file, Accept writes it; Undo Last Turn's Changes restores it", async () => {
+    const readme = path.join(server!.workspace, "README.md");
+    const original = await readFile(readme, "utf8");
+    await runCommand(page, "Baton: New Session");
+    await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
+    await sidebar.locator("#prompt").click();
+    await page.keyboard.type("PLEASE WRITE the readme");
+    await sidebar.locator("#send").click();
+
+    // VS Code's diff editor opens on the proposal, with Reject / Accept in its title bar.
+    const tab = page.locator(".tabs-container .tab", { hasText: "Baton wants to overwrite README.md" });
+    await tab.first().waitFor({ timeout: 60_000 });
+    await page.locator(".editor-actions [aria-label^='Reject Change']").first().click();
+    await tab.first().waitFor({ state: "detached", timeout: 30_000 });
+    expect(await readFile(readme, "utf8")).toBe(original);
+
+    // The agent asks again; Accept writes exactly the proposed content.
+    await tab.first().waitFor({ timeout: 60_000 });
+    await page.locator(".editor-actions [aria-label^='Accept Change']").first().click();
+    await sidebar.locator("[data-kind=assistant]", { hasText: "README.md is rewritten." }).waitFor({ timeout: 60_000 });
+    expect(await readFile(readme, "utf8")).toBe("# e2e workspace\n\nRewritten by the agent.\n");
+    await sidebar.locator(".tool-card[data-status=completed] .view-change").first().waitFor({ timeout: 30_000 });
+    await sidebar.locator("[data-kind=turn-actions] .undo-turn").first().waitFor({ timeout: 30_000 });
+
+    await runCommand(page, "Baton: Undo Last Turn's Changes");
+    const undo = page.locator(".monaco-dialog-box .monaco-button", { hasText: "Undo" }).first();
+    await undo.waitFor({ state: "visible", timeout: 30_000 });
+    await undo.click();
+    await sidebar.locator("[data-kind=turn-actions] .reverted-badge").first().waitFor({ timeout: 30_000 });
+    expect(await readFile(readme, "utf8")).toBe(original);
+  }, 240_000);
+
+  it("Add Selection to Prompt attaches the selected lines; the model sees them once", async () => {
+    await page.keyboard.press("Escape");
+    await runCommand(page, "Go to File");
+    await page.keyboard.type("README.md", { delay: 10 });
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "README.md" }).first().waitFor({ timeout: 30_000 });
+    await page.keyboard.press("Enter");
+    const editor = page.locator(".monaco-editor .view-lines", { hasText: "# e2e workspace" }).first();
+    await editor.waitFor({ timeout: 30_000 });
+    await editor.click();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("Shift+End");
+    // Not runCommand: its Escape would clear the editor's selection.
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").waitFor({ state: "visible", timeout: 10_000 });
+    await page.keyboard.type("Baton: Add Selection to Prompt", { delay: 10 });
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "Add Selection to Prompt" }).first().waitFor({ timeout: 10_000 });
+    await page.keyboard.press("Enter");
+    await sidebar.locator("#attachments .chip", { hasText: "@README.md:1" }).waitFor({ timeout: 30_000 });
+    await sidebar.locator("#prompt").click();
+    await page.keyboard.type("WHAT IS ATTACHED");
+    await sidebar.locator("#send").click();
+    await sidebar.locator("[data-kind=assistant]", { hasText: "Attached: README.md lines 1-1, seen 1 time(s)." }).waitFor({ timeout: 60_000 });
+  }, 120_000);
 });

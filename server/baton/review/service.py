@@ -20,6 +20,7 @@ half-way through one.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import itertools
@@ -70,7 +71,8 @@ class ChangeRecorder:
         for real in paths:
             if real in self._open:
                 continue
-            before = read_bytes(ws, real)
+            # Off the event loop: a large file must not stall other sessions' streams.
+            before = await asyncio.to_thread(read_bytes, ws, real)
             created = _missing_dirs(ws, real) if before is None else []
             self._open[real] = self.review.store.begin_change(
                 self.state.id,
@@ -85,7 +87,8 @@ class ChangeRecorder:
         for real in paths:
             seq = self._open.pop(real, None)
             if seq is not None:
-                self.review.store.finish_change(seq, read_bytes(self.review.workspace, real))
+                after = await asyncio.to_thread(read_bytes, self.review.workspace, real)
+                self.review.store.finish_change(seq, after)
 
     def _step_message_id(self) -> str | None:
         """The stored model step that made this tool call (committed before tools run)."""
