@@ -248,20 +248,19 @@ class Workload:
         self.rnd = rnd
         self.workspace = workspace
         self.sessions: list[str] = []
+        self.lanes: dict[int, list[str]] = {0: [], 1: []}  # a session belongs to one lane
         self.n = 0
 
     async def worker(self, run: Run, lane: int) -> None:
         """Random operations on this lane's sessions until the server is killed."""
         baton = run.baton
         while not baton.dead:
-            mine = [s for i, s in enumerate(self.sessions) if i % 2 == lane][-3:]
+            mine = self.lanes[lane]
             if not mine or self.rnd.random() < 0.08:
                 sid = await baton.new_session(mode=self.rnd.choice(["build", "build", "plan"]))
                 self.sessions.append(sid)
-                if len(self.sessions) % 2 != lane:
-                    continue
                 mine.append(sid)
-            sid = self.rnd.choice(mine)
+            sid = self.rnd.choice(mine[-3:])
             op = self.rnd.choices(
                 ["prompt", "compact", "plan_update", "disk_edit"], weights=[6, 2, 1, 1]
             )[0]
@@ -304,8 +303,11 @@ class Workload:
                             encoding="utf-8",
                         )
                         run.disk_edits.add(sid)
-            except JsonRpcException:
+            except JsonRpcException as exc:
                 run.op_errors += 1  # e.g. a plan changed under a plan/update: not a loss
+                if op == "prompt" and exc.code in (-32001, -32002, -32602):
+                    # Refused before anything was stored: its text is not evidence.
+                    run.prompts = [p for p in run.prompts if p[2] != text_]
             except (ConnectionError, asyncio.CancelledError):
                 return
 
@@ -327,9 +329,11 @@ class Figures:
     problems: list[str] = field(default_factory=list)
 
     def lose(self, what: str) -> None:
+        """Count a loss once, however many later checks find it missing again."""
+        if what in self.problems:
+            return
         self.losses += 1
-        if len(self.problems) < 30:
-            self.problems.append(what)
+        self.problems.append(what)
 
 
 async def verify(
@@ -452,8 +456,9 @@ async def test_sigkill_at_random_instants_loses_nothing_committed(
             of_which_from_kills=figures.plan_diffs_from_kills,
             in_flight_at_kill=dict(sorted(figures.phases.items())),
             sessions=len(workload.sessions),
+            refused_operations=figures.op_errors,
         )
-    assert not figures.problems, "\n".join(figures.problems)
+    assert not figures.problems, "\n".join(figures.problems[:30])
     assert figures.losses == 0
 
 
