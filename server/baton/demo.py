@@ -45,9 +45,9 @@ from baton.session.events import ProgressReporter, ProgressScope
 # Seconds. The whole demo, model download excluded, should fit in a few minutes on
 # two CPU cores; each phase gets at most its share and what is left of the total.
 TOTAL_BUDGET = 540.0
-PLAN_TURN_BUDGET = 200.0
-BUILD_TURN_BUDGET = 200.0
-COMPACT_BUDGET = 180.0
+PLAN_TURN_BUDGET = 180.0
+BUILD_TURN_BUDGET = 180.0
+COMPACT_BUDGET = 300.0
 
 PLAN_PROMPT = (
     "stats.py has two TODOs, one in mean() and one in median(). Read stats.py, then call "

@@ -228,3 +228,64 @@ async def test_factory_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert provider.identity == IDENTITY
     assert registry.get(_settings(tmp_path), Credentials({})) is provider
     await registry.aclose()
+
+
+@pytest.mark.asyncio
+async def test_tools_lead_the_system_text_for_hermes_templates(tmp_path: Path) -> None:
+    server = Server(chat_sse([_chunk(FENCED_READ, "stop")]), chat_sse([_chunk("ok", "stop")]))
+    provider, _, _ = _provider(tmp_path, server)
+    await provider.start()
+    provider.engine.chat_template = "{{ '<tools>' }} ... <tool_call> ..."
+    request = ModelRequest("You are Baton. Mode: plan", [UserText("read it")], tools=[READ])
+    events = await _collect(provider, request)
+    body = server.body()
+    assert "tools" not in body
+    system = body["messages"][0]
+    assert system["role"] == "system"
+    assert system["content"].startswith("# Tools\n")
+    assert '"name": "read"' in system["content"]
+    assert system["content"].endswith("</tool_call>\n\nYou are Baton. Mode: plan")
+    # Calls are still recognised in the text, by the tools offered in the request.
+    assert [e.item.name for e in events if isinstance(e, ItemDone)] == ["read"]
+    # A summary (no tools) is sent as it is.
+    await _collect(provider, ModelRequest("Summarise", [UserText("x")], purpose="summary"))
+    assert server.body()["messages"][0] == {"role": "system", "content": "Summarise"}
+    await provider.aclose()
+
+
+def test_tool_order_stays_stable_across_modes() -> None:
+    def spec(name: str) -> ToolSpec:
+        return ToolSpec(name, name, {"type": "object", "properties": {}})
+
+    chat = local_module.LocalChat(
+        IDENTITY, httpx.AsyncClient(), base_url="http://127.0.0.1:1/v1", tools_first=True
+    )
+
+    def sent(names: list[str]) -> list[str]:
+        body = chat.build_body(ModelRequest("sys", [UserText("x")], tools=[spec(n) for n in names]))
+        block = body["messages"][0]["content"].split("<tools>\n")[1].split("\n</tools>")[0]
+        return [json.loads(line)["function"]["name"] for line in block.splitlines()]
+
+    plan = ["read", "glob", "grep", "plan_write", "plan_exit", "plan_done"]
+    build = ["read", "write", "edit", "glob", "grep", "bash", "plan_write", "plan_done"]
+    assert sent(plan) == plan
+    assert sent(build) == [
+        "read",
+        "glob",
+        "grep",
+        "plan_write",
+        "plan_done",
+        "write",
+        "edit",
+        "bash",
+    ]
+    assert sent(build) == [
+        "read",
+        "glob",
+        "grep",
+        "plan_write",
+        "plan_done",
+        "write",
+        "edit",
+        "bash",
+    ]
