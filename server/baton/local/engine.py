@@ -32,12 +32,10 @@ from __future__ import annotations
 import atexit
 import importlib
 import importlib.util
-import json
 import logging
 import os
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -165,8 +163,6 @@ class Engine:
         self._base_url: str | None = None
         self._active = 0  # requests in flight
         self.load_seconds: float | None = None
-        # The model's own chat template (from the engine's /props), when it could be read.
-        self.chat_template: str | None = None
 
     def __repr__(self) -> str:
         return f"Engine({self.config.model_path.name}, running={self.running})"
@@ -207,7 +203,6 @@ class Engine:
                     "model), or lower local.contextSize if memory is short"
                 ) from exc
             self.load_seconds = time.monotonic() - started
-            self.chat_template = _chat_template(base_url)
             self._server, self._base_url = server, base_url
             log.info("local model ready at %s in %.1f s", base_url, self.load_seconds)
             return base_url
@@ -295,18 +290,6 @@ class EngineManager:
     def stop_all(self) -> None:
         for engine in self.engines():
             engine.stop()
-
-
-def _chat_template(base_url: str) -> str | None:
-    """The loaded model's chat template, or None (the provider then sends tools as usual)."""
-    try:
-        with urllib.request.urlopen(f"{base_url}/props", timeout=5) as response:
-            data = json.loads(response.read())
-    except (OSError, ValueError) as exc:
-        log.debug("could not read the engine's /props: %s", exc)
-        return None
-    template = data.get("chat_template") if isinstance(data, dict) else None
-    return template if isinstance(template, str) else None
 
 
 def _check_gguf(path: Path) -> None:

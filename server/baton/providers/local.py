@@ -13,6 +13,12 @@ Construction checks what can be checked without loading anything (the
 optional dependency, the model file) and raises `ConfigError` naming the fix,
 so `baton/session/setModel` and the first prompt fail with a useful message
 rather than a traceback. The model loads on the first `stream()`.
+
+Tried and left out: the Qwen template puts Baton's instructions (which name
+the mode) before the ~1,600-token tool block, so a plan/build mode switch
+re-reads the whole prompt. Sending the tool block ahead of the instructions
+kept ~1,000 more tokens cached across the switch, but the 1.5B model then
+called `plan_write` for 1 of 3 planning prompts instead of 3 of 3.
 """
 
 from __future__ import annotations
@@ -82,7 +88,7 @@ class LocalProvider:
         }
         self._max_tokens = local.max_tokens
         self._client = httpx.AsyncClient(timeout=self._timeout, transport=transport)
-        self._chat: LocalChat | None = None
+        self._chat: OpenAIChatProvider | None = None
         self._chat_base: str | None = None
 
     def __repr__(self) -> str:
@@ -94,10 +100,10 @@ class LocalProvider:
             raise RuntimeError("the local provider is closed")
         return self._engine
 
-    def _chat_for(self, base_url: str) -> LocalChat:
+    def _chat_for(self, base_url: str) -> OpenAIChatProvider:
         # The engine may have been restarted on another port (a settings change stopped it).
         if self._chat is None or self._chat_base != base_url:
-            self._chat = LocalChat(
+            self._chat = OpenAIChatProvider(
                 self.identity,
                 self._client,
                 retry=self._retry,
@@ -105,7 +111,6 @@ class LocalProvider:
                 text_tool_calls=True,
                 extra_body=self._sampling,
                 base_url=f"{base_url}/v1",
-                tools_first=uses_hermes_tools(self.engine.chat_template),
             )
             self._chat_base = base_url
         return self._chat
@@ -153,76 +158,6 @@ class LocalProvider:
         await self._client.aclose()
         if engine is not None:
             await asyncio.to_thread(self._manager.release, engine)
-
-
-# The tool block of the Qwen2.5 / Hermes chat templates, in their own words.
-_TOOLS_HEAD = (
-    "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
-    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
-)
-_TOOLS_TAIL = (
-    "\n</tools>\n\nFor each function call, return a json object with function name and "
-    "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
-    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
-)
-
-
-def uses_hermes_tools(template: str | None) -> bool:
-    """Does the model's template describe tools in a `<tools>` block and expect `<tool_call>`s?"""
-    return bool(template) and "<tools>" in str(template) and "<tool_call>" in str(template)
-
-
-def tool_block(tools: list[dict[str, Any]]) -> str:
-    return (
-        _TOOLS_HEAD + "".join("\n" + json.dumps(t, ensure_ascii=False) for t in tools) + _TOOLS_TAIL
-    )
-
-
-class LocalChat(OpenAIChatProvider):
-    """Chat Completions to the engine; with `tools_first`, the tool block leads the system text.
-
-    Templates of the Hermes kind (Qwen2.5's among them) render Baton's
-    instructions first and the tool definitions (~1,600 tokens for Baton's
-    tools) after them. The instructions name the mode, so every switch between
-    plan and build mode changed the prompt before the tool block and the
-    engine re-read all of it: about a minute on two CPU cores. Sending the
-    same block ourselves, ahead of the instructions, keeps it in the prompt
-    cache. The block is the template's own text; the model's calls are then
-    parsed from its text as before (`toolcall_text`), since no `tools` field
-    is sent.
-    """
-
-    def __init__(self, *args: Any, tools_first: bool = False, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.tools_first = tools_first
-        self._order: list[str] = []  # tool names in the order last sent
-
-    def _stable(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """`tools` in the order last sent, new ones after: the longest cacheable prefix.
-
-        Plan and build mode offer different tools (no `write` in plan mode, no
-        `plan_exit` in build mode); in the registry's order the first
-        difference comes after one tool, in this order after most of them.
-        """
-        by_name = {t["function"]["name"]: t for t in tools}
-        order = [n for n in self._order if n in by_name]
-        order += [n for n in by_name if n not in order]
-        self._order = order
-        return [by_name[n] for n in order]
-
-    def build_body(self, request: ModelRequest) -> dict[str, Any]:
-        body = super().build_body(request)
-        tools = body.get("tools")
-        if not self.tools_first or not tools:
-            return body
-        del body["tools"]
-        block = tool_block(self._stable(tools))
-        messages: list[dict[str, Any]] = body["messages"]
-        if messages and messages[0]["role"] == "system":
-            messages[0] = {**messages[0], "content": f"{block}\n\n{messages[0]['content']}"}
-        else:
-            messages.insert(0, {"role": "system", "content": block})
-        return body
 
 
 def _call_key(name: str, arguments: str) -> tuple[str, str]:
