@@ -263,6 +263,10 @@ class McpManager:
         entry = self._servers.get(server)
         if entry is None:
             return ToolResult(f"MCP server {server} is not configured any more", is_error=True)
+        if entry.connection is not None and entry.connection.closed:
+            # The server died and its close has not been noticed yet: restart it now
+            # rather than send this call down a dead connection.
+            self._closed_by_server(entry.connection)
         if entry.status in ("restarting", "starting"):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(entry.ready.wait(), timeout=entry.settings.start_timeout)
@@ -282,6 +286,9 @@ class McpManager:
             from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
             if exc.code == CONNECTION_CLOSED:
+                # Start the restart at once, so the next call waits for it instead of
+                # racing the notice that the connection closed.
+                self._closed_by_server(connection)
                 return ToolResult(
                     f"MCP server {server} stopped while running {tool} (it crashed or closed "
                     "the connection); Baton is restarting it. The call did not complete: "
