@@ -60,7 +60,8 @@ BUILD_PROMPT = (
     "Do only the plan's step about mean() now. Call edit on stats.py with old_string "
     "`    return sum(values) / len(values)` and new_string "
     "`    if not values:\\n        return 0.0\\n    return sum(values) / len(values)`. "
-    "Then tick that step off with plan_edit (`- [ ]` to `- [x]`) and stop."
+    "Then tick that step off: call plan_edit with old_string `{step}` and new_string "
+    "`{done}`. Then stop."
 )
 # Once a turn has done what the demo needs, the model gets this long to finish on its own
 # (plan_exit, a last word) before the demo stops the turn and moves on.
@@ -149,6 +150,13 @@ class DemoChannel:
     def take_text(self) -> str:
         text, self.text = "".join(self.text), []
         return text
+
+
+def _step_about(plan: str, word: str) -> str:
+    """The plan's unchecked checklist line mentioning `word` (else the first unchecked one)."""
+    steps = [line.strip() for line in plan.splitlines() if "[ ]" in line]
+    matching = [line for line in steps if word in line.lower()]
+    return (matching or steps or ["- [ ] " + word])[0]
 
 
 def _clip(text: str, limit: int) -> str:
@@ -303,7 +311,9 @@ class Demo:
             edited = stats.read_text(encoding="utf-8") != originals.get("stats.py")
             return edited and plan is not None and "[x]" in plan.content.lower()
 
-        await self.turn(app, sid, BUILD_PROMPT, BUILD_TURN_BUDGET, done=built, grace=BUILD_GRACE)
+        step = _step_about(plan.content, "mean")
+        prompt = BUILD_PROMPT.format(step=step, done=step.replace("[ ]", "[x]", 1))
+        await self.turn(app, sid, prompt, BUILD_TURN_BUDGET, done=built, grace=BUILD_GRACE)
         self._show_changes(originals)
         plan = plans.get(sid)
         assert plan is not None
