@@ -85,6 +85,11 @@ def test_openai_wire_shape_written_as_text() -> None:
     assert parse(text) == ("", [("read", {"path": "a"})])
 
 
+def test_argument_less_call_in_a_fence_or_tag() -> None:
+    assert parse('```json\n{"name": "plan_show"}\n```') == ("", [("plan_show", {})])
+    assert parse('<tool_call>{"name": "plan_show"}</tool_call>') == ("", [("plan_show", {})])
+
+
 def test_calls_get_fresh_ids() -> None:
     text = (
         '{"name": "read", "arguments": {"path": "a"}}\n{"name": "read", "arguments": {"path": "b"}}'

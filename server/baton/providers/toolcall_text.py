@@ -10,8 +10,9 @@ when
 
 * its name is one of the tools offered in this request,
 * it has `arguments` (or `parameters`) that are an object, or a string holding
-  a JSON object, and no keys beyond `name`, `arguments`/`parameters`, `id`, `type`
-  (so a printed tool definition, with its `description`, is not a call),
+  a JSON object (or, inside a fence or a tag only, no arguments at all:
+  `{"name": "plan_exit"}`), and no keys beyond `name`, `arguments`/`parameters`,
+  `id`, `type` (so a printed tool definition, with its `description`, is not a call),
 * it stands in a `<tool_call>` tag, a fenced block (```json or unlabelled), or
   alone on its own line(s). JSON inside a sentence is an example, not a call.
 
@@ -50,10 +51,12 @@ class _Found:
     calls: list[tuple[str, str]]  # (name, arguments JSON)
 
 
-def _arguments(obj: dict[str, Any]) -> str | None:
+def _arguments(obj: dict[str, Any], *, bare_name: bool) -> str | None:
     key = "arguments" if "arguments" in obj else "parameters"
     if key not in obj:
-        return None
+        # Small models write calls of argument-less tools (plan_exit, plan_done) as
+        # just {"name": ...}. Taken as a call only inside a fence or a tag.
+        return "{}" if bare_name and set(obj) <= {"name", "id", "type"} else None
     args = obj[key]
     if args is None:
         return "{}"
@@ -70,7 +73,9 @@ def _arguments(obj: dict[str, Any]) -> str | None:
     return json.dumps(args, ensure_ascii=False)
 
 
-def _as_call(obj: Any, names: Collection[str]) -> tuple[str, str] | None:
+def _as_call(
+    obj: Any, names: Collection[str], *, bare_name: bool = False
+) -> tuple[str, str] | None:
     if not isinstance(obj, dict):
         return None
     if (
@@ -89,7 +94,7 @@ def _as_call(obj: Any, names: Collection[str]) -> tuple[str, str] | None:
     name = obj.get("name")
     if not isinstance(name, str) or name not in names:
         return None
-    arguments = _arguments(obj)
+    arguments = _arguments(obj, bare_name=bare_name)
     return None if arguments is None else (name, arguments)
 
 
@@ -110,14 +115,18 @@ def _json_values(text: str) -> list[Any] | None:
 
 
 def _calls_in(body: str, names: Collection[str]) -> list[tuple[str, str]] | None:
-    """The calls `body` consists of (objects, or lists of objects), or None if anything else."""
+    """The calls `body` consists of (objects, or lists of objects), or None if anything else.
+
+    `body` is the inside of a fence or a `<tool_call>` tag: there a bare
+    `{"name": ...}` is a call of a tool that takes no arguments.
+    """
     values = _json_values(body)
     if values is None:
         return None
     calls: list[tuple[str, str]] = []
     for value in values:
         for obj in value if isinstance(value, list) else [value]:
-            call = _as_call(obj, names)
+            call = _as_call(obj, names, bare_name=True)
             if call is None:
                 return None
             calls.append(call)

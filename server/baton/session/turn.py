@@ -171,7 +171,11 @@ class Turn:
                 reason = "cancelled" if isinstance(exc, asyncio.CancelledError) else str(exc)
                 self._commit_step(collected, built, provider, incomplete=True, error=reason)
             raise
-        collected.flush_partial()
+        if not collected.parts:
+            # A provider that sends deltas but no finished items: keep what streamed.
+            collected.flush_partial()
+        # Otherwise the finished items are the truth: deltas left over are text the
+        # provider took back (a tool call the model wrote as text, parsed into a call).
         message = self._commit_step(collected, built, provider, incomplete=False, error=None)
         for item in collected.server_compactions:
             self.service.on_server_compaction(self, message, item, provider)
