@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -194,9 +193,9 @@ class Tally:
 async def run_scenario(
     baton: BatonClient, llm: FakeLLM, sid: str, scenario: Scenario, tally: Tally, label: str
 ) -> None:
-    fail: Callable[[str], None] = lambda why: tally.failures.append(  # noqa: E731
-        f"[{label}] {scenario.name}: {why}"
-    )
+    def fail(why: str) -> None:
+        tally.failures.append(f"[{label}] {scenario.name}: {why}")
+
     llm.reset()
     for reply in scenario.replies:
         if isinstance(reply, list):
