@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -464,9 +466,6 @@ async def test_sigkill_at_random_instants_loses_nothing_committed(
 
 def _wait_dead(baton: BatonClient) -> None:
     """The killed process is gone (its store file handles closed) before we read the store."""
-    import os
-    import time
-
     for _ in range(200):
         try:
             os.kill(baton.pid, 0)
