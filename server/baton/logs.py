@@ -53,6 +53,17 @@ class _RedactingFormatter(logging.Formatter):
         return redact(super().format(record))
 
 
+class ExpectedRpcErrors(logging.Filter):
+    """Drop pygls's tracebacks for errors Baton answers on purpose (bad params, unknown
+    session, busy): they are the client's mistakes, reported to it, not server faults.
+    Internal errors (-32603) still log with their traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        code = getattr(exc, "code", None)
+        return not (isinstance(code, int) and code != -32603 and hasattr(exc, "message"))
+
+
 def setup_logging(level: str | None = None) -> None:
     """Send logs to stderr (never stdout: stdout carries JSON-RPC), redacted."""
     level = level or os.environ.get("BATON_LOG_LEVEL", "INFO")
@@ -67,3 +78,4 @@ def setup_logging(level: str | None = None) -> None:
     # pygls logs whole message bodies at INFO; they can hold prompts and keys.
     for noisy in ("pygls", "httpx", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(ExpectedRpcErrors())
