@@ -1,7 +1,8 @@
 """The plan tools: the agent writes, edits, shows, submits and finishes its plan file.
 
 They work through the session's PlanService (`ctx.plan`), which keeps the file,
-its versions and the client in step. None of them returns the plan's text: the
+its versions and the client in step; its refusals (a missing `old_string`, a
+plan that is not in a state to submit) reach the model as the tool's error. None of them returns the plan's text: the
 model always sees the current plan once, in the <baton:plan> block, so a tool
 output that repeated it would only spend context. Writing the plan file is not
 a change to the workspace that needs permission, so these tools run in plan
@@ -14,7 +15,6 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
-from baton.errors import BatonError
 from baton.tools.base import Tool, ToolContext, ToolFailure, ToolInput, ToolResult
 
 if TYPE_CHECKING:
@@ -47,10 +47,6 @@ def _service(ctx: ToolContext) -> PlanService:
     return service
 
 
-def _failure(exc: BatonError) -> ToolFailure:
-    return ToolFailure(exc.message)
-
-
 class PlanWriteTool:
     name: ClassVar[str] = "plan_write"
     description: ClassVar[str] = (
@@ -63,10 +59,7 @@ class PlanWriteTool:
     modes: ClassVar[tuple[str, ...]] = BOTH_MODES
 
     async def run(self, args: PlanWriteInput, ctx: ToolContext) -> ToolResult:
-        try:
-            plan, version = _service(ctx).write(ctx.session_id, args.content, ctx.tool_call_id)
-        except BatonError as exc:
-            raise _failure(exc) from None
+        plan, version = _service(ctx).write(ctx.session_id, args.content, ctx.tool_call_id)
         return ToolResult(
             output=f"Plan v{version.version} written to {plan.path} ({plan.status}); "
             "change it with plan_edit."
@@ -84,12 +77,9 @@ class PlanEditTool:
     modes: ClassVar[tuple[str, ...]] = BOTH_MODES
 
     async def run(self, args: PlanEditInput, ctx: ToolContext) -> ToolResult:
-        try:
-            plan, version = _service(ctx).edit(
-                ctx.session_id, args.old_string, args.new_string, ctx.tool_call_id
-            )
-        except BatonError as exc:
-            raise _failure(exc) from None
+        plan, version = _service(ctx).edit(
+            ctx.session_id, args.old_string, args.new_string, ctx.tool_call_id
+        )
         return ToolResult(output=f"Plan edited: now v{version.version} ({plan.status}).")
 
 
@@ -104,10 +94,7 @@ class PlanShowTool:
     modes: ClassVar[tuple[str, ...]] = BOTH_MODES
 
     async def run(self, args: NoInput, ctx: ToolContext) -> ToolResult:
-        try:
-            plan, version = _service(ctx).show(ctx.session_id)
-        except BatonError as exc:
-            raise _failure(exc) from None
+        plan, version = _service(ctx).show(ctx.session_id)
         return ToolResult(output=f"Showed plan v{version} ({plan.path}) to the person.")
 
 
@@ -122,10 +109,7 @@ class PlanExitTool:
     modes: ClassVar[tuple[str, ...]] = ("plan",)
 
     async def run(self, args: NoInput, ctx: ToolContext) -> ToolResult:
-        try:
-            _, version = _service(ctx).submit(ctx.session_id)
-        except BatonError as exc:
-            raise _failure(exc) from None
+        _, version = _service(ctx).submit(ctx.session_id)
         return ToolResult(
             output=f"Plan v{version} submitted for approval; waiting for the person.",
             end_turn=True,
@@ -143,10 +127,7 @@ class PlanDoneTool:
     modes: ClassVar[tuple[str, ...]] = BOTH_MODES
 
     async def run(self, args: NoInput, ctx: ToolContext) -> ToolResult:
-        try:
-            plan, version = _service(ctx).finish(ctx.session_id)
-        except BatonError as exc:
-            raise _failure(exc) from None
+        plan, version = _service(ctx).finish(ctx.session_id)
         return ToolResult(output=f"Plan v{version} ({plan.path}) marked done.")
 
 

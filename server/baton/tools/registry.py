@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from baton.errors import BatonError
 from baton.providers.base import ToolSpec
 from baton.tools.base import Tool, ToolContext, ToolFailure, ToolResult, truncate
 from baton.tools.files import EditTool, ReadTool, WriteTool
@@ -114,6 +115,10 @@ class ToolRegistry:
             result = await tool.run(args, ctx)
         except ToolFailure as exc:
             return _error(str(exc))
+        except BatonError as exc:
+            # A service a tool calls (the plan service) refused: its message is written
+            # for the caller, so the model reads it as the tool's answer.
+            return _error(exc.message)
         except Exception as exc:
             log.exception("tool %s failed", name)
             return _error(f"internal error in tool {name}: {type(exc).__name__}: {exc}")
