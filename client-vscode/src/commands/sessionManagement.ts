@@ -130,6 +130,8 @@ export async function selectModel(services: Services, given?: unknown): Promise<
     title: `Baton: model for this session (${listed.provider})`,
     placeHolder: `Current: ${listed.current ?? "the configured model"}${note}`,
     matchOnDescription: true,
+    // A streaming answer or a plan update elsewhere must not close the picker.
+    ignoreFocusOut: true,
   });
   if (!picked) return undefined;
   let model = picked.model;

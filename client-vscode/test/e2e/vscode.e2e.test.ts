@@ -117,7 +117,14 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     await runCommand(page, "Baton: Select Model…");
     const row = page.locator(".quick-input-list .monaco-list-row", { hasText: "gpt-fake-mini" }).first();
     await row.waitFor({ state: "visible", timeout: 30_000 });
-    await row.click();
+    // Filter and press Enter rather than click: the list animates in, and a click can
+    // land while the rows still move. Click the input first: a late update elsewhere
+    // (the plan panel, the sidebar) may have taken focus; the picker stays open
+    // (ignoreFocusOut) but keys would go there.
+    await page.locator(".quick-input-widget input").click();
+    await page.keyboard.type("gpt-fake-mini");
+    await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: "gpt-fake-mini" }).waitFor({ timeout: 30_000 });
+    await page.keyboard.press("Enter");
     await sidebar.waitForFunction(() => document.getElementById("pick-model")?.textContent === "gpt-fake-mini", undefined, {
       timeout: 30_000,
     });
