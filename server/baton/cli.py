@@ -148,6 +148,11 @@ def _print_local_choice() -> None:
 
 
 def _serve(tcp: tuple[str, int] | None) -> int:
+    from platformdirs import user_cache_path
+
+    from baton.lsp.attrs_code_cache import import_lsprotocol
+
+    import_lsprotocol(user_cache_path("baton", appauthor=False))
     from baton.lsp.server import create_server
 
     server = create_server()
