@@ -78,6 +78,19 @@ def reject(_: dict[str, Any]) -> dict[str, Any]:
     return {"outcome": {"optionId": "reject_once"}}
 
 
+def never_answer(withdrawn: asyncio.Event) -> PermissionPolicy:
+    """Nobody at the editor: never answers; sets `withdrawn` when the server takes it back."""
+
+    async def wait(_: dict[str, Any]) -> Any:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            withdrawn.set()
+            raise
+
+    return wait
+
+
 class BatonClient:
     """A test client bound to one running server process."""
 

@@ -73,6 +73,9 @@ class HookSettings(_Section):
     # Bounds of the autonomous pre-compact round.
     pre_compact_max_steps: int = Field(8, ge=1, le=100)
     pre_compact_timeout: float = Field(300.0, gt=0)
+    # Nobody may be at the editor when an automatic compaction runs: a permission
+    # request in the round that stays unanswered this long ends the round.
+    pre_compact_permission_timeout: float = Field(60.0, gt=0)
 
 
 class LocalSettings(_Section):

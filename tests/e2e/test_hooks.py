@@ -23,7 +23,7 @@ from baton.hooks.lifecycle import DEFAULT_PROMPT
 from tests.conftest import StartBaton
 from tests.e2e.test_compaction import FULL_SUMMARY
 from tests.fake_llm import FakeLLM, overflow, stall, text, tool_call
-from tests.harness import REPO, TEST_KEY, BatonClient, allow_once
+from tests.harness import REPO, TEST_KEY, BatonClient, allow_once, never_answer
 
 EXAMPLES = REPO / "docs" / "examples"
 PY = sys.executable
@@ -298,6 +298,33 @@ async def test_round_limits_time_and_steps_are_recorded(
         ("busy", "started", None),
         ("busy", "failed", "stopped at the step limit (2 steps)"),
     ]
+
+
+@pytest.mark.asyncio
+async def test_an_unanswered_permission_ends_the_round_and_the_compaction_goes_on(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    withdrawn = asyncio.Event()
+    hook = answering({"shouldRun": True, "prompt": "Save notes."}, name="notes")
+    baton = await start_baton(
+        settings={"hooks": {"preCompact": [hook], "preCompactPermissionTimeout": 1}}
+    )
+    sid = await short_history(baton, llm)
+    baton.permission_policy = never_answer(withdrawn)
+    llm.add(tool_call("bash", {"command": "echo saved > notes.txt"}))
+    llm.add(text(FULL_SUMMARY))
+    started = time.monotonic()
+    record = await asyncio.wait_for(baton.request("baton/session/compact", {"sessionId": sid}), 20)
+    error = "the permission request for bash was not answered within 1 s"
+    assert record["preCompact"] == [{"hook": "notes", "ran": True, "error": error}]
+    assert record["summary"] == FULL_SUMMARY
+    assert time.monotonic() - started < 10
+    await asyncio.wait_for(withdrawn.wait(), 5)
+    assert not (workspace / "notes.txt").exists()
+    parts = pre_compact_parts(await baton.load(sid))
+    assert [(p["status"], p.get("error")) for p in parts] == [("started", None), ("failed", error)]
+    # The round ended at once: no model request after the unanswered one.
+    assert len(llm.model_requests) == 3
 
 
 @pytest.mark.asyncio

@@ -20,7 +20,7 @@ from tests.fake_llm import (
     tool_call,
     usage,
 )
-from tests.harness import TEST_KEY, BatonClient, allow_once
+from tests.harness import TEST_KEY, BatonClient, allow_once, never_answer
 
 
 @pytest.mark.asyncio
@@ -178,6 +178,26 @@ async def test_permission_cancelled_answer_is_a_rejection(
     sid = await baton.new_session()
     await baton.prompt(sid, "try")
     assert not (workspace / "nope").exists()
+
+
+@pytest.mark.asyncio
+async def test_cancel_while_asking_permission_withdraws_the_request(
+    baton: BatonClient, llm: FakeLLM, workspace: Path
+) -> None:
+    withdrawn = asyncio.Event()
+    baton.permission_policy = never_answer(withdrawn)
+    llm.add(tool_call("bash", {"command": "touch nope"}))
+    sid = await baton.new_session()
+    prompt = asyncio.ensure_future(baton.prompt(sid, "try"))
+    while not baton.permission_requests:
+        await asyncio.sleep(0.05)
+    baton.notify("baton/session/cancel", {"sessionId": sid})
+    assert await asyncio.wait_for(prompt, 10) == {"stopReason": "cancelled"}
+    # The editor is told to close its prompt ($/cancelRequest), and nothing ran.
+    await asyncio.wait_for(withdrawn.wait(), 5)
+    assert not (workspace / "nope").exists()
+    llm.add(text("still here"))
+    assert (await baton.prompt(sid, "again"))["stopReason"] == "end_turn"
 
 
 @pytest.mark.asyncio

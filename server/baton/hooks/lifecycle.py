@@ -123,6 +123,7 @@ class LifecycleHooks:
             state.id, p.UserMessageUpdate(message_id=message.id, text=prompt)
         )
         turn = Turn(service, state, max_steps=settings.pre_compact_max_steps, purpose="pre_compact")
+        turn.permission_timeout = settings.pre_compact_permission_timeout
         task = asyncio.create_task(turn.run(), name=f"pre-compact-{state.id}")
         state.extras[ROUNDS] = task
         error: str | None

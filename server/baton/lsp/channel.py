@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -40,10 +42,17 @@ class LspChannel:
     async def request_permission(
         self, params: p.PermissionRequestParams
     ) -> p.PermissionResponse | None:
+        protocol = self.server.protocol
+        msg_id = f"baton-permission-{uuid.uuid4()}"
         try:
-            raw = await self.server.protocol.send_request_async(
-                "baton/permission/request", params.wire()
+            raw = await protocol.send_request_async(
+                "baton/permission/request", params.wire(), msg_id=msg_id
             )
+        except asyncio.CancelledError:
+            # The turn was cancelled or the wait timed out: tell the client, so the
+            # editor closes its prompt, and forget the request (a late answer is ignored).
+            self._withdraw(msg_id)
+            raise
         except Exception as exc:
             log.warning("permission request failed, treated as rejected: %s", exc)
             return None
@@ -52,6 +61,17 @@ class LspChannel:
         except ValidationError:
             log.warning("malformed permission answer, treated as rejected: %r", raw)
             return None
+
+    def _withdraw(self, msg_id: str) -> None:
+        futures = getattr(self.server.protocol, "_request_futures", None)
+        if isinstance(futures, dict) and msg_id in futures:
+            # The client still answers (usually "cancelled"): let that answer land in a
+            # future nobody waits for instead of being logged as an unknown id.
+            futures[msg_id] = concurrent.futures.Future()
+        try:
+            self.server.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
+        except Exception:
+            log.debug("could not withdraw permission request %s", msg_id, exc_info=True)
 
     def _supports_progress(self) -> bool:
         try:

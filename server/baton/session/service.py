@@ -361,7 +361,7 @@ class SessionService:
         async def ask(
             tool: str, tool_call_id: str, input: dict[str, Any], diff: str | None = None
         ) -> bool:
-            return await self.ask_permission(state, tool, tool_call_id, input, diff)
+            return await self.ask_permission(state, tool, tool_call_id, input, diff, turn=turn)
 
         # Per-turn checkpoints (the review feature): the file tools report what they change.
         changes = self.change_recorder(state, call.call_id) if self.change_recorder else None
@@ -395,6 +395,8 @@ class SessionService:
         tool_call_id: str,
         input: dict[str, Any],
         diff: str | None = None,
+        *,
+        turn: Turn | None = None,
     ) -> bool:
         settings = self.settings()
         category = permission_category(tool)
@@ -417,7 +419,7 @@ class SessionService:
             ],
             diff=diff,
         )
-        answer = await self.channel.request_permission(params)
+        answer = await self._permission_answer(params, turn)
         if answer is None or answer.outcome == "cancelled":
             return False
         assert isinstance(answer.outcome, p.SelectedOutcome)
@@ -426,6 +428,22 @@ class SessionService:
             state.allowed_always.add(category)
             return True
         return chosen == "allow_once"
+
+    async def _permission_answer(
+        self, params: p.PermissionRequestParams, turn: Turn | None
+    ) -> p.PermissionResponse | None:
+        timeout = turn.permission_timeout if turn is not None else None
+        if timeout is None:
+            return await self.channel.request_permission(params)
+        try:
+            return await asyncio.wait_for(self.channel.request_permission(params), timeout)
+        except TimeoutError:
+            assert turn is not None
+            turn.unanswered_permission = (
+                f"the permission request for {params.tool_call.name} was not answered"
+                f" within {timeout:g} s"
+            )
+            return None
 
     async def shutdown(self) -> None:
         tasks = [

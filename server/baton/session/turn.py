@@ -93,6 +93,10 @@ class Turn:
         self.state = state
         self.max_steps = max_steps
         self.purpose = purpose
+        # Set for autonomous rounds: how long a permission request may wait, and why
+        # the round ended when one was not answered in time.
+        self.permission_timeout: float | None = None
+        self.unanswered_permission: str | None = None
         self.steps = 0
         self.running_call_ids: frozenset[str] = frozenset()
         self.overflow_retried = False
@@ -155,6 +159,8 @@ class Turn:
                     return p.PromptResult(stop_reason="refusal")
                 return p.PromptResult(stop_reason="end_turn")
             end_turn = await self._run_tools(step)
+            if self.unanswered_permission:
+                return p.PromptResult(stop_reason="error", error=self.unanswered_permission)
             if end_turn:
                 return p.PromptResult(stop_reason="end_turn")
 
