@@ -34,7 +34,25 @@ async function readySidebar(theme = false): Promise<Page> {
     running: false,
     messages: [
       { id: "m1", role: "user", createdAt: "t", compacted: true, parts: [{ type: "text", text: "Old question" }] },
-      { id: "m2", role: "assistant", createdAt: "t", compacted: false, parts: [{ type: "text", text: "Earlier **answer**" }, { type: "compaction", compactionId: "c-1" }] },
+      { id: "m2", role: "assistant", createdAt: "t", compacted: true, parts: [{ type: "text", text: "Earlier **answer**" }] },
+      {
+        id: "m3",
+        role: "user",
+        createdAt: "t",
+        compacted: false,
+        parts: [
+          { type: "pre_compact", hook: "notes", prompt: "Save your notes.", trigger: "manual", status: "started" },
+          { type: "text", text: "Save your notes." },
+        ],
+      },
+      {
+        id: "m4",
+        role: "system",
+        createdAt: "t",
+        compacted: false,
+        parts: [{ type: "pre_compact", hook: "notes", prompt: "Save your notes.", trigger: "manual", status: "failed", error: "timed out after 300 s" }],
+      },
+      { id: "m5", role: "system", createdAt: "t", compacted: false, parts: [{ type: "compaction", compactionId: "c-1" }] },
     ],
   });
   await page.waitForSelector("[data-kind=assistant]");
@@ -48,6 +66,12 @@ describe("sidebar webview", () => {
     const page = await readySidebar();
     expect(await page.locator("#session-select option").allInnerTexts()).toEqual(["Add a response cache", "Fix flaky test"]);
     expect(await page.locator(".msg.user.compacted").count()).toBe(1);
+    // Baton's own entries in the history (system messages) show as markers, in order.
+    expect(await page.locator(".marker").allInnerTexts()).toEqual([
+      "Pre-compact round by notes (manual compaction)",
+      "Pre-compact round by notes failed: timed out after 300 s",
+      "Compacted (c-1)",
+    ]);
 
     await page.locator("#prompt").click();
     await page.keyboard.type("Add tests for the cache");

@@ -33,12 +33,22 @@ export class Transcript {
   load(messages: Message[]): void {
     this.clear();
     messages.forEach((message, index) => {
+      const compacted = message.compacted === true;
       if (message.role === "user") {
+        // A pre-compact round's prompt carries its audit entry: mark where the round began.
+        for (const part of message.parts) if (part.type === "pre_compact") this.part(part, compacted);
         const text = message.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
-        this.user(text, message.compacted === true);
+        this.user(text, compacted);
         return;
       }
-      if (message.role === "system") return;
+      if (message.role === "system") {
+        // Baton's own entries: where a compaction happened, how a pre-compact round ended.
+        for (const part of message.parts) {
+          if (part.type === "compaction" || part.type === "pre_compact") this.part(part, compacted);
+        }
+        this.open = undefined;
+        return;
+      }
       for (const part of message.parts) this.part(part, message.compacted === true);
       this.open = undefined;
       // Between turns (after a turn's last answer) the session can be forked.
@@ -89,7 +99,14 @@ export class Transcript {
         this.marker("compaction", `Compacted (${part.compactionId})`);
         return;
       case "pre_compact":
-        this.marker("pre-compact", `Pre-compact round by ${part.hook}: ${part.status ?? "started"}`);
+        this.open = undefined;
+        if (part.status === "failed") {
+          this.marker("pre-compact-failed", `Pre-compact round by ${part.hook} failed: ${part.error ?? "unknown error"}`);
+        } else if (part.status === "completed") {
+          this.marker("pre-compact", `Pre-compact round by ${part.hook} completed`);
+        } else {
+          this.marker("pre-compact", `Pre-compact round by ${part.hook} (${part.trigger} compaction)`);
+        }
         return;
     }
   }
