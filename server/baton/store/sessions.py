@@ -140,6 +140,8 @@ class SessionStore:
             conn.execute(
                 "UPDATE sessions SET updated_at = ? WHERE id = ?", (message.created_at, session_id)
             )
+        for result in results or []:
+            message.results[result.tool_call_id] = result
         return message
 
     def append_tool_result(self, message: StoredMessage, result: ToolResultRecord) -> None:
@@ -165,7 +167,6 @@ class SessionStore:
                 result.created_at,
             ),
         )
-        message.results[result.tool_call_id] = result
 
     def load_messages(self, session_id: str) -> list[StoredMessage]:
         conn = self.db.conn
