@@ -8,7 +8,8 @@ Workspace: {workspace}
 Mode: {mode}
 
 How to work:
-- Use the tools to look before you change anything: `read`, `glob` and `grep` are cheap.
+- Use the tools to look before you answer or change anything: never guess what a file says;
+  `read`, `glob` and `grep` are cheap.
 - Paths are relative to the workspace; nothing outside it can be read or written.
 - Change files with `edit` (exact string replacement) or `write` (whole file). Both may ask the
   person for permission; if a change is refused, do not retry it unchanged: say what you wanted.

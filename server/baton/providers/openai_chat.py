@@ -52,6 +52,7 @@ from baton.providers.base import (
 )
 from baton.providers.http_errors import error_from_payload, safe_url
 from baton.providers.retry import RetryPolicy, retry_stream
+from baton.providers.toolcall_gate import ToolCallTextGate
 from baton.providers.toolcall_text import parse_text_tool_calls
 from baton.providers.wire import auth_headers, decode_event_data, post_sse
 
@@ -172,6 +173,8 @@ class ChatStreamParser:
         self._calls: dict[int, _PartialCall] = {}
         self._usage: Usage | None = None
         self._refusal = False
+        # Calls written as text are held back from the live text (the final items decide).
+        self._gate = ToolCallTextGate(tool_names) if text_tool_calls and tool_names else None
 
     @property
     def complete(self) -> bool:
@@ -197,7 +200,9 @@ class ChatStreamParser:
                 if isinstance(text, str) and text:
                     self._refusal = self._refusal or key == "refusal"
                     self._text.append(text)
-                    events.append(TextDelta(text))
+                    shown = self._gate.feed(text) if self._gate and key == "content" else text
+                    if shown:
+                        events.append(TextDelta(shown))
             for fragment in delta.get("tool_calls") or []:
                 if isinstance(fragment, dict):
                     self._add_fragment(fragment)
@@ -231,6 +236,8 @@ class ChatStreamParser:
                 f"{self.label}: the stream ended before the response finished", retryable=True
             )
         events: list[StreamEvent] = []
+        if self._gate is not None and (shown := self._gate.flush()):
+            events.append(TextDelta(shown))
         reasoning = "".join(self._reasoning)
         if reasoning:
             events.append(ItemDone(Reasoning(reasoning)))

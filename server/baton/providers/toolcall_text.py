@@ -34,7 +34,7 @@ _HERMES = re.compile(r"<tool_call>(?P<body>.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _FENCE = re.compile(
     r"```[ \t]*(?P<lang>[\w+-]*)[ \t]*\n(?P<body>.*?)(?:\n[ \t]*```|\s*\Z)", re.DOTALL
 )
-_FENCE_LANGS = frozenset({"", "json", "json5", "jsonc", "tool_call", "tool", "tool_code"})
+FENCE_LANGS = frozenset({"", "json", "json5", "jsonc", "tool_call", "tool", "tool_code"})
 _LINE_START_BRACE = re.compile(r"^[ \t]*\{", re.MULTILINE)
 _ALLOWED_KEYS = frozenset({"name", "arguments", "parameters", "id", "type"})
 _decoder = json.JSONDecoder()
@@ -151,7 +151,7 @@ def _find(text: str, names: Collection[str]) -> list[_Found]:
         if _overlaps(found, m.start(), m.end()):
             continue
         calls = None
-        if m.group("lang").lower() in _FENCE_LANGS:
+        if m.group("lang").lower() in FENCE_LANGS:
             calls = _calls_in(m.group("body"), names)
         if calls:
             found.append(_Found(m.start(), m.end(), calls))
