@@ -80,10 +80,10 @@ def _load(path: Path) -> dict[bytes, CodeType]:
     try:
         with path.open("rb") as f:
             info = os.fstat(f.fileno())
-            # Code loaded from here runs in the server: only trust a file the
-            # user owns and nobody else can write, as Python does for pycache.
-            owner_ok = not hasattr(os, "getuid") or info.st_uid == os.getuid()
-            if not owner_ok or info.st_mode & 0o022:
+            # Code loaded from here runs in the server: only trust a file the user
+            # owns and nobody else can write. (Windows reports no such modes; the
+            # per-user cache directory's ACL is what protects it there.)
+            if os.name == "posix" and (info.st_uid != os.getuid() or info.st_mode & 0o022):
                 return {}
             data = marshal.load(f)
     except (OSError, EOFError, ValueError, TypeError):
