@@ -100,6 +100,8 @@ class ToolSettings(_Section):
     bash_timeout_ms: int = Field(120_000, ge=100)
     max_output_chars: int = Field(30_000, ge=1_000)
     read_max_lines: int = Field(2_000, ge=10)
+    # Identical calls in a row that run; the next ones are refused (session/repeats.py).
+    repeat_limit: int = Field(2, ge=1, le=100)
 
 
 class McpServerSettings(_Section):

@@ -74,3 +74,16 @@ ATTACHMENT_BLOCK = """<baton:attachment path="{path}"{lines}{source}>
 ATTACHMENT_LINES = ' lines="{start}-{end}"'
 ATTACHMENT_UNSAVED = ' source="unsaved editor buffer"'
 ATTACHMENT_TRUNCATED = "[... attachment cut at {limit} characters; read the file for the rest]"
+
+# --------------------------------------------------------------------------- repeated calls
+
+REPEATED_CALL = """[not run: you have already made this exact {name} call {times} times in a row.
+Repeating it will not help: do something different, or stop and tell the person what is blocking
+you.]"""
+REPEATED_EDIT = """[not run: you made this exact {name} just before and it was applied; making it
+again would apply it twice. The change is in the file: go on with the next step, or stop if the
+task is done.]"""
+REPEATED_CALL_STOPPED = (
+    "stopped: the model made the same {name} call {times} times in a row"
+    " (tools.repeatLimit); ask again, perhaps more precisely"
+)

@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from baton import prompts
 from baton import protocol as p
 from baton.context import BuiltContext
 from baton.errors import BatonError, ProviderError
@@ -30,6 +31,7 @@ from baton.providers.base import (
     Usage,
 )
 from baton.session.model import MessageKind, StoredMessage, StoredPart, ToolResultRecord
+from baton.session.repeats import RepeatGuard
 from baton.session.state import SessionState
 from baton.tokens import calibration
 from baton.tools.base import ToolResult
@@ -97,6 +99,8 @@ class Turn:
         # the round ended when one was not answered in time.
         self.permission_timeout: float | None = None
         self.unanswered_permission: str | None = None
+        self.repeats: RepeatGuard | None = None
+        self.stuck: str | None = None
         self.steps = 0
         self.running_call_ids: frozenset[str] = frozenset()
         self.overflow_retried = False
@@ -159,8 +163,9 @@ class Turn:
                     return p.PromptResult(stop_reason="refusal")
                 return p.PromptResult(stop_reason="end_turn")
             end_turn = await self._run_tools(step)
-            if self.unanswered_permission:
-                return p.PromptResult(stop_reason="error", error=self.unanswered_permission)
+            if self.unanswered_permission or self.stuck:
+                error = self.unanswered_permission or self.stuck
+                return p.PromptResult(stop_reason="error", error=error)
             if end_turn:
                 return p.PromptResult(stop_reason="end_turn")
 
@@ -299,10 +304,21 @@ class Turn:
 
     async def _run_tools(self, step: StepOutput) -> bool:
         end_turn = False
+        if self.repeats is None:
+            self.repeats = RepeatGuard(self.service.settings().tools.repeat_limit)
         for call in step.tool_calls:
             self.running_call_ids = frozenset({call.call_id})
             self.emit(p.ToolCallUpdate(tool_call_id=call.call_id, status="in_progress"))
-            result = await self.service.run_tool(self, call)
+            self.repeats.see(call)
+            if self.repeats.refuse:
+                refusal = prompts.REPEATED_EDIT if self.repeats.edit else prompts.REPEATED_CALL
+                result = tool_error(refusal.format(name=call.name, times=self.repeats.run - 1))
+                if self.repeats.stop:
+                    self.stuck = prompts.REPEATED_CALL_STOPPED.format(
+                        name=call.name, times=self.repeats.run
+                    )
+            else:
+                result = await self.service.run_tool(self, call)
             self.running_call_ids = frozenset()
             record = ToolResultRecord(
                 tool_call_id=call.call_id,
