@@ -348,3 +348,45 @@ async def test_edit_crlf_file_with_lf_old_string(workspace: Path, ctx: Any) -> N
     (workspace / "w.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
     await _edit(ctx, "w.txt", "one\ntwo", "uno\ndos")
     assert (workspace / "w.txt").read_bytes() == b"uno\r\ndos\r\nthree\r\n"
+
+
+# ----------------------------------------------------------------------------- elided writes
+
+STATS = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(10))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "elision", ["...", "# ... rest of the code ...", "# existing code", "    # rest unchanged"]
+)
+async def test_write_that_would_cut_a_file_to_a_sketch_is_refused(
+    workspace: Path, ctx: Any, gate: Any, elision: str
+) -> None:
+    (workspace / "stats.py").write_text(STATS)
+    sketch = f"def f0(x):\n    return 0.0\n\n{elision}\n"
+    with pytest.raises(ToolFailure) as refused:
+        await WriteTool().run(WriteInput(path="stats.py", content=sketch), ctx)
+    message = str(refused.value)
+    assert f"line 4 of the new content is a placeholder ({elision.strip()!r})" in message
+    assert "would shrink from 40 to 4 lines" in message and "use edit" in message
+    assert (workspace / "stats.py").read_text() == STATS
+    assert gate.calls == []  # the person is not even asked
+
+
+@pytest.mark.asyncio
+async def test_ellipses_the_file_already_had_or_a_growing_file_are_written(
+    workspace: Path, ctx: Any, gate: Any
+) -> None:
+    stub = "class P(Protocol):\n    def f(self) -> int:\n        ...\n\n    def g(self) -> str:\n        ...\n"
+    (workspace / "p.pyi").write_text(stub)
+    shorter = "class P(Protocol):\n    def f(self) -> int:\n        ...\n"
+    result = await WriteTool().run(WriteInput(path="p.pyi", content=shorter), ctx)
+    assert not result.is_error and (workspace / "p.pyi").read_text() == shorter
+
+    (workspace / "notes.md").write_text("one\n")
+    longer = "one\n...\ntwo\n"
+    result = await WriteTool().run(WriteInput(path="notes.md", content=longer), ctx)
+    assert not result.is_error and (workspace / "notes.md").read_text() == longer
+
+    new = await WriteTool().run(WriteInput(path="new.py", content="...\n"), ctx)
+    assert not new.is_error and (workspace / "new.py").read_text() == "...\n"

@@ -27,6 +27,7 @@ from baton.tools.fileio import (
     read_bytes,
     unified_diff,
 )
+from baton.tools.placeholders import placeholder_line
 from baton.tools.policy import permission_denied, refuse_in_plan_mode
 from baton.tools.sandbox import display_path, resolve_in_workspace
 
@@ -156,6 +157,16 @@ class WriteTool:
         new = args.content.encode("utf-8")
         if old == new:
             return ToolResult(output=f"{shown} already has this content; nothing was written")
+        if old is not None:
+            elided = placeholder_line(old.decode("utf-8", errors="replace"), args.content)
+            if elided is not None:
+                number, line = elided
+                raise ToolFailure(
+                    f"not written: line {number} of the new content is a placeholder ({line!r}),"
+                    f" and {shown} would shrink from {_line_count(old)} to {_line_count(new)}"
+                    " lines. write replaces the whole file, so what the placeholder stands for"
+                    " would be lost: use edit to change part of the file, or write all of it."
+                )
         diff = _diff_for(shown, old, args.content)
         return await _apply_change(
             ctx,
