@@ -5,9 +5,11 @@ the same core the editor uses:
 
 1. plan mode: the agent reads the code and writes its plan to a file (`plan_write`);
 2. the person approves the plan (`baton/plan/approve`), which switches to build mode;
-3. the agent builds the first step and ticks it off;
-4. a manual compaction (`baton/session/compact`), printed as its record;
-5. the next request after the compaction, showing the plan back in the model's view.
+3. a manual compaction (`baton/session/compact`) of the planning conversation,
+   printed as its record;
+4. the agent builds the first step from the plan that came back after the
+   compaction (re-read from its file) and ticks it off;
+5. what the model is sent next: the checkpoint, the ledger and the plan block.
 
 No API key: the embedded local model (`baton model install`). With
 `OPENAI_API_KEY` set: OpenAI. A small local model on a CPU is slow and not
@@ -302,8 +304,15 @@ class Demo:
         approved = plans.approve(p.PlanApproveParams(session_id=sid))
         self.say(f"  status {approved.status}, mode {approved.mode}")
 
-        # 3. One step is built.
-        self.heading("3/5 Build mode: the agent builds the first step")
+        # 3. A manual compaction: the planning conversation leaves the model's view.
+        self.heading("3/5 Manual compaction of the planning conversation")
+        record = await self._compact(app, sid)
+        if record is None:
+            return self._finish(app, sid, plan_file, ok=False)
+        self._show_record(record)
+
+        # 4. One step is built, from the plan the compaction left in view.
+        self.heading("4/5 Build mode, after the compaction: the agent builds the first step")
         stats = self.project / "stats.py"
 
         def built() -> bool:
@@ -326,15 +335,8 @@ class Demo:
                 f"  plan v{plan.version}: no step ticked off yet (the model did not plan_edit)"
             )
 
-        # 4. A manual compaction.
-        self.heading("4/5 Manual compaction")
-        record = await self._compact(app, sid)
-        if record is None:
-            return self._finish(app, sid, plan_file, ok=False)
-        self._show_record(record)
-
-        # 5. The plan is back in front of the model.
-        self.heading("5/5 After the compaction: what the model is sent next")
+        # 5. The plan stays in front of the model.
+        self.heading("5/5 What the model is sent next")
         self._show_next_request(app, sid)
         return self._finish(app, sid, plan_file, ok=True)
 

@@ -390,3 +390,21 @@ async def test_ellipses_the_file_already_had_or_a_growing_file_are_written(
 
     new = await WriteTool().run(WriteInput(path="new.py", content="...\n"), ctx)
     assert not new.is_error and (workspace / "new.py").read_text() == "...\n"
+
+
+@pytest.mark.asyncio
+async def test_a_markdown_fence_around_a_whole_file_is_left_out(
+    workspace: Path, ctx: Any, gate: Any
+) -> None:
+    fenced = "```python\ndef mean(v):\n    return sum(v) / len(v)\n```\n"
+    result = await WriteTool().run(WriteInput(path="stats.py", content=fenced), ctx)
+    assert (workspace / "stats.py").read_text() == "def mean(v):\n    return sum(v) / len(v)\n"
+    assert "the markdown fence around the content was left out" in result.output
+    assert "```" not in gate.calls[0][3]  # the diff the person approves is what is written
+
+    # Markdown keeps its fences; a file with several blocks is not one wrapped block.
+    await WriteTool().run(WriteInput(path="README.md", content=fenced), ctx)
+    assert (workspace / "README.md").read_text() == fenced
+    two = "```\na\n```\ntext\n```\nb\n```\n"
+    await WriteTool().run(WriteInput(path="x.cfg", content=two), ctx)
+    assert (workspace / "x.cfg").read_text() == two

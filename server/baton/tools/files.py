@@ -27,9 +27,9 @@ from baton.tools.fileio import (
     read_bytes,
     unified_diff,
 )
-from baton.tools.placeholders import placeholder_line
 from baton.tools.policy import permission_denied, refuse_in_plan_mode
 from baton.tools.sandbox import display_path, resolve_in_workspace
+from baton.tools.write_guards import placeholder_line, strip_wrapping_fence
 
 # Characters of one line that read shows; the rest is replaced by a note.
 MAX_LINE_CHARS = 2000
@@ -154,11 +154,12 @@ class WriteTool:
         real = resolve_in_workspace(ws, args.path, for_write=True)
         shown = display_path(ws, real)
         old = await asyncio.to_thread(read_bytes, ws, real)
-        new = args.content.encode("utf-8")
+        content = strip_wrapping_fence(args.content, real.suffix)
+        new = content.encode("utf-8")
         if old == new:
             return ToolResult(output=f"{shown} already has this content; nothing was written")
         if old is not None:
-            elided = placeholder_line(old.decode("utf-8", errors="replace"), args.content)
+            elided = placeholder_line(old.decode("utf-8", errors="replace"), content)
             if elided is not None:
                 number, line = elided
                 raise ToolFailure(
@@ -167,7 +168,12 @@ class WriteTool:
                     " lines. write replaces the whole file, so what the placeholder stands for"
                     " would be lost: use edit to change part of the file, or write all of it."
                 )
-        diff = _diff_for(shown, old, args.content)
+        diff = _diff_for(shown, old, content)
+        unfenced = (
+            "; the markdown fence around the content was left out"
+            if content != args.content
+            else ""
+        )
         return await _apply_change(
             ctx,
             self.name,
@@ -178,7 +184,7 @@ class WriteTool:
             new,
             diff,
             lambda created: (
-                f"{'created' if created else 'wrote'} {shown} ({_line_count(new)} lines)"
+                f"{'created' if created else 'wrote'} {shown} ({_line_count(new)} lines{unfenced})"
             ),
         )
 
