@@ -1,0 +1,76 @@
+"""`baton demo`, the README's main job, end to end with a model that does what it is asked."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.fake_llm import FakeLLM, text, tool_call
+from tests.harness import TEST_KEY, server_env
+
+PLAN = (
+    "# Fix the TODOs in stats.py\n\n"
+    "- [ ] `mean()`: return 0.0 for an empty list\n"
+    "- [ ] `median()`: implement it\n"
+)
+MEAN_STEP = "- [ ] `mean()`: return 0.0 for an empty list"
+
+
+def test_the_demo_plans_compacts_and_builds_from_the_plan_that_came_back(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    llm.script(
+        [
+            tool_call("read", {"path": "stats.py"}),
+            tool_call("plan_write", {"content": PLAN}),
+            tool_call("plan_exit", {}),
+            tool_call(
+                "edit",
+                {
+                    "path": "stats.py",
+                    "old_string": "    return sum(values) / len(values)",
+                    "new_string": "    if not values:\n        return 0.0\n"
+                    "    return sum(values) / len(values)",
+                },
+            ),
+            tool_call(
+                "plan_edit",
+                {"old_string": MEAN_STEP, "new_string": MEAN_STEP.replace("[ ]", "[x]")},
+            ),
+            text("Done: mean() returns 0.0 for an empty list."),
+        ]
+    )
+    env = server_env(home, {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": TEST_KEY}, None)
+    env["TMPDIR"] = str(home / "tmp")
+    (home / "tmp").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "baton", "demo"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    out = done.stdout
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "fell short" not in out
+    for heading in ("1/5 Plan mode", "2/5 The person approves", "3/5 Manual compaction"):
+        assert heading in out
+    assert out.index("3/5 Manual compaction") < out.index("4/5 Build mode, after the compaction")
+
+    # The plan went to a file, the build changed the code, the step is ticked off.
+    plan_file = Path(re.findall(r"plan file:\s+(\S+\.md)", out)[-1])
+    assert plan_file.read_text().count("- [x] `mean()`") == 1
+    project = plan_file.parents[2]
+    assert "if not values:\n        return 0.0" in (project / "stats.py").read_text()
+    assert "+    if not values:" in out
+
+    # The build request came after the compaction and carried the plan, re-read from its file.
+    build = llm.model_requests[3]
+    assert build.last_user_text() is not None and "Call edit on stats.py" in build.last_user_text()
+    assert "<baton:plan>" in str(build.items) and "`median()`: implement it" in str(build.items)
+    assert '"trigger": "manual"' in out and "the plan block in the next request" in out
+    # Nothing of the demo lands in the person's own Baton data.
+    assert not (home / "data" / "baton" / "workspaces").exists()
