@@ -408,3 +408,19 @@ async def test_a_markdown_fence_around_a_whole_file_is_left_out(
     two = "```\na\n```\ntext\n```\nb\n```\n"
     await WriteTool().run(WriteInput(path="x.cfg", content=two), ctx)
     assert (workspace / "x.cfg").read_text() == two
+
+
+@pytest.mark.asyncio
+async def test_a_path_that_repeats_the_workspace_folder_gets_a_hint(
+    workspace: Path, ctx: Any
+) -> None:
+    (workspace / "stats.py").write_text("x = 1\n")
+    with pytest.raises(SandboxError) as missing:
+        await _read(ctx, f"{workspace.name}/stats.py")
+    assert str(missing.value) == (
+        f"no such file or directory: {workspace.name}/stats.py; paths are relative to the"
+        f" workspace, which is {workspace.name}/ itself: did you mean stats.py?"
+    )
+    with pytest.raises(SandboxError) as other:
+        await _read(ctx, "elsewhere/stats.py")
+    assert str(other.value).endswith("use glob to find files")

@@ -106,6 +106,12 @@ async def test_glob_no_match_hint(workspace: Path, ctx: Any) -> None:
     assert line.startswith("no files match *.py") and "**/*.py" in line
     [line] = await _glob(ctx, "pkg")
     assert 'pkg is a directory, list it with "pkg/*"' in line
+    # The workspace's own folder name in front of a pattern (it is `ws` here).
+    [line] = await _glob(ctx, "ws/*")
+    assert (
+        line
+        == 'no files match ws/*; paths are relative to the workspace, which is ws/ itself: try "*"'
+    )
 
 
 @pytest.mark.asyncio

@@ -89,13 +89,28 @@ def resolve_in_workspace(
             "only files inside the workspace can be used"
         )
     if must_exist and not os.path.lexists(real):
-        raise SandboxError(f"no such file or directory: {raw}; use glob to find files")
+        raise SandboxError(
+            f"no such file or directory: {raw}; {_did_you_mean(root, raw) or 'use glob to find files'}"
+        )
     if for_write:
         if real == root:
             raise SandboxError(f"{raw} is the workspace directory; give a file path")
         if os.path.isdir(real):
             raise SandboxError(f"{raw} is a directory; give a file path")
     return Path(real)
+
+
+def _did_you_mean(root: str, raw: str) -> str | None:
+    """A hint when `raw` repeats the workspace's own folder name (`project/a.py` in `.../project`)."""
+    parts = Path(raw).parts
+    if os.path.isabs(raw) or len(parts) < 2 or parts[0] != os.path.basename(root):
+        return None
+    rest = os.path.join(*parts[1:])
+    candidate = os.path.realpath(os.path.join(root, rest))
+    if _within(root, candidate) and os.path.lexists(candidate):
+        shown = rest.replace(os.sep, "/")
+        return f"paths are relative to the workspace, which is {parts[0]}/ itself: did you mean {shown}?"
+    return None
 
 
 def display_path(workspace: Path | str, path: Path | str) -> str:

@@ -121,6 +121,10 @@ class GlobTool:
 
 def _no_match_hint(ctx: ToolContext, pattern: str) -> str:
     normalised = _normalise_pattern(ctx, pattern)
+    name = os.path.basename(workspace_root(ctx.workspace))
+    if normalised.startswith(name + "/") and len(normalised) > len(name) + 1:
+        rest = normalised[len(name) + 1 :]
+        return f'; paths are relative to the workspace, which is {name}/ itself: try "{rest}"'
     if not has_magic(normalised):
         try:
             if resolve_in_workspace(ctx.workspace, normalised).is_dir():
