@@ -125,6 +125,26 @@ describe("diffs before edits", () => {
     await expect(answer).resolves.toEqual({ outcome: { optionId: "allow" } });
   });
 
+  it("a request the server withdraws ($/cancelRequest) closes the prompt and the diff editor", async () => {
+    const webview = resolveSidebar(services);
+    fakeDiffEditor();
+    const handler = fake.last.requestHandlers.get("baton/permission/request")!;
+    const withdrawn = new vscode.CancellationTokenSource();
+    const answer = handler(
+      writeRequest("call_x", "--- /dev/null\n+++ b/x.txt\n@@ -0,0 +1 @@\n+x\n", { path: "x.txt", content: "x\n" }),
+      withdrawn.token,
+    ) as Promise<unknown>;
+    await tick();
+    expect(posted(webview, "permission")).toHaveLength(1);
+    expect(vscode.openTabs).toHaveLength(1);
+    withdrawn.cancel();
+    await expect(answer).resolves.toEqual({ outcome: "cancelled" });
+    await tick();
+    expect(posted(webview, "permissionClosed")).toHaveLength(1);
+    expect(vscode.openTabs).toHaveLength(0);
+    expect(services.review.pendingReviews).toHaveLength(0);
+  });
+
   it("answering in the sidebar (Always allow) closes the diff editor", async () => {
     const webview = resolveSidebar(services);
     fakeDiffEditor();
