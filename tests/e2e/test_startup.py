@@ -64,6 +64,18 @@ def test_corrupt_cache_is_rebuilt(home: Path) -> None:
     assert _import(cache_dir, home)["misses"] == 0
 
 
+def test_a_damaged_cache_is_not_loaded(home: Path) -> None:
+    cache_dir = home / "cache" / "baton"
+    _import(cache_dir, home)
+    [cache] = _cache_files(cache_dir)
+    blob = bytearray(cache.read_bytes())
+    blob[len(blob) // 2] ^= 0x01  # one flipped bit, deep inside some code object
+    cache.write_bytes(bytes(blob))
+
+    assert _import(cache_dir, home)["hits"] == 0
+    assert _import(cache_dir, home)["misses"] == 0  # rebuilt whole
+
+
 def test_cache_others_can_write_is_not_trusted(home: Path) -> None:
     cache_dir = home / "cache" / "baton"
     _import(cache_dir, home)

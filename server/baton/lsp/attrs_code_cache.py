@@ -7,9 +7,10 @@ and its file name are deterministic, so the compiled code objects can be kept
 on disk (like `__pycache__` does for modules) and reused on the next start.
 
 The cache is keyed by the interpreter's bytecode magic and the attrs version;
-each entry by a hash of (file name, source). A miss compiles as usual, and a
-missing, unreadable, foreign-owned or corrupt cache is simply rebuilt, so the
-worst case is the uncached start-up. If attrs ever stops calling `compile` by
+each entry by a hash of (file name, source); the file starts with a digest of
+its content, since damaged code objects could crash the interpreter. A miss
+compiles as usual, and a missing, unreadable, foreign-owned or corrupt cache is
+simply rebuilt, so the worst case is the uncached start-up. If attrs ever stops calling `compile` by
 its module-global name, the cache just sees no calls.
 """
 
@@ -29,7 +30,8 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-_FORMAT = 1
+_FORMAT = 2
+_DIGEST_SIZE = 32
 
 
 def cache_file(cache_dir: Path) -> Path:
@@ -85,7 +87,11 @@ def _load(path: Path) -> dict[bytes, CodeType]:
             # per-user cache directory's ACL is what protects it there.)
             if os.name == "posix" and (info.st_uid != os.getuid() or info.st_mode & 0o022):
                 return {}
-            data = marshal.load(f)
+            blob = f.read()
+        digest, payload = blob[:_DIGEST_SIZE], blob[_DIGEST_SIZE:]
+        if hashlib.blake2b(payload, digest_size=_DIGEST_SIZE).digest() != digest:
+            return {}
+        data = marshal.loads(payload)
     except (OSError, EOFError, ValueError, TypeError):
         return {}
     if not isinstance(data, dict):
@@ -98,8 +104,9 @@ def _save(path: Path, codes: dict[bytes, CodeType]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".attrs-code-")
         try:
+            payload = marshal.dumps(codes)
             with os.fdopen(fd, "wb") as f:
-                marshal.dump(codes, f)
+                f.write(hashlib.blake2b(payload, digest_size=_DIGEST_SIZE).digest() + payload)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)
