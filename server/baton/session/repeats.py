@@ -29,8 +29,7 @@ class RepeatGuard:
     """Counts the current run of identical calls within one turn."""
 
     def __init__(self, limit: int) -> None:
-        self._configured = limit
-        self.limit = limit
+        self._limit = limit
         self._key: tuple[str, str] | None = None
         self.run = 0
 
@@ -38,11 +37,14 @@ class RepeatGuard:
         key = (call.name, _canonical(call.arguments))
         self.run = self.run + 1 if key == self._key else 1
         self._key = key
-        self.limit = 1 if call.name in NOT_IDEMPOTENT else self._configured
 
     @property
     def edit(self) -> bool:
         return self._key is not None and self._key[0] in NOT_IDEMPOTENT
+
+    @property
+    def limit(self) -> int:
+        return 1 if self.edit else self._limit
 
     @property
     def refuse(self) -> bool:

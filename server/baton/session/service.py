@@ -439,7 +439,7 @@ class SessionService:
             return await asyncio.wait_for(self.channel.request_permission(params), timeout)
         except TimeoutError:
             assert turn is not None
-            turn.unanswered_permission = (
+            turn.stop_after_step(
                 f"the permission request for {params.tool_call.name} was not answered"
                 f" within {timeout:g} s"
             )

@@ -95,12 +95,11 @@ class Turn:
         self.state = state
         self.max_steps = max_steps
         self.purpose = purpose
-        # Set for autonomous rounds: how long a permission request may wait, and why
-        # the round ended when one was not answered in time.
+        # Set for autonomous rounds: how long a permission request may wait.
         self.permission_timeout: float | None = None
-        self.unanswered_permission: str | None = None
-        self.repeats: RepeatGuard | None = None
-        self.stuck: str | None = None
+        self.repeats = RepeatGuard(service.settings().tools.repeat_limit)
+        # Why the turn ends with an error once the current step's tools have run.
+        self.stop_error: str | None = None
         self.steps = 0
         self.running_call_ids: frozenset[str] = frozenset()
         self.overflow_retried = False
@@ -163,9 +162,8 @@ class Turn:
                     return p.PromptResult(stop_reason="refusal")
                 return p.PromptResult(stop_reason="end_turn")
             end_turn = await self._run_tools(step)
-            if self.unanswered_permission or self.stuck:
-                error = self.unanswered_permission or self.stuck
-                return p.PromptResult(stop_reason="error", error=error)
+            if self.stop_error:
+                return p.PromptResult(stop_reason="error", error=self.stop_error)
             if end_turn:
                 return p.PromptResult(stop_reason="end_turn")
 
@@ -304,8 +302,6 @@ class Turn:
 
     async def _run_tools(self, step: StepOutput) -> bool:
         end_turn = False
-        if self.repeats is None:
-            self.repeats = RepeatGuard(self.service.settings().tools.repeat_limit)
         for call in step.tool_calls:
             self.running_call_ids = frozenset({call.call_id})
             self.emit(p.ToolCallUpdate(tool_call_id=call.call_id, status="in_progress"))
@@ -314,8 +310,8 @@ class Turn:
                 refusal = prompts.REPEATED_EDIT if self.repeats.edit else prompts.REPEATED_CALL
                 result = tool_error(refusal.format(name=call.name, times=self.repeats.run - 1))
                 if self.repeats.stop:
-                    self.stuck = prompts.REPEATED_CALL_STOPPED.format(
-                        name=call.name, times=self.repeats.run
+                    self.stop_after_step(
+                        prompts.REPEATED_CALL_STOPPED.format(name=call.name, times=self.repeats.run)
                     )
             else:
                 result = await self.service.run_tool(self, call)
@@ -334,6 +330,10 @@ class Turn:
             )
             end_turn = end_turn or result.end_turn
         return end_turn
+
+    def stop_after_step(self, reason: str) -> None:
+        """End the turn with `reason` as its error once this step's tools have run."""
+        self.stop_error = self.stop_error or reason
 
     def _finish_interrupted(self, output: str) -> None:
         """Give every tool call of the last step a result, so the history stays well-formed."""

@@ -29,7 +29,7 @@ from baton.tools.fileio import (
 )
 from baton.tools.policy import permission_denied, refuse_in_plan_mode
 from baton.tools.sandbox import display_path, resolve_in_workspace
-from baton.tools.write_guards import placeholder_line, strip_wrapping_fence
+from baton.tools.write_guards import refuse_sketch, strip_wrapping_fence
 
 # Characters of one line that read shows; the rest is replaced by a note.
 MAX_LINE_CHARS = 2000
@@ -159,15 +159,7 @@ class WriteTool:
         if old == new:
             return ToolResult(output=f"{shown} already has this content; nothing was written")
         if old is not None:
-            elided = placeholder_line(old.decode("utf-8", errors="replace"), content)
-            if elided is not None:
-                number, line = elided
-                raise ToolFailure(
-                    f"not written: line {number} of the new content is a placeholder ({line!r}),"
-                    f" and {shown} would shrink from {_line_count(old)} to {_line_count(new)}"
-                    " lines. write replaces the whole file, so what the placeholder stands for"
-                    " would be lost: use edit to change part of the file, or write all of it."
-                )
+            refuse_sketch(shown, old.decode("utf-8", errors="replace"), content)
         diff = _diff_for(shown, old, content)
         unfenced = (
             "; the markdown fence around the content was left out"

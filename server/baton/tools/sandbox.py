@@ -89,9 +89,11 @@ def resolve_in_workspace(
             "only files inside the workspace can be used"
         )
     if must_exist and not os.path.lexists(real):
-        raise SandboxError(
-            f"no such file or directory: {raw}; {_did_you_mean(root, raw) or 'use glob to find files'}"
-        )
+        rest = without_workspace_name(root, raw)
+        hint = "use glob to find files"
+        if rest is not None and os.path.lexists(os.path.join(root, rest)):
+            hint = f"{workspace_name_hint(root)}: did you mean {rest}?"
+        raise SandboxError(f"no such file or directory: {raw}; {hint}")
     if for_write:
         if real == root:
             raise SandboxError(f"{raw} is the workspace directory; give a file path")
@@ -100,17 +102,18 @@ def resolve_in_workspace(
     return Path(real)
 
 
-def _did_you_mean(root: str, raw: str) -> str | None:
-    """A hint when `raw` repeats the workspace's own folder name (`project/a.py` in `.../project`)."""
-    parts = Path(raw).parts
-    if os.path.isabs(raw) or len(parts) < 2 or parts[0] != os.path.basename(root):
+def without_workspace_name(root: str, path: str) -> str | None:
+    """`path` less a leading copy of the workspace's own folder name (`project/a.py` in
+    `.../project` gives `a.py`), or None when it does not start with it."""
+    name = os.path.basename(root)
+    rest = path.replace(os.sep, "/").removeprefix(name + "/")
+    if os.path.isabs(path) or rest == path or not rest.strip("/"):
         return None
-    rest = os.path.join(*parts[1:])
-    candidate = os.path.realpath(os.path.join(root, rest))
-    if _within(root, candidate) and os.path.lexists(candidate):
-        shown = rest.replace(os.sep, "/")
-        return f"paths are relative to the workspace, which is {parts[0]}/ itself: did you mean {shown}?"
-    return None
+    return rest
+
+
+def workspace_name_hint(root: str) -> str:
+    return f"paths are relative to the workspace, which is {os.path.basename(root)}/ itself"
 
 
 def display_path(workspace: Path | str, path: Path | str) -> str:

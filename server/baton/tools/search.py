@@ -22,6 +22,8 @@ from baton.tools.sandbox import (
     SandboxError,
     display_path,
     resolve_in_workspace,
+    without_workspace_name,
+    workspace_name_hint,
     workspace_root,
 )
 from baton.tools.walk import WalkStats, expand_braces, has_magic, iter_files, match_segments
@@ -121,10 +123,10 @@ class GlobTool:
 
 def _no_match_hint(ctx: ToolContext, pattern: str) -> str:
     normalised = _normalise_pattern(ctx, pattern)
-    name = os.path.basename(workspace_root(ctx.workspace))
-    if normalised.startswith(name + "/") and len(normalised) > len(name) + 1:
-        rest = normalised[len(name) + 1 :]
-        return f'; paths are relative to the workspace, which is {name}/ itself: try "{rest}"'
+    root = workspace_root(ctx.workspace)
+    rest = without_workspace_name(root, normalised)
+    if rest is not None:
+        return f'; {workspace_name_hint(root)}: try "{rest}"'
     if not has_magic(normalised):
         try:
             if resolve_in_workspace(ctx.workspace, normalised).is_dir():

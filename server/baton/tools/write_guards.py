@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from baton.tools.base import ToolFailure
+
 _COMMENT = r"(?:#|//|/\*+|<!--|--|;+|\*)"
 _ELLIPSIS = r"(?:\.\.\.|…)"
 _FORMS = (
@@ -29,18 +31,22 @@ _FORMS = (
 _PLACEHOLDER = re.compile("|".join(f"(?:{form})" for form in _FORMS), re.IGNORECASE)
 
 
-def placeholder_line(old: str, new: str) -> tuple[int, str] | None:
-    """(line number, text) of the first elision in `new` that `old` lacks, if `new` is shorter."""
+def refuse_sketch(shown: str, old: str, new: str) -> None:
+    """Raise when `new` is shorter than `old` and has an elision `old` lacks."""
     old_lines = old.splitlines()
     new_lines = new.splitlines()
     if len(new_lines) >= len(old_lines):
-        return None
+        return
     existing = {line.strip() for line in old_lines}
     for number, line in enumerate(new_lines, start=1):
         text = line.strip()
         if text and text not in existing and _PLACEHOLDER.fullmatch(text):
-            return number, text
-    return None
+            raise ToolFailure(
+                f"not written: line {number} of the new content is a placeholder ({text!r}),"
+                f" and {shown} would shrink from {len(old_lines)} to {len(new_lines)}"
+                " lines. write replaces the whole file, so what the placeholder stands for"
+                " would be lost: use edit to change part of the file, or write all of it."
+            )
 
 
 _OPENING_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[\w+#.-]*[ \t]*$")
