@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import shlex
 import signal
 import subprocess
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from baton.config import CommandHook
+from baton.tools.shell import signal_group
 
 MAX_OUTPUT = 1_000_000
 STDERR_TAIL = 2_000
@@ -66,7 +66,7 @@ class _Collector(asyncio.SubprocessProtocol):
             if len(self.out) > MAX_OUTPUT:
                 self.oversized = True
                 if self.pid is not None:
-                    _kill_group(self.pid)
+                    signal_group(self.pid, signal.SIGKILL)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         self._open.discard(fd)
@@ -115,7 +115,7 @@ async def run_command(
             await asyncio.wait_for(asyncio.shield(proto.closed), DRAIN_GRACE)
         except TimeoutError:
             # A background child still holds the pipes: take what was printed, stop it.
-            _kill_group(pid)
+            signal_group(pid, signal.SIGKILL)
         if proto.oversized:
             raise CommandFailed(f"printed more than {MAX_OUTPUT} bytes")
         code = transport.get_returncode()
@@ -131,12 +131,7 @@ async def run_command(
     finally:
         # Whatever happened (timeout, cancellation, a crash here), nothing is left running.
         if transport.get_returncode() is None:
-            _kill_group(pid)
+            signal_group(pid, signal.SIGKILL)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(proto.exited), 2.0)
         transport.close()
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)

@@ -78,7 +78,6 @@ class ServerEntry:
     connection: Connection | None = None
     # Registered tool name → the server's own tool name.
     tools: dict[str, str] = field(default_factory=dict)
-    failures: int = 0
     retry_at: float = 0.0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
@@ -112,7 +111,6 @@ class McpManager:
         self.registry = tools
         self.channel = channel
         self._servers: dict[str, ServerEntry] = {}
-        self._fingerprints: dict[str, str] = {}
         # Where status changes are reported: the session whose turn last used MCP.
         self._report_to: str | None = None
         self._closed = False
@@ -148,7 +146,7 @@ class McpManager:
         for name in list(self._servers):
             entry = self._servers[name]
             settings = wanted.get(name)
-            if settings is None or fingerprint(settings) != self._fingerprints.get(name):
+            if settings is None or fingerprint(settings) != fingerprint(entry.settings):
                 await self._stop(entry, "stopped")
                 del self._servers[name]
             elif settings.enabled != entry.settings.enabled and not settings.enabled:
@@ -166,7 +164,6 @@ class McpManager:
                     entry.status, entry.error = "failed", problem
                     entry.retry_at = float("inf")
                 self._servers[name] = entry
-                self._fingerprints[name] = fingerprint(settings)
 
     async def _start(self, entry: ServerEntry) -> bool:
         async with entry.lock:
@@ -186,7 +183,6 @@ class McpManager:
                     entry.status = "idle"
                     raise
                 entry.error = _explain(exc, entry.settings)
-                entry.failures += 1
                 entry.retry_at = time.monotonic() + RETRY_AFTER_FAILURE
                 if not restarting:
                     entry.status = "failed"
@@ -197,7 +193,6 @@ class McpManager:
             entry.connection = connection
             entry.status = "ready"
             entry.error = None
-            entry.failures = 0
             self._register(entry, connected.tools)
             entry.ready.set()
             log.info(
@@ -352,7 +347,7 @@ class McpManager:
         infos = []
         for name, settings in known.items():
             entry = self._servers.get(name)
-            if entry is not None and self._fingerprints.get(name) == fingerprint(settings):
+            if entry is not None and fingerprint(entry.settings) == fingerprint(settings):
                 infos.append(entry.info())
             else:
                 status: p.McpStatus = "idle" if settings.enabled else "disabled"

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from baton import protocol as p
 from baton.errors import InvalidParams, NotFound, SessionBusy, SessionNotFound
+from baton.hooks.scrub import Scrubber
 from baton.ids import utc_now
-from baton.logs import redact
 from baton.session.model import StoredMessage
 from baton.session.state import SessionState
 from baton.store.lifecycle import ForkSource, copy_history, delete_session
@@ -93,10 +93,7 @@ class SessionManager:
         with db.transaction() as conn:
             row = store.create_session(title, source.row.mode)
             if source.row.provider or source.row.model:
-                conn.execute(
-                    "UPDATE sessions SET provider = ?, model = ? WHERE id = ?",
-                    (source.row.provider, source.row.model, row.id),
-                )
+                store.update_session(row.id, provider=source.row.provider, model=source.row.model)
             copy_history(
                 conn,
                 ForkSource(source.id, [m.id for m in copied], boundary),
@@ -152,12 +149,8 @@ class SessionManager:
     def export(self, session_id: str) -> p.SessionExportResult:
         state = self.sessions.state(session_id)
         markdown = render_markdown(self, state)
-        for secret in self.sessions.credentials.secrets():
-            if secret:
-                markdown = markdown.replace(secret, "[REDACTED]")
-        return p.SessionExportResult(
-            session_id=state.id, title=state.row.title, markdown=redact(markdown)
-        )
+        markdown = Scrubber(self.sessions.credentials.secrets()).text(markdown)
+        return p.SessionExportResult(session_id=state.id, title=state.row.title, markdown=markdown)
 
 
 # --------------------------------------------------------------------------- usage
@@ -300,8 +293,6 @@ def _message_block(
             return ["> **Plan approved**, build started."], "You"
         if message.kind == "feedback":
             return ["**Plan feedback:**", "", _quote(text)], "You"
-        if message.kind == "attachment":
-            return [f"> *Editor context attached ({len(text):,} characters).*"], "You"
         if message.kind == "pre_compact":
             return [f"> *Pre-compact round:* {_one_line(text)}"], "Baton"
         return ([text] if text else []), "You"

@@ -28,7 +28,6 @@ MessageKind = Literal[
     "continue",  # auto-continue after compaction
     "pre_compact",  # the prompt of a pre-compact round
     "compaction",  # marker of a compaction in the history
-    "attachment",  # editor context attached to a prompt
 ]
 
 

@@ -113,7 +113,7 @@ class _Output(asyncio.SubprocessProtocol):
         )
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
+def signal_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
 
@@ -124,12 +124,12 @@ async def _kill_group(pgid: int, exited: asyncio.Future[None], grace: float) -> 
     Waits (briefly) for the shell to be reaped too, so that no exit notification
     arrives after the caller has moved on (or its event loop has closed).
     """
-    _signal_group(pgid, signal.SIGTERM)
+    signal_group(pgid, signal.SIGTERM)
     try:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(exited), grace)
     finally:
-        _signal_group(pgid, signal.SIGKILL)
+        signal_group(pgid, signal.SIGKILL)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.shield(exited), 1.0)
 
