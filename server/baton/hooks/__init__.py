@@ -24,7 +24,7 @@ def install_hooks(sessions: SessionService, engine: CompactionEngine) -> Lifecyc
     from baton.hooks.dispatcher import HookDispatcher
     from baton.hooks.lifecycle import LifecycleHooks
     from baton.hooks.plugins import load_plugins
-    from baton.tools.shell import _SECRET_SUFFIXES as SECRET_SUFFIXES
+    from baton.tools.shell import is_secret_name
 
     plugins = load_plugins(sessions.workspace)
     config = sessions.config
@@ -32,13 +32,12 @@ def install_hooks(sessions: SessionService, engine: CompactionEngine) -> Lifecyc
     def secrets() -> list[str]:
         # Every key the server knows, the configured key variable whatever its name, and
         # every variable the command environment drops as a credential.
-        environ = config.environ
-        named = sessions.settings().api_key_env
+        settings = sessions.settings()
         found = sessions.credentials.secrets()
         found += [
             value
-            for name, value in environ.items()
-            if value and (name == named or name.upper().endswith(SECRET_SUFFIXES))
+            for name, value in config.environ.items()
+            if value and is_secret_name(name, settings)
         ]
         return found
 

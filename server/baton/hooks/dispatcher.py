@@ -94,8 +94,9 @@ class HookDispatcher:
         scrubber = self.scrubber()
         payload = scrubber.json(event.wire())
         results: list[HookResult] = []
+        env = self._command_env(kind) if commands else {}
         for command in commands:
-            result = await self._run_command(kind, command, payload)
+            result = await self._run_command(kind, command, payload, env)
             results.append(self._logged(hook, result, scrubber))
             if stop is not None and stop(result):
                 return results
@@ -108,14 +109,16 @@ class HookDispatcher:
 
     # ------------------------------------------------------------------ commands
 
-    async def _run_command(
-        self, kind: HookKind, command: CommandHook, payload: dict[str, Any]
-    ) -> HookResult:
-        label = hook_label(command)
-        settings = self.settings()
-        env = scrubbed_env(settings, self.environ() if self.environ else None)
+    def _command_env(self, kind: HookKind) -> dict[str, str]:
+        env = scrubbed_env(self.settings(), self.environ() if self.environ else None)
         env["BATON_HOOK"] = kind.name
         env["BATON_WORKSPACE"] = str(self.workspace)
+        return env
+
+    async def _run_command(
+        self, kind: HookKind, command: CommandHook, payload: dict[str, Any], env: dict[str, str]
+    ) -> HookResult:
+        label = hook_label(command)
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         try:
             output = await run_command(command, data, cwd=self.workspace, env=env)

@@ -56,7 +56,7 @@ class _Resolved:
     api_key: str | None = field(repr=False)
 
 
-def _configured_provider(settings: Settings, credentials: Credentials) -> str:
+def configured_provider(settings: Settings, credentials: Credentials) -> str:
     if settings.provider:
         return settings.provider
     return "openai" if credentials.get("openai", settings.api_key_env) else "local"
@@ -68,7 +68,7 @@ def _resolve(
     model_override: str | None,
     provider_override: str | None,
 ) -> _Resolved:
-    configured = _configured_provider(settings, credentials)
+    configured = configured_provider(settings, credentials)
     provider = provider_override or configured
     # Are the configured model and baseUrl meant for this provider? Not when the settings
     # name another one: that could send an OpenAI key to an Ollama URL, or the reverse.
@@ -117,7 +117,7 @@ def resolve_identity(
     return _resolve(settings, credentials, model_override, provider_override).identity
 
 
-def _digest(secret: str | None) -> str | None:
+def key_digest(secret: str | None) -> str | None:
     return hashlib.sha256(secret.encode()).hexdigest() if secret else None
 
 
@@ -176,7 +176,7 @@ class ProviderRegistry:
             )
         key = (
             identity,
-            _digest(resolved.api_key),
+            key_digest(resolved.api_key),
             settings.request_timeout,
             settings.max_retries,
         )

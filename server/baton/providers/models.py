@@ -11,7 +11,6 @@ context builder uses, so the picker and the context meter always agree.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from dataclasses import dataclass
@@ -26,7 +25,13 @@ from baton.context import context_window
 from baton.errors import ConfigError
 from baton.logs import redact
 from baton.providers.base import ProviderIdentity, Route
-from baton.providers.factory import LOCAL_BASE_URL, ProviderRegistry, resolve_identity
+from baton.providers.factory import (
+    LOCAL_BASE_URL,
+    ProviderRegistry,
+    configured_provider,
+    key_digest,
+    resolve_identity,
+)
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +76,7 @@ class ModelCatalog:
         pinned_provider: str | None,
         pinned_model: str | None,
     ) -> p.ModelsListResult:
-        configured = settings.provider or (
-            "openai" if self.credentials.get("openai", settings.api_key_env) else "local"
-        )
+        configured = configured_provider(settings, self.credentials)
         provider_id = provider or pinned_provider or configured
         # A pinned model belongs to the pinned provider only.
         pinned = pinned_model if (pinned_provider or configured) == provider_id else None
@@ -126,7 +129,7 @@ class ModelCatalog:
 
     async def _fetch(self, route: Route, settings: Settings, provider_id: str) -> list[str]:
         key = self.credentials.get(provider_id, settings.api_key_env)
-        cache_key = (route.base_url, hashlib.sha256(key.encode()).hexdigest() if key else None)
+        cache_key = (route.base_url, key_digest(key))
         cached = self._cache.get(cache_key)
         if cached is not None and time.monotonic() - cached.at < CACHE_SECONDS:
             return list(cached.ids)

@@ -54,11 +54,12 @@ def scrubbed_env(settings: Settings, environ: Mapping[str, str] | None = None) -
     variable named by `settings.api_key_env`.
     """
     source = os.environ if environ is None else environ
-    return {
-        name: value
-        for name, value in source.items()
-        if not name.upper().endswith(_SECRET_SUFFIXES) and name != settings.api_key_env
-    }
+    return {name: value for name, value in source.items() if not is_secret_name(name, settings)}
+
+
+def is_secret_name(name: str, settings: Settings) -> bool:
+    """Whether an environment variable holds a credential (by its name)."""
+    return name.upper().endswith(_SECRET_SUFFIXES) or name == settings.api_key_env
 
 
 def _shell() -> str:
