@@ -270,9 +270,7 @@ def copy_history(
 
 
 def _reverted(conn: sqlite3.Connection, session_id: str) -> set[str]:
-    """Messages the review feature took back, if the store has that feature's table."""
-    if "reverted_messages" not in _tables(conn):
-        return set()
+    """Messages the review feature took back (baton/session/revert)."""
     rows = conn.execute(
         "SELECT message_id FROM reverted_messages WHERE session_id = ?", (session_id,)
     ).fetchall()
