@@ -1,4 +1,4 @@
-"""Command line: `baton serve`, `baton run`, `baton sessions`, `baton schema`.
+"""Baton: an agent-session server for editors, and the same agent in a terminal.
 
 `baton run "prompt"` is Baton without an editor: one headless turn in the
 current directory, the answer streamed to stdout, tool activity to stderr.
@@ -34,8 +34,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run one headless turn in the current directory")
     run.add_argument("prompt", help="what to ask the agent")
-    run.add_argument("--mode", choices=["build", "plan"], default="build")
-    run.add_argument("--session", help="continue this session instead of starting a new one")
+    run.add_argument(
+        "--mode",
+        choices=["build", "plan"],
+        default="build",
+        help="build: read, change files and run commands (default); plan: read only, and"
+        " write a plan file with plan_write",
+    )
+    run.add_argument(
+        "--session",
+        metavar="ID",
+        help="continue this session instead of starting a new one (`baton sessions` lists"
+        " this directory's)",
+    )
     run.add_argument("--allow-bash", action="store_true", help="let the agent run shell commands")
     run.add_argument("--allow-write", action="store_true", help="let the agent change files")
     run.add_argument(
@@ -69,7 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        # Refused before anything is stored: no empty session is left behind.
+        if not args.prompt.strip():
+            parser.error('the prompt is empty: say what you want, e.g. baton run "explain main.py"')
+        if args.session is not None and not args.session.strip():
+            parser.error("--session needs a session id (`baton sessions` lists this directory's)")
     setup_logging(
         "WARNING" if args.command in ("run", "sessions", "schema", "model", "demo") else None
     )
@@ -182,7 +200,7 @@ async def _sessions() -> int:
 async def _run(args: argparse.Namespace) -> int:
     from baton import protocol as p
     from baton.app import build_app
-    from baton.errors import BatonError
+    from baton.errors import BatonError, SessionNotFound
     from baton.terminal import TerminalChannel
 
     channel = TerminalChannel(
@@ -197,9 +215,13 @@ async def _run(args: argparse.Namespace) -> int:
         overrides = {}
     app = build_app(Path.cwd(), channel, client_settings=overrides or None)
     try:
-        if args.session:
+        if args.session is not None:
             session_id = args.session
-            app.sessions.state(session_id)
+            try:
+                app.sessions.state(session_id)
+            except SessionNotFound as exc:
+                exc.message += _session_hint(session_id)
+                raise
         else:
             session_id = app.sessions.new_session(p.SessionNewParams(mode=args.mode)).session_id
         result = await app.sessions.prompt(p.PromptParams(session_id=session_id, text=args.prompt))
@@ -214,3 +236,19 @@ async def _run(args: argparse.Namespace) -> int:
     if result.error:
         print(f"baton: {result.error}", file=sys.stderr)
     return 0 if result.stop_reason in ("end_turn", "max_steps") else 1
+
+
+def _session_hint(session_id: str) -> str:
+    """Sessions belong to the directory they were started in: say where this one is."""
+    from baton.store.workspaces import session_workspace
+
+    where = session_workspace(session_id)
+    if where is not None:
+        return (
+            f"; it belongs to {where} (sessions are per workspace): run baton there,"
+            " or start a new session here"
+        )
+    return (
+        f"; sessions are per workspace and this one is not in {Path.cwd()}'s"
+        " (`baton sessions` lists them)"
+    )

@@ -78,3 +78,71 @@ def test_schema_prints_json_schema(llm: FakeLLM, workspace: Path, home: Path) ->
     done = baton(["schema"], workspace, home, llm)
     assert done.returncode == 0
     assert '"baton/session/prompt"' in done.stdout
+
+
+def test_an_empty_prompt_is_refused_and_leaves_no_session(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    for prompt in ["", "   \n"]:
+        done = baton(["run", prompt], workspace, home, llm)
+        assert done.returncode == 2
+        assert "the prompt is empty" in done.stderr
+    listed = baton(["sessions"], workspace, home, llm)
+    assert listed.stdout.startswith("no sessions in this directory yet"), listed.stdout
+    assert llm.model_requests == []
+
+
+def test_an_empty_session_id_is_an_error_not_a_new_session(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    done = baton(["run", "--session", "", "hello"], workspace, home, llm)
+    assert done.returncode == 2
+    assert "--session needs a session id" in done.stderr
+    assert baton(["sessions"], workspace, home, llm).stdout.startswith("no sessions")
+
+
+def test_a_session_of_another_directory_is_named_with_its_directory(
+    llm: FakeLLM, workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    llm.add(text("Hi."))
+    assert baton(["run", "hello"], workspace, home, llm).returncode == 0
+    session_id = baton(["sessions"], workspace, home, llm).stdout.split()[0]
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = baton(["run", "--session", session_id, "again"], elsewhere, home, llm)
+    assert done.returncode == 1
+    assert f"session not found: {session_id!r}" in done.stderr
+    assert f"it belongs to {workspace}" in done.stderr and "per workspace" in done.stderr
+
+    unknown = baton(["run", "--session", "ses_nope", "again"], elsewhere, home, llm)
+    assert unknown.returncode == 1
+    assert "sessions are per workspace" in unknown.stderr and "baton sessions" in unknown.stderr
+    assert baton(["sessions"], elsewhere, home, llm).stdout.startswith("no sessions")
+
+
+def test_help_lists_every_command_and_every_option_has_help(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    import argparse
+
+    from baton.cli import build_parser
+
+    def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return dict(action.choices)
+        return {}
+
+    def check(parser: argparse.ArgumentParser, prefix: list[str]) -> None:
+        shown = baton([*prefix, "--help"], workspace, home, llm).stdout
+        for name, sub in commands(parser).items():
+            assert f"    {name} " in shown, f"baton {' '.join(prefix)} --help omits {name}"
+            for action in sub._actions:
+                if not isinstance(action, argparse._SubParsersAction):
+                    assert action.help, f"baton {name} {action.option_strings or action.dest}"
+            check(sub, [*prefix, name])
+
+    check(build_parser(), [])
+    assert "model" in commands(build_parser()) and "demo" in commands(build_parser())
+    assert "plan: read only" in baton(["run", "--help"], workspace, home, llm).stdout
