@@ -369,6 +369,22 @@ export interface ModelInfo {
   contextWindow: number;
 }
 /**
+ * Extension: the model is loading, or reading its prompt, before it answers.
+ *
+ * Sent by providers that report it (the local model); `done`/`total` are prompt
+ * tokens read so far and in all, `cached` of them reused from the cache.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ModelProgress".
+ */
+export interface ModelProgress {
+  kind: "model_progress";
+  phase: "loading" | "reading";
+  done?: number | null;
+  total?: number | null;
+  cached?: number | null;
+}
+/**
  * Extension (`baton/models/list`): the models of a provider (the session's, or the
  * configured one).
  *
@@ -734,7 +750,8 @@ export interface SessionUpdateNotification {
     | CompactionFailed
     | UserMessageUpdate
     | TurnEnded
-    | McpServerUpdate;
+    | McpServerUpdate
+    | ModelProgress;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

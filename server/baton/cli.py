@@ -11,10 +11,13 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton import __version__
 from baton.logs import setup_logging
+
+if TYPE_CHECKING:
+    from baton.app import App
 
 
 def _parse_tcp(value: str) -> tuple[str, int]:
@@ -204,7 +207,11 @@ async def _run(args: argparse.Namespace) -> int:
     from baton.terminal import TerminalChannel
 
     channel = TerminalChannel(
-        sys.stdout, sys.stderr, as_json=args.json, interactive=sys.stdin.isatty()
+        sys.stdout,
+        sys.stderr,
+        as_json=args.json,
+        interactive=sys.stdin.isatty(),
+        live_status=sys.stderr.isatty(),
     )
     overrides: dict[str, Any] = {"permissions": {}}
     if args.allow_bash:
@@ -224,18 +231,41 @@ async def _run(args: argparse.Namespace) -> int:
                 raise
         else:
             session_id = app.sessions.new_session(p.SessionNewParams(mode=args.mode)).session_id
+        mode = app.sessions.state(session_id).row.mode
+        plan_before = _plan_version(app, session_id)
+        channel.start()
         result = await app.sessions.prompt(p.PromptParams(session_id=session_id, text=args.prompt))
+        plan_after = _plan_version(app, session_id)
     except BatonError as exc:
-        sys.stdout.write("\n")
+        channel.finish()
         print(f"baton: {exc.message}", file=sys.stderr)
         return 1
     finally:
         await app.close()
-    channel._newline()
+    channel.finish()
+    if mode == "plan" and plan_after == plan_before and result.stop_reason != "cancelled":
+        print(NO_PLAN_NOTE if plan_after is None else PLAN_UNCHANGED_NOTE, file=sys.stderr)
     print(f"[{result.stop_reason}; session {session_id}]", file=sys.stderr)
     if result.error:
         print(f"baton: {result.error}", file=sys.stderr)
     return 0 if result.stop_reason in ("end_turn", "max_steps") else 1
+
+
+NO_PLAN_NOTE = (
+    "[plan mode ended without a plan file: the model did not call plan_write, so no plan"
+    " was saved; what it wrote above is only its answer. Ask it again to write the plan"
+    " with plan_write]"
+)
+PLAN_UNCHANGED_NOTE = (
+    "[plan mode ended without changing the plan file: the model did not call plan_write or"
+    " plan_edit this turn]"
+)
+
+
+def _plan_version(app: App, session_id: str) -> int | None:
+    """The session's plan version, None when it has no plan file."""
+    info = app.plans.get(session_id) if app.plans is not None else None
+    return info.version if info is not None else None
 
 
 def _session_hint(session_id: str) -> str:

@@ -625,6 +625,19 @@ class McpServerUpdate(WireModel):
     error: str | None = None
 
 
+class ModelProgress(WireModel):
+    """Extension: the model is loading, or reading its prompt, before it answers.
+
+    Sent by providers that report it (the local model); `done`/`total` are prompt
+    tokens read so far and in all, `cached` of them reused from the cache."""
+
+    kind: Literal["model_progress"] = "model_progress"
+    phase: Literal["loading", "reading"]
+    done: int | None = None
+    total: int | None = None
+    cached: int | None = None
+
+
 class TurnEnded(WireModel):
     """Extension: a turn ended; lets clients that did not send the prompt finish their view."""
 
@@ -645,7 +658,8 @@ Update = Annotated[
     | CompactionFailed
     | UserMessageUpdate
     | TurnEnded
-    | McpServerUpdate,
+    | McpServerUpdate
+    | ModelProgress,
     Field(discriminator="kind"),
 ]
 

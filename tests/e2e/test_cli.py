@@ -6,14 +6,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.fake_llm import FakeLLM, text, tool_call
+from tests.fake_llm import FakeLLM, pace, prompt_progress, text, tool_call
 from tests.harness import TEST_KEY, server_env
 
 
 def baton(
-    args: list[str], workspace: Path, home: Path, llm: FakeLLM, stdin: str = ""
+    args: list[str],
+    workspace: Path,
+    home: Path,
+    llm: FakeLLM,
+    stdin: str = "",
+    extra: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    env = server_env(home, {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": TEST_KEY}, None)
+    env = server_env(home, {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": TEST_KEY}, extra)
     return subprocess.run(
         [sys.executable, "-m", "baton", *args],
         cwd=workspace,
@@ -146,3 +151,86 @@ def test_help_lists_every_command_and_every_option_has_help(
     check(build_parser(), [])
     assert "model" in commands(build_parser()) and "demo" in commands(build_parser())
     assert "plan: read only" in baton(["run", "--help"], workspace, home, llm).stdout
+
+
+def test_echoed_markup_is_left_out_of_stdout_and_noted_once(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    llm.add(
+        text(
+            "The plan:\n<baton:pl",
+            "an>\n- [ ] copy Baton's block\n</baton:plan>\nand <tool_response>{}</tool_response>",
+            "done.<|im_end|>",
+        )
+    )
+    done = baton(["run", "what is the plan?"], workspace, home, llm)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "The plan:\n\nand done.\n"
+    assert done.stderr.count("the model echoed markup") == 1
+    assert "<baton:plan>, <tool_response>, <|im_end|>" in done.stderr
+
+
+def test_plan_mode_without_a_plan_file_says_so(llm: FakeLLM, workspace: Path, home: Path) -> None:
+    llm.add(text("1. Add the check. 2. Test it."))
+    done = baton(["run", "--mode", "plan", "plan the strict check"], workspace, home, llm)
+    assert done.returncode == 0, done.stderr
+    assert "plan mode ended without a plan file" in done.stderr
+    assert "did not call plan_write" in done.stderr
+
+    llm.add(tool_call("plan_write", {"content": "# Plan\n\n- [ ] add the check\n"}))
+    llm.add(text("Written."))
+    written = baton(["run", "--mode", "plan", "plan it"], workspace, home, llm)
+    assert "[plan v1:" in written.stderr
+    assert "plan mode ended" not in written.stderr
+
+
+# llama.cpp's progress chunks come over Chat Completions (the local provider's wire).
+CHAT = {"BATON_PROVIDER": "openai-compatible", "BATON_MODEL": "gpt-fake"}
+
+
+def test_prompt_reading_progress_is_shown_on_stderr(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    llm.add(prompt_progress(600, batch=256), text("Hello."))
+    done = baton(["run", "hi"], workspace, home, llm, extra=CHAT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hello.\n"
+    # Without a TTY: one plain line per phase (at most every few seconds).
+    assert "[reading the prompt: 0 / 600 tokens]" in done.stderr
+    assert "[waiting for the model]" in done.stderr
+
+
+def test_a_tty_gets_a_spinner_with_elapsed_time(llm: FakeLLM, workspace: Path, home: Path) -> None:
+    import os
+    import pty
+
+    llm.add(prompt_progress(600, batch=256, cached=100), pace(0.15), text("Hello."))
+    env = server_env(home, {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": TEST_KEY}, CHAT)
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "baton", "run", "hi"],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+    ) as proc:
+        os.close(follower)
+        out = proc.stdout.read() if proc.stdout else b""
+        proc.wait(timeout=60)
+    err = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        err += chunk
+    os.close(leader)
+    shown = err.decode("utf-8", "replace")
+    assert out == b"Hello.\n"
+    assert "\r\x1b[K⠋ waiting for the model (0 s)" in shown
+    assert "reading the prompt: 356 / 600 tokens (100 from the cache) (0 s)" in shown
+    assert "the model is answering (prompt of 600 tokens read) (0 s)" in shown
+    assert shown.endswith("\r\x1b[K[end_turn; session " + shown.split("session ")[-1])

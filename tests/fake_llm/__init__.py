@@ -57,6 +57,8 @@ Modifiers and faults (at most one of each per reply):
 * ``overflow(*, in_stream=False, flavor="openai"|"llamacpp"|"vllm", window=128000)``:
   the context-length error (400; ``in_stream`` → ``response.failed`` on a Responses
   stream, code ``context_length_exceeded``).
+* ``prompt_progress(total, *, batch=256, cached=0)`` (Chat): llama.cpp's
+  ``prompt_progress`` chunks, one per ``batch`` tokens, before the answer.
 * ``cut_after(n_events)``: drop the socket after n events (non-streaming: half a body).
 * ``stall(seconds, *, after=3)``: go silent mid-stream, then carry on.
 * ``malformed_sse(*, after=2, payload=None, cut=False)``: one event whose JSON is broken.
@@ -108,6 +110,7 @@ from .script import (
     malformed_sse,
     overflow,
     pace,
+    prompt_progress,
     rate_limit,
     reasoning,
     refusal,
@@ -136,6 +139,7 @@ __all__ = [
     "malformed_sse",
     "overflow",
     "pace",
+    "prompt_progress",
     "rate_limit",
     "reasoning",
     "refusal",

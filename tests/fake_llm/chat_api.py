@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from .registry import Registry, usage_numbers
-from .script import Reasoning, Refusal, Reply, Text, ToolCall, split_even, split_words
+from .script import (
+    PromptProgress,
+    Reasoning,
+    Refusal,
+    Reply,
+    Text,
+    ToolCall,
+    split_even,
+    split_words,
+)
 
 Chunk = dict[str, Any]
 MALFORMED = 'data: {"choices": [{"index": 0, "delta": {"content": "oops\n\n'
@@ -44,6 +53,28 @@ def _finish_reason(reply: Reply) -> str:
     if reply.incomplete is not None:
         return "content_filter" if reply.incomplete.reason == "content_filter" else "length"
     return "tool_calls" if any(isinstance(p, ToolCall) for p in reply.output) else "stop"
+
+
+def _progress_chunks(base: dict[str, Any], progress: PromptProgress) -> list[Chunk]:
+    """llama.cpp's shape: an empty assistant delta carrying `prompt_progress`."""
+    out: list[Chunk] = []
+    done = progress.cached
+    while True:
+        done = min(progress.total, done + progress.batch) if out else done
+        out.append(
+            {
+                **base,
+                "choices": [{"index": 0, "delta": {"role": "assistant", "content": None}}],
+                "prompt_progress": {
+                    "total": progress.total,
+                    "cache": progress.cached,
+                    "processed": done,
+                    "time_ms": 0,
+                },
+            }
+        )
+        if done >= progress.total:
+            return out
 
 
 def render(body: dict[str, Any], reply: Reply, registry: Registry, input_tokens: int) -> Rendered:
@@ -106,6 +137,8 @@ def render(body: dict[str, Any], reply: Reply, registry: Registry, input_tokens:
         }
         for d in deltas
     ]
+    if reply.prompt_progress is not None:
+        chunks[1:1] = _progress_chunks(base, reply.prompt_progress)
     chunks.append(
         {
             **base,

@@ -152,6 +152,17 @@ class StreamError:
 
 
 @dataclass(frozen=True)
+class PromptProgress:
+    """Chat only: llama.cpp's ``prompt_progress`` chunks before the answer, one per
+    ``batch`` prompt tokens read (``cached`` of ``total`` reused), as its server sends them
+    when a request asks for ``return_progress``."""
+
+    total: int
+    batch: int = 256
+    cached: int = 0
+
+
+@dataclass(frozen=True)
 class Incomplete:
     """Finish as incomplete (Responses ``response.incomplete``, Chat ``finish_reason: length``)."""
 
@@ -169,6 +180,7 @@ Modifier: TypeAlias = (
     | Pace
     | StreamError
     | Incomplete
+    | PromptProgress
 )
 Part: TypeAlias = OutputPart | Modifier
 
@@ -190,6 +202,7 @@ class Reply:
     pace: float = 0.0
     stream_error: StreamError | None = None
     incomplete: Incomplete | None = None
+    prompt_progress: PromptProgress | None = None
 
     @property
     def fails_before_stream(self) -> bool:
@@ -208,6 +221,7 @@ _SINGLE = {
     Malformed: "malformed",
     StreamError: "stream_error",
     Incomplete: "incomplete",
+    PromptProgress: "prompt_progress",
 }
 
 
@@ -371,6 +385,10 @@ def stall(seconds: float, *, after: int = 3) -> Stall:
 
 def malformed_sse(*, after: int = 2, payload: str | None = None, cut: bool = False) -> Malformed:
     return Malformed(after=after, payload=payload, cut=cut)
+
+
+def prompt_progress(total: int, *, batch: int = 256, cached: int = 0) -> PromptProgress:
+    return PromptProgress(total=total, batch=batch, cached=cached)
 
 
 def delay(seconds: float) -> Delay:

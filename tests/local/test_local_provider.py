@@ -19,6 +19,7 @@ from baton.providers.base import (
     Finished,
     ItemDone,
     ModelRequest,
+    Progress,
     ProviderIdentity,
     Route,
     ToolCall,
@@ -104,6 +105,22 @@ async def test_streams_from_the_engine_with_the_local_sampling(tmp_path: Path) -
     assert body["messages"][0] == {"role": "system", "content": "be brief"}
     assert loader.loaded[0].context_size == 4096
     assert provider.identity.route == Route("local", "none")  # no port in the identity
+    await provider.aclose()
+
+
+@pytest.mark.asyncio
+async def test_loading_and_prompt_reading_are_reported_before_the_answer(tmp_path: Path) -> None:
+    progress = {"total": 600, "cache": 100, "processed": 356, "time_ms": 3000}
+    reading = {"choices": [{"index": 0, "delta": {"content": None}}], "prompt_progress": progress}
+    server = Server(
+        chat_sse([reading, _chunk("Hi", "stop")]), chat_sse([reading, _chunk("Hi", "stop")])
+    )
+    provider, _, _ = _provider(tmp_path, server)
+    first = await _collect(provider, ModelRequest("", [UserText("x")]))
+    assert first[:2] == [Progress("loading"), Progress("reading", done=356, total=600, cached=100)]
+    assert server.body()["return_progress"] is True
+    again = await _collect(provider, ModelRequest("", [UserText("x")]))
+    assert again[0] == Progress("reading", done=356, total=600, cached=100), "loaded once"
     await provider.aclose()
 
 

@@ -213,7 +213,23 @@ class Finished:
     kind: Literal["finished"] = "finished"
 
 
-StreamEvent = TextDelta | ReasoningDelta | ItemDone | Usage | ServerCompaction | Finished
+@dataclass
+class Progress:
+    """Work before the first token: the model loading, or the prompt being read.
+
+    A server that reports how far it has read the prompt (llama.cpp's
+    `prompt_progress`) gives `done` and `total` prompt tokens, `cached` of them
+    reused from its cache; on a CPU this phase can take minutes.
+    """
+
+    phase: Literal["loading", "reading"]
+    done: int | None = None
+    total: int | None = None
+    cached: int | None = None
+    kind: Literal["progress"] = "progress"
+
+
+StreamEvent = TextDelta | ReasoningDelta | ItemDone | Usage | ServerCompaction | Finished | Progress
 
 
 class Provider(Protocol):

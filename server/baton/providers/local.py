@@ -45,6 +45,7 @@ from baton.providers.base import (
     AssistantText,
     Item,
     ModelRequest,
+    Progress,
     ProviderIdentity,
     StreamEvent,
     ToolCall,
@@ -85,6 +86,8 @@ class LocalProvider:
             "temperature": local.temperature,
             "top_p": local.top_p,
             "seed": local.seed,
+            # llama.cpp streams `prompt_progress` while it reads the prompt (minutes on a CPU).
+            "return_progress": True,
         }
         self._max_tokens = local.max_tokens
         self._client = httpx.AsyncClient(timeout=self._timeout, transport=transport)
@@ -133,6 +136,8 @@ class LocalProvider:
         request = without_echoed_calls(self._capped(request))
         engine = self.engine
         with engine.lease():
+            if not engine.running:
+                yield Progress("loading")
             base_url = await asyncio.to_thread(engine.start)
             events = self._chat_for(base_url).stream(request)
             began = time.monotonic()

@@ -39,6 +39,7 @@ from baton.providers.base import (
     Item,
     ItemDone,
     ModelRequest,
+    Progress,
     ProviderIdentity,
     Reasoning,
     ReasoningDelta,
@@ -187,6 +188,16 @@ class ChatStreamParser:
         if isinstance(usage, dict):
             self._usage = _usage(usage)
         events: list[StreamEvent] = []
+        progress = chunk.get("prompt_progress")  # llama.cpp, asked with `return_progress`
+        if isinstance(progress, dict):
+            events.append(
+                Progress(
+                    "reading",
+                    done=_int(progress.get("processed")),
+                    total=_int(progress.get("total")),
+                    cached=_int(progress.get("cache")),
+                )
+            )
         for choice in chunk.get("choices") or []:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue

@@ -22,6 +22,7 @@ from baton.providers.base import (
     Finished,
     ItemDone,
     OpaqueItem,
+    Progress,
     Provider,
     Reasoning,
     ReasoningDelta,
@@ -230,6 +231,12 @@ class Turn:
             c.usage = event
         elif isinstance(event, Finished):
             c.finish = event.reason
+        elif isinstance(event, Progress):
+            self.emit(
+                p.ModelProgress(
+                    phase=event.phase, done=event.done, total=event.total, cached=event.cached
+                )
+            )
 
     def _commit_step(
         self,
