@@ -83,6 +83,7 @@ export interface FileChange {
 export interface CommandRun {
   command: string;
   exitCode: number | null;
+  exitCodes?: (number | null)[];
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -127,6 +128,7 @@ export interface CompactionRecord {
   createdAt: string;
   notes?: string[];
   undone?: boolean;
+  committed?: boolean;
 }
 /**
  * Facts extracted by code, never by the model; cumulative across compactions.
@@ -140,6 +142,7 @@ export interface Ledger {
   commands?: CommandRun[];
   errors?: UnresolvedError[];
   plan?: PlanState | null;
+  resolvedErrors?: ResolvedError[];
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -166,6 +169,30 @@ export interface PlanState {
   path: string;
   status: "draft" | "awaiting_approval" | "approved" | "done";
   version: number;
+  steps?: PlanStep[];
+}
+/**
+ * Extension: one checklist step (`- [ ]` open, `- [~]` in progress, `- [!]` blocked,
+ * `- [x]` done); `reason` is a blocked step's reason when its line gives one.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "PlanStep".
+ */
+export interface PlanStep {
+  text: string;
+  state: "open" | "in_progress" | "blocked" | "done";
+  reason?: string | null;
+}
+/**
+ * Extension: an error a later success resolved (what was tried and failed).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ResolvedError".
+ */
+export interface ResolvedError {
+  source: string;
+  message: string;
+  resolvedBy?: string | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

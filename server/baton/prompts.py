@@ -43,7 +43,14 @@ ticking each step off with `plan_edit` (`- [ ]` → `- [x]`), and call `plan_don
 is done."""
 PLAN_AWAITING = """The plan is waiting for the person's approval. Do not start building it: wait for
 them to approve it or to request changes."""
-PLAN_CONTINUE = "Continue from the first unchecked step: {step}"
+PLAN_CONTINUE = "Continue from the step in progress, else the first open one: {step}"
+PLAN_ONLY_BLOCKED = (
+    "Every step left is blocked ({steps}): resolve or report what blocks them, then continue."
+)
+PLAN_STEP_STATES = (
+    "Step boxes: `- [ ]` open, `- [~]` in progress, `- [!]` blocked (the reason on the line), "
+    "`- [x]` done."
+)
 PLAN_ALL_CHECKED = "Every step is checked: verify the work, then call `plan_done`."
 PLAN_MISSING = (
     "The file is missing on disk; this is version {version} from the store. "

@@ -402,7 +402,10 @@ class FileTouch(WireModel):
 
 class CommandRun(WireModel):
     command: str
+    # The latest run's exit code (None: killed or timed out).
     exit_code: int | None
+    # Extension: every run's exit code, oldest first (the latest is `exitCode`).
+    exit_codes: list[int | None] = Field(default_factory=list)
 
 
 class UnresolvedError(WireModel):
@@ -410,10 +413,33 @@ class UnresolvedError(WireModel):
     message: str
 
 
+class ResolvedError(WireModel):
+    """Extension: an error a later success resolved (what was tried and failed)."""
+
+    source: str
+    message: str
+    # What resolved it, when known: the successful run or edit.
+    resolved_by: str | None = None
+
+
+PlanStepState = Literal["open", "in_progress", "blocked", "done"]
+
+
+class PlanStep(WireModel):
+    """Extension: one checklist step (`- [ ]` open, `- [~]` in progress, `- [!]` blocked,
+    `- [x]` done); `reason` is a blocked step's reason when its line gives one."""
+
+    text: str
+    state: PlanStepState
+    reason: str | None = None
+
+
 class PlanState(WireModel):
     path: str
     status: PlanStatus
     version: int
+    # Extension: the plan's checklist steps with their states.
+    steps: list[PlanStep] = Field(default_factory=list)
 
 
 class Ledger(WireModel):
@@ -424,6 +450,8 @@ class Ledger(WireModel):
     commands: list[CommandRun] = Field(default_factory=list)
     errors: list[UnresolvedError] = Field(default_factory=list)
     plan: PlanState | None = None
+    # Extension: errors a later success resolved, oldest first.
+    resolved_errors: list[ResolvedError] = Field(default_factory=list)
 
 
 class PreCompactOutcome(WireModel):
@@ -448,6 +476,9 @@ class CompactionRecord(WireModel):
     # summary accepted with missing sections.
     notes: list[str] = Field(default_factory=list)
     undone: bool = False
+    # Extension: false when nothing could be gained ("nothing to compact", figures in
+    # `notes`): no record was stored and the view is unchanged.
+    committed: bool = True
 
 
 class CompactionsResult(WireModel):

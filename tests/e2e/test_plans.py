@@ -185,10 +185,10 @@ async def test_plan_lifecycle_from_draft_to_done(
     assert plan["path"] in approval_message
     build_requests = llm.model_requests[-4:]
     assert plan["path"] in (build_requests[0].last_user_text() or "")
-    assert "Continue from the first unchecked step: Add the login form" in (
+    assert "Continue from the step in progress, else the first open one: Add the login form" in (
         build_requests[0].input_text()
     )
-    assert "Continue from the first unchecked step: Validate the password" in (
+    assert "Continue from the step in progress, else the first open one: Validate the password" in (
         build_requests[1].input_text()
     )
     assert (workspace / "src" / "login.py").read_text() == "def login(): ...\n"
@@ -386,7 +386,10 @@ async def test_plan_is_put_back_after_a_reload(
     llm.add(text("Continuing."))
     await second.prompt(sid, "go on")
     request = llm.model_requests[-1]
-    assert "Continue from the first unchecked step: second step" in request.input_text()
+    assert (
+        "Continue from the step in progress, else the first open one: second step"
+        in request.input_text()
+    )
     assert request.input_text().count("second step") == 2  # the direction and the plan
 
 
@@ -398,7 +401,8 @@ async def test_plan_is_put_back_after_a_compaction(
     llm.add(tool_call("plan_write", {"content": PLAN}))
     llm.add(text("Planned."))
     await baton.prompt(sid, "plan and build")
-    await baton.request("baton/plan/approve", {"sessionId": sid})
+    # Written in build mode, the plan is active at once: nothing to approve.
+    assert (await baton.request("baton/plan/get", {"sessionId": sid}))["status"] == "approved"
     [path] = plan_files(workspace)
     # Edited on disk after the plan was written: the re-injected copy is the file's.
     path.write_text(path.read_text().replace("Write tests", "Write careful tests"))
@@ -409,7 +413,10 @@ async def test_plan_is_put_back_after_a_compaction(
     request = llm.model_requests[-1]
     assert request.input_text().count(MARKER) == 1
     assert "Write careful tests" in request.input_text()
-    assert "Continue from the first unchecked step: Add the login form" in request.input_text()
+    assert (
+        "Continue from the step in progress, else the first open one: Add the login form"
+        in request.input_text()
+    )
 
 
 @pytest.mark.asyncio

@@ -7,25 +7,49 @@ model chose to write.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from baton import protocol as p
+from baton.plan.steps import MARKS
 from baton.session.model import StoredMessage
 
 # Rendering caps, far above what a working session reaches (the record keeps every
 # fact regardless): they only stop a runaway session from growing the block forever.
 MAX_COMMANDS_SHOWN = 300
 MAX_ERRORS_SHOWN = 50
-ERROR_CHARS = 400
+MAX_RESOLVED_SHOWN = 50
 MAX_FILES_SHOWN = 1000
+# Exit codes shown per command: the first ones and the latest ones, the middle counted.
+MAX_RUNS_SHOWN = 8
+# An unresolved error is kept whole up to this many characters; longer ones keep their
+# first lines, their last lines and every line in between that carries a count, a code
+# or a `path:line` (what a model needs to act), up to this budget again.
+ERROR_CHARS = 1_600
+# A resolved error is one line: what failed, briefly.
+RESOLVED_CHARS = 240
+RECALL_HINT = (
+    "Anything compaction hid (a pruned output, an older message) is one `recall` away: "
+    "by the call id a placeholder names, or by a search."
+)
+# Lines worth keeping when an error is cut: counts ("3 failed, 12 passed"), rule or
+# error codes (E501, TS2345, error[E0308]), locations (path.py:12, line 12).
+_IMPORTANT = re.compile(
+    r"\b\d+\s+(?:passed|failed|errors?|warnings?|skipped|tests?|problems?|fixed)\b"
+    r"|\b[A-Z]{1,4}\d{2,5}\b"
+    r"|[\w./-]+\.\w+:\d+"
+    r"|\bline \d+\b"
+    r"|\b(?:Error|Exception|FAILED|FAIL|error|assert)\b",
+)
 
 
 def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) -> p.Ledger:
     files_read: dict[str, None] = {}
     modified: dict[str, p.FileTouch] = {}
-    commands: dict[str, p.CommandRun] = {}
+    commands: dict[str, list[int | None]] = {}
     # Unresolved errors, keyed by what would resolve them (the same command or target).
     errors: dict[str, p.UnresolvedError] = {}
+    resolved: list[p.ResolvedError] = []
 
     for message in messages:
         for part in message.tool_calls():
@@ -49,31 +73,50 @@ def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) ->
                         action = "created"
                     modified[fact.path] = p.FileTouch(path=fact.path, tool=name, action=action)
                 elif fact.kind == "command" and fact.command is not None:
-                    commands.pop(fact.command, None)
-                    commands[fact.command] = p.CommandRun(
-                        command=fact.command, exit_code=fact.exit_code
-                    )
+                    runs = commands.pop(fact.command, [])
+                    runs.append(fact.exit_code)
+                    commands[fact.command] = runs  # re-inserted: the latest run orders it
             key = _error_key(name, args)
+            source = _source(name, args)
             if result.status == "failed":
                 errors.pop(key, None)
-                errors[key] = p.UnresolvedError(
-                    source=_source(name, args), message=_first_lines(result.output)
-                )
-            else:
-                errors.pop(key, None)
-                # A successful edit or write of a file resolves earlier failures on that file.
-                path = args.get("path")
-                if isinstance(path, str):
-                    for other in [k for k in errors if k.endswith(f"::{path}")]:
-                        errors.pop(other, None)
+                errors[key] = p.UnresolvedError(source=source, message=cut_error(result.output))
+                continue
+            by = _resolution(name, args, commands)
+            old = errors.pop(key, None)
+            if old is not None:
+                resolved.append(_resolved(old, by))
+            # A successful edit or write of a file resolves earlier failures on that file.
+            path = args.get("path")
+            if isinstance(path, str):
+                for other in [k for k in errors if k.endswith(f"::{path}")]:
+                    resolved.append(_resolved(errors.pop(other), by))
 
     return p.Ledger(
         files_read=list(files_read),
         files_modified=list(modified.values()),
-        commands=list(commands.values()),
+        commands=[
+            p.CommandRun(command=command, exit_code=runs[-1], exit_codes=runs)
+            for command, runs in commands.items()
+        ],
         errors=list(errors.values()),
         plan=plan,
+        resolved_errors=resolved,
     )
+
+
+def _resolved(error: p.UnresolvedError, by: str) -> p.ResolvedError:
+    return p.ResolvedError(source=error.source, message=_one_line(error.message), resolved_by=by)
+
+
+def _resolution(name: str, args: dict[str, object], commands: dict[str, list[int | None]]) -> str:
+    if name == "bash":
+        command = str(args.get("command", ""))
+        runs = commands.get(command)
+        code = runs[-1] if runs else 0
+        return f"`{command}` → {code}"
+    path = args.get("path")
+    return f"{name} {path}" if isinstance(path, str) else name
 
 
 def _error_key(name: str, args: dict[str, object]) -> str:
@@ -92,11 +135,71 @@ def _source(name: str, args: dict[str, object]) -> str:
     return f"{name} {path}" if path else name
 
 
-def _first_lines(text: str) -> str:
+def _one_line(text: str) -> str:
+    """An error in one line: its most telling lines, joined, within RESOLVED_CHARS."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    telling = [line for line in lines if _IMPORTANT.search(line)] or lines
+    joined = " / ".join(telling)
+    if len(joined) <= RESOLVED_CHARS:
+        return joined
+    return joined[: RESOLVED_CHARS - 1].rstrip() + "…"
+
+
+def cut_error(text: str, limit: int = ERROR_CHARS) -> str:
+    """An error message kept whole up to `limit`; beyond, the important lines survive.
+
+    Keeps the first and last lines (what failed, and the final verdict such as
+    "2 failed, 5 passed"), then every line in between carrying a count, a code or a
+    location, until the budget is spent; says how many lines were left out.
+    """
     text = text.strip()
-    if len(text) <= ERROR_CHARS:
+    if len(text) <= limit:
         return text
-    return text[: ERROR_CHARS - 20].rstrip() + " …" + text[-20:]
+    lines = text.splitlines()
+    if len(lines) == 1:
+        # One long line: its head and its tail, where verdicts and locations sit.
+        head = limit * 2 // 3
+        return f"{text[:head]} … {text[-(limit - head - 3) :]}"
+    keep: set[int] = set()
+    budget = limit
+
+    def take(index: int) -> None:
+        nonlocal budget
+        line = lines[index]
+        if len(line) > budget // 2 + 1:
+            line = lines[index] = line[: max(40, budget // 2)] + "…"
+        if index not in keep and len(line) + 1 <= budget:
+            keep.add(index)
+            budget -= len(line) + 1
+
+    for index in (*range(min(3, len(lines))), *range(max(0, len(lines) - 3), len(lines))):
+        take(index)
+    for index, line in enumerate(lines):
+        if budget <= 0:
+            break
+        if _IMPORTANT.search(line):
+            take(index)
+    out: list[str] = []
+    skipped = 0
+    for index, line in enumerate(lines):
+        if index in keep:
+            if skipped:
+                out.append(f"[… {skipped} lines …]")
+                skipped = 0
+            out.append(line)
+        else:
+            skipped += 1
+    if skipped:
+        out.append(f"[… {skipped} lines …]")
+    return "\n".join(out)
+
+
+def _runs(codes: list[int | None]) -> str:
+    shown = [("killed" if c is None else str(c)) for c in codes]
+    if len(shown) > MAX_RUNS_SHOWN:
+        half = MAX_RUNS_SHOWN // 2
+        shown = [*shown[:half], f"… {len(shown) - 2 * half} more …", *shown[-half:]]
+    return ", ".join(shown)
 
 
 def render_ledger(ledger: p.Ledger) -> str:
@@ -112,23 +215,51 @@ def render_ledger(ledger: p.Ledger) -> str:
         lines.append("Files changed:")
         for touch in ledger.files_modified[-MAX_FILES_SHOWN:]:
             lines.append(f"- {touch.path} ({touch.action} by {touch.tool})")
+    else:
+        lines.append("Files changed: none")
     if ledger.commands:
         shown_cmds = ledger.commands[-MAX_COMMANDS_SHOWN:]
         more = len(ledger.commands) - len(shown_cmds)
-        lines.append("Commands run (latest run of each; exit code):")
+        lines.append("Commands run (exit code of each run, oldest first; the last is the latest):")
         if more > 0:
             lines.append(f"- … {more} earlier commands")
         for run in shown_cmds:
-            code = "killed or timed out" if run.exit_code is None else str(run.exit_code)
-            lines.append(f"- `{run.command}` → {code}")
+            codes = run.exit_codes or [run.exit_code]
+            lines.append(f"- `{run.command}` → {_runs(codes)}")
     if ledger.errors:
         lines.append("Unresolved errors (not yet followed by a success):")
         for error in ledger.errors[-MAX_ERRORS_SHOWN:]:
             message = error.message.replace("\n", "\n  ")
             lines.append(f"- {error.source}: {message}")
+    if ledger.resolved_errors:
+        lines.append("Resolved errors (failed, then fixed; do not repeat what failed):")
+        shown_resolved = ledger.resolved_errors[-MAX_RESOLVED_SHOWN:]
+        more = len(ledger.resolved_errors) - len(shown_resolved)
+        if more > 0:
+            lines.append(f"- … {more} earlier")
+        for done in shown_resolved:
+            by = f" (resolved by {done.resolved_by})" if done.resolved_by else ""
+            lines.append(f"- {done.source}: {done.message}{by}")
     if ledger.plan is not None:
         plan = ledger.plan
-        lines.append(f"Plan: {plan.path} ({plan.status}, version {plan.version})")
-    if len(lines) == 1:
+        line = f"Plan: {plan.path} ({plan.status}, version {plan.version})"
+        if plan.steps:
+            line += "; " + _steps_line(plan.steps)
+        lines.append(line)
+    if len(lines) == 2 and not ledger.files_modified:
         lines.append("(no tool activity yet)")
+    lines.append(RECALL_HINT)
     return "\n".join(lines)
+
+
+def _steps_line(steps: list[p.PlanStep]) -> str:
+    counts: dict[str, int] = {}
+    for step in steps:
+        counts[step.state] = counts.get(step.state, 0) + 1
+    order = ("done", "in_progress", "blocked", "open")
+    parts = [f"{counts[s]} {s.replace('_', ' ')}" for s in order if counts.get(s)]
+    line = f"{len(steps)} steps: " + ", ".join(parts)
+    for step in steps:
+        if step.state in ("in_progress", "blocked"):
+            line += f"; [{MARKS[step.state]}] {step.text}"
+    return line

@@ -26,6 +26,7 @@ from baton.errors import (
     PlanStateError,
     SessionBusy,
 )
+from baton.plan.steps import parse_steps
 from baton.plan.store import PlanRow, PlanStore, PlanVersionRow, sha256
 from baton.plan.view import PlanSnapshot, SupersededIndex, block_text
 from baton.session.events import ClientChannel
@@ -112,9 +113,19 @@ class PlanService:
     # ------------------------------------------------------------------ agent (tools)
 
     def write(
-        self, session_id: str, content: str, tool_call_id: str | None = None
+        self,
+        session_id: str,
+        content: str,
+        tool_call_id: str | None = None,
+        *,
+        mode: p.Mode = "plan",
     ) -> tuple[PlanRow, PlanVersionRow]:
-        """Create the plan or replace its text (`plan_write`)."""
+        """Create the plan or replace its text (`plan_write`).
+
+        Written in build mode the plan is the work under way, so it is active
+        (`approved`) at once: nobody is asked to approve it and its block says to
+        follow it, where a draft would say to wait.
+        """
         if not content.strip():
             raise InvalidParams("content is empty; write the plan as markdown")
         content = content if content.endswith("\n") else content + "\n"
@@ -128,11 +139,16 @@ class PlanService:
                 author="agent",
                 tool_call_id=tool_call_id,
             )
+            if mode == "build":
+                plan = self.store.set_status(session_id, "approved")
             self._did_change(plan, version.version, "agent")
             return plan, version
         plan, latest = self._current(session_id)
-        # A new text is a new draft, except while an approved plan is being built.
-        status: p.PlanStatus = "approved" if plan.status == "approved" else "draft"
+        # A new text is a new draft, except while an approved plan is being built or
+        # when written in build mode (see above).
+        status: p.PlanStatus = (
+            "approved" if plan.status == "approved" or mode == "build" else "draft"
+        )
         return self._agent_version(plan, latest, content, status, tool_call_id)
 
     def edit(
@@ -357,8 +373,18 @@ class PlanService:
 
     def ledger_state(self, state: SessionState) -> p.PlanState | None:
         """The plan line of the compaction ledger (the engine's `plan_state` seam)."""
-        ref = self.current(state.id)
-        return p.PlanState(path=ref.path, status=ref.status, version=ref.version) if ref else None
+        snapshot = self.snapshot(state.id)
+        if snapshot is None:
+            return None
+        return p.PlanState(
+            path=snapshot.path,
+            status=snapshot.status,
+            version=snapshot.version,
+            steps=[
+                p.PlanStep(text=step.text, state=step.state, reason=step.reason)
+                for step in parse_steps(snapshot.content)
+            ],
+        )
 
 
 def _ensure_idle(state: SessionState) -> None:

@@ -11,22 +11,19 @@ reference instead, so the plan's text appears exactly once in any request.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from baton import prompts
 from baton import protocol as p
+from baton.plan.steps import current_step, parse_steps
 from baton.session.model import StoredMessage
-
-# A markdown task-list item that is not ticked: "- [ ] step", "* [ ] step", "1. [ ] step".
-_UNCHECKED = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\[ \][ \t]+(.+?)[ \t]*$", re.MULTILINE)
 
 
 def first_unchecked(content: str) -> str | None:
-    """The text of the first unticked checklist step, or None when there is none."""
-    match = _UNCHECKED.search(content)
-    return match.group(1) if match else None
+    """The text of the step work goes on from (in progress, else the first open one)."""
+    step = current_step(content)
+    return step.text if step else None
 
 
 @dataclass
@@ -61,8 +58,17 @@ def block_text(plan: PlanSnapshot, mode: p.Mode) -> str:
             if plan.status == "approved"
             else prompts.PLAN_DRAFT_IN_BUILD
         )
-        step = first_unchecked(plan.content)
-        lines.append(prompts.PLAN_CONTINUE.format(step=step) if step else prompts.PLAN_ALL_CHECKED)
+        step = current_step(plan.content)
+        if step is None:
+            blocked = [s.text for s in parse_steps(plan.content) if s.state == "blocked"]
+            lines.append(
+                prompts.PLAN_ONLY_BLOCKED.format(steps="; ".join(blocked))
+                if blocked
+                else prompts.PLAN_ALL_CHECKED
+            )
+        else:
+            lines.append(prompts.PLAN_CONTINUE.format(step=step.text))
+        lines.append(prompts.PLAN_STEP_STATES)
     return "\n".join(lines) + "\n\n" + plan.content.strip("\n")
 
 

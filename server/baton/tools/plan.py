@@ -25,7 +25,10 @@ BOTH_MODES: tuple[str, ...] = ("build", "plan")
 
 class PlanWriteInput(ToolInput):
     content: str = Field(
-        description="The whole plan as markdown: the goal, then a checklist of steps (`- [ ] ...`)."
+        description=(
+            "The whole plan as markdown: the goal, then a checklist of steps (`- [ ] ...`; "
+            "`- [~]` in progress, `- [!]` blocked with the reason, `- [x]` done)."
+        )
     )
 
 
@@ -59,7 +62,9 @@ class PlanWriteTool:
     modes: ClassVar[tuple[str, ...]] = BOTH_MODES
 
     async def run(self, args: PlanWriteInput, ctx: ToolContext) -> ToolResult:
-        plan, version = _service(ctx).write(ctx.session_id, args.content, ctx.tool_call_id)
+        plan, version = _service(ctx).write(
+            ctx.session_id, args.content, ctx.tool_call_id, mode=ctx.mode
+        )
         return ToolResult(
             output=f"Plan v{version.version} written to {plan.path} ({plan.status}); "
             "change it with plan_edit."
