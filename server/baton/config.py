@@ -98,7 +98,10 @@ class LocalSettings(_Section):
 
 class ToolSettings(_Section):
     bash_timeout_ms: int = Field(120_000, ge=100)
+    # The most one tool result may say; lowered for small windows (tools/limits.py).
     max_output_chars: int = Field(30_000, ge=1_000)
+    # The share of the usable context window one tool result may take at most.
+    output_share: float = Field(0.25, gt=0, le=1)
     read_max_lines: int = Field(2_000, ge=10)
     # Identical calls in a row that run; the next ones are refused (session/repeats.py).
     repeat_limit: int = Field(2, ge=1, le=100)

@@ -19,7 +19,13 @@ from pydantic import ConfigDict
 from baton import protocol as p
 from baton.auth import Credentials
 from baton.config import ConfigLoader, Settings
-from baton.context import BuiltContext, ContextBuilder, PlanSource
+from baton.context import (
+    BuiltContext,
+    ContextBuilder,
+    PlanSource,
+    context_window,
+    threshold_tokens,
+)
 from baton.errors import InvalidParams, ProviderError, SessionBusy, SessionNotFound
 from baton.providers.base import OpaqueItem, Provider, ProviderIdentity, ToolCall
 from baton.review.attachments import resolve_attachments
@@ -30,6 +36,7 @@ from baton.session.turn import Turn, _parse_arguments
 from baton.store.db import Database
 from baton.store.sessions import SessionStore
 from baton.tools.base import ToolContext, ToolResult
+from baton.tools.limits import sized_for_window
 
 if TYPE_CHECKING:
     from baton.tools.registry import ToolRegistry
@@ -356,7 +363,7 @@ class SessionService:
 
     async def run_tool(self, turn: Turn, call: ToolCall) -> ToolResult:
         state = turn.state
-        settings = self.settings()
+        settings = self.tool_settings(state)
 
         async def ask(
             tool: str, tool_call_id: str, input: dict[str, Any], diff: str | None = None
@@ -387,6 +394,13 @@ class SessionService:
         result = await self.tools.run(call.name, call.arguments, ctx)
         await hooks.tool_after(state, call.name, args, result.output)
         return result
+
+    def tool_settings(self, state: SessionState) -> Settings:
+        """The settings a tool runs with: its output limit sized to the model's window."""
+        settings = self.settings()
+        window = context_window(settings, self.identity_for(state, settings))
+        usable, _ = threshold_tokens(settings, window)
+        return sized_for_window(settings, usable, state.calibration)
 
     async def ask_permission(
         self,
