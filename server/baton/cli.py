@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print updates as JSON lines instead of text"
     )
 
+    sub.add_parser(
+        "acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)"
+    )
     sub.add_parser("sessions", help="list this directory's sessions")
     sub.add_parser("schema", help="print the protocol's JSON Schema")
 
@@ -96,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.command == "serve":
         return _serve(args.tcp)
+    if args.command == "acp":
+        from baton.acp import serve
+
+        asyncio.run(serve())
+        return 0
     if args.command == "schema":
         from baton.protocol import json_schema
 

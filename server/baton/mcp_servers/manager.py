@@ -111,6 +111,9 @@ class McpManager:
         self.registry = tools
         self.channel = channel
         self._servers: dict[str, ServerEntry] = {}
+        # Servers a client brought for its sessions (ACP `mcpServers`): the person's
+        # editor configuration, added to the configured ones (a configured name wins).
+        self.client_servers: dict[str, McpServerSettings] = {}
         # Where status changes are reported: the session whose turn last used MCP.
         self._report_to: str | None = None
         self._closed = False
@@ -142,7 +145,7 @@ class McpManager:
 
     async def _reconcile(self) -> None:
         """Follow the configuration: new servers are added, removed or changed ones stopped."""
-        wanted = {s.name: s for s in self.config.settings().mcp.servers}
+        wanted = self._wanted()
         for name in list(self._servers):
             entry = self._servers[name]
             settings = wanted.get(name)
@@ -164,6 +167,11 @@ class McpManager:
                     entry.status, entry.error = "failed", problem
                     entry.retry_at = float("inf")
                 self._servers[name] = entry
+
+    def _wanted(self) -> dict[str, McpServerSettings]:
+        wanted = dict(self.client_servers)
+        wanted.update((s.name, s) for s in self.config.settings().mcp.servers)
+        return wanted
 
     async def _start(self, entry: ServerEntry) -> bool:
         async with entry.lock:
@@ -343,7 +351,7 @@ class McpManager:
         )
 
     def servers(self) -> p.McpServersResult:
-        known = {s.name: s for s in self.config.settings().mcp.servers}
+        known = self._wanted()
         infos = []
         for name, settings in known.items():
             entry = self._servers.get(name)

@@ -1,0 +1,92 @@
+"""Slash commands an ACP editor offers in its prompt box (`available_commands_update`).
+
+Each maps onto a core operation the LSP face exposes as a method: `/compact`
+on `baton/session/compact`, `/plan` on setMode, `/approve` on
+`baton/plan/approve`, `/undo` on `baton/session/revert`, `/context` on
+`baton/session/context`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
+
+from baton import protocol as p
+from baton.app import App
+from baton.errors import InvalidParams
+
+# What a command does with the session; returns the text to show (None: nothing).
+Handler = Callable[[App, str, str], Awaitable[str | None]]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    description: str
+    hint: str | None  # the argument's hint, None for a command without one
+
+
+COMMANDS = (
+    Command("compact", "Compact the conversation now", "what the summary should focus on"),
+    Command("plan", "Switch to plan mode (optionally with a request to plan)", "what to plan"),
+    Command("approve", "Approve the plan, switch to build mode and start building", None),
+    Command("undo", "Take back the last prompt and the file changes it made", None),
+    Command("context", "Show what fills the model's context window", None),
+)
+
+
+def available_commands() -> list[AvailableCommand]:
+    return [
+        AvailableCommand(
+            name=c.name,
+            description=c.description,
+            input=AvailableCommandInput(UnstructuredCommandInput(hint=c.hint)) if c.hint else None,
+        )
+        for c in COMMANDS
+    ]
+
+
+def parse(text: str) -> tuple[str, str] | None:
+    """`("compact", "keep the API notes")` for `/compact keep the API notes`; None otherwise."""
+    stripped = text.strip()
+    if not stripped.startswith("/"):
+        return None
+    name, _, rest = stripped[1:].partition(" ")
+    if name not in {c.name for c in COMMANDS}:
+        return None
+    return name, rest.strip()
+
+
+async def compact(app: App, sid: str, instructions: str) -> str | None:
+    await app.compaction.compact(sid, instructions=instructions or None)
+    # The compaction itself is announced by its updates.
+    return None
+
+
+async def undo(app: App, sid: str, rest: str) -> str | None:
+    if rest:
+        raise InvalidParams("/undo takes no argument")
+    if app.review is None:
+        raise InvalidParams("undo is not available in this server")
+    state = app.sessions.state(sid)
+    prompts = [m for m in state.messages if m.kind == "prompt" and m.id not in state.reverted]
+    if not prompts:
+        return "Nothing to undo."
+    result = app.review.revert(p.RevertParams(session_id=sid, message_id=prompts[-1].id))
+    lines = [f"Took back {len(result.message_ids)} messages."]
+    lines += [f"- {f.path}: {f.action}" for f in result.files]
+    lines += [f"- {n}" for n in result.notes]
+    if result.shell_commands:
+        lines.append("Shell commands are not undone: " + "; ".join(result.shell_commands))
+    return "\n".join(lines)
+
+
+async def context(app: App, sid: str, rest: str) -> str | None:
+    info = app.sessions.context_info(sid)
+    lines = [
+        f"Context: {info.tokens} of {info.context_window} tokens (compaction at {info.threshold})."
+    ]
+    lines += [f"- {item.kind}: {item.tokens}" for item in info.items]
+    return "\n".join(lines)

@@ -1,0 +1,115 @@
+"""A stored session as ACP `session/update` notifications, for `session/load`.
+
+Every message is replayed, also those a compaction took out of the model's
+view (`_meta.baton.compacted: true`, as `baton/session/load` marks them);
+a compaction marker becomes a `compaction_update` for clients that opted in,
+an agent message otherwise. Messages taken back with undo are left out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    TextContentBlock,
+    ToolCallStart,
+    UserMessageChunk,
+)
+
+from baton import protocol as p
+from baton.acp import translate
+from baton.acp.channel import compaction_announcement, compaction_update
+
+Replayed = Any  # an SDK update model, or a raw dict for a draft update
+
+
+def replay(
+    workspace: Path,
+    messages: list[p.Message],
+    records: dict[str, p.CompactionRecord],
+    *,
+    compaction_updates: bool,
+) -> list[Replayed]:
+    out: list[Replayed] = []
+    for message in messages:
+        if message.reverted:
+            continue
+        meta = {"baton": {"compacted": True}} if message.compacted else None
+        for part in message.parts:
+            out.extend(_part(workspace, message, part, meta, records, compaction_updates))
+    return out
+
+
+def _text(text: str) -> TextContentBlock:
+    return TextContentBlock(type="text", text=text)
+
+
+def _part(
+    workspace: Path,
+    message: p.Message,
+    part: Any,
+    meta: dict[str, Any] | None,
+    records: dict[str, p.CompactionRecord],
+    compaction_updates: bool,
+) -> list[Replayed]:
+    if isinstance(part, p.TextPart):
+        if message.role == "user":
+            return [
+                UserMessageChunk(
+                    session_update="user_message_chunk",
+                    content=_text(part.text),
+                    message_id=message.id,
+                    field_meta=meta,
+                )
+            ]
+        return [
+            AgentMessageChunk(
+                session_update="agent_message_chunk",
+                content=_text(part.text),
+                message_id=message.id,
+                field_meta=meta,
+            )
+        ]
+    if isinstance(part, p.ReasoningPart) and part.text:
+        return [
+            AgentThoughtChunk(
+                session_update="agent_thought_chunk",
+                content=_text(part.text),
+                message_id=message.id,
+                field_meta=meta,
+            )
+        ]
+    if isinstance(part, p.ToolCallPart):
+        content = [translate.text_content(part.output)] if part.output else None
+        return [
+            ToolCallStart(
+                session_update="tool_call",
+                tool_call_id=part.tool_call_id,
+                title=translate.tool_title(part.name, part.input),
+                kind=translate.tool_kind(part.name),
+                status=part.status,
+                content=content,
+                locations=translate.locations(workspace, part.name, part.input) or None,
+                raw_input=part.input,
+                raw_output=part.output,
+                field_meta=meta,
+            )
+        ]
+    if isinstance(part, p.CompactionPart):
+        record = records.get(part.compaction_id)
+        if record is None:
+            return []
+        if compaction_updates:
+            return [compaction_update(record.compaction_id, record)]
+        return [
+            AgentMessageChunk(
+                session_update="agent_message_chunk",
+                content=_text(compaction_announcement(record)),
+                message_id=message.id,
+                field_meta={"baton": {"compactionId": record.compaction_id}},
+            )
+        ]
+    return []

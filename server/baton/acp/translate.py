@@ -1,0 +1,145 @@
+"""Baton's core vocabulary in ACP's: tool kinds and titles, locations, diffs, plan entries.
+
+Pure functions: they read the workspace (a file's text before a write, for the
+diff an editor shows) but change nothing and never talk to the client.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from acp.schema import (
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    PlanEntry,
+    TextContentBlock,
+    ToolCallLocation,
+)
+
+from baton.tools.base import ToolFailure
+from baton.tools.fileio import read_bytes
+from baton.tools.files import replace_exact
+from baton.tools.sandbox import resolve_in_workspace
+
+ToolKind = Literal[
+    "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
+]
+PlanStatus = Literal["pending", "in_progress", "completed"]
+
+# A file larger than this gets no old/new diff in the tool call (the editor would have to
+# hold both copies); the permission request still names the file.
+DIFF_MAX_BYTES = 1_000_000
+
+_KINDS: dict[str, ToolKind] = {
+    "read": "read",
+    "write": "edit",
+    "edit": "edit",
+    "glob": "search",
+    "grep": "search",
+    "recall": "search",
+    "bash": "execute",
+}
+
+
+def tool_kind(name: str) -> ToolKind:
+    """The ACP kind of a Baton tool, so editors pick the right icon and grouping."""
+    if name in _KINDS:
+        return _KINDS[name]
+    if name.startswith("plan_"):
+        # Writing, editing and showing the plan is the agent's thinking made visible.
+        return "think"
+    if "__" in name:
+        # An MCP tool: a name that says it fetches is a fetch, anything else is opaque.
+        tool = name.split("__", 1)[1].lower()
+        if "fetch" in tool or tool.startswith(("get_url", "http")):
+            return "fetch"
+    return "other"
+
+
+def tool_title(name: str, args: dict[str, Any]) -> str:
+    """A one-line title such as `Read src/app.py` or `Run \\`pytest -q\\``."""
+    path = str(args.get("path") or "")
+    if name == "read":
+        return f"Read {path}"
+    if name == "write":
+        return f"Write {path}"
+    if name == "edit":
+        return f"Edit {path}"
+    if name == "glob":
+        return f"Find {args.get('pattern', '')}"
+    if name == "grep":
+        where = f" in {path}" if path else ""
+        return f"Search '{args.get('pattern', '')}'{where}"
+    if name == "bash":
+        command = " ".join(str(args.get("command", "")).split())
+        return f"Run `{command[:120]}`"
+    if name.startswith("plan_"):
+        return name.replace("_", " ").capitalize()
+    return name
+
+
+def locations(workspace: Path, name: str, args: dict[str, Any]) -> list[ToolCallLocation]:
+    """Where a tool works (absolute paths inside the workspace), for follow-along editors."""
+    raw = args.get("path")
+    if not isinstance(raw, str) or not raw or name == "bash":
+        return []
+    try:
+        real = resolve_in_workspace(workspace, raw)
+    except ToolFailure:
+        return []
+    line = args.get("offset") if name == "read" else None
+    return [ToolCallLocation(path=str(real), line=line if isinstance(line, int) else None)]
+
+
+def file_diff(workspace: Path, name: str, args: dict[str, Any]) -> FileEditToolCallContent | None:
+    """The old and new text of a write or edit, computed before it runs (None: not a change
+    Baton can show, e.g. outside the workspace, binary, too large, or an edit that will fail)."""
+    if name not in ("write", "edit") or not isinstance(args.get("path"), str):
+        return None
+    try:
+        real = resolve_in_workspace(workspace, args["path"], for_write=True)
+        old_bytes = read_bytes(workspace, real)
+    except (ToolFailure, OSError):
+        return None
+    if old_bytes is not None and (len(old_bytes) > DIFF_MAX_BYTES or b"\x00" in old_bytes[:8192]):
+        return None
+    old = None if old_bytes is None else old_bytes.decode("utf-8", errors="replace")
+    if name == "write":
+        new = args.get("content")
+        if not isinstance(new, str):
+            return None
+    else:
+        old_string, new_string = args.get("old_string"), args.get("new_string")
+        if old is None or not isinstance(old_string, str) or not isinstance(new_string, str):
+            return None
+        try:
+            new, _count, _line = replace_exact(
+                old, old_string, new_string, bool(args.get("replace_all")), args["path"]
+            )
+        except ToolFailure:
+            return None
+    return FileEditToolCallContent(type="diff", path=str(real), old_text=old, new_text=new)
+
+
+def text_content(text: str) -> ContentToolCallContent:
+    return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
+
+
+# A markdown task-list item: "- [ ] step", "* [x] step", "1. [~] step", "- [!] step".
+_STEP = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\[([ xX~!])\][ \t]+(.+?)[ \t]*$", re.MULTILINE)
+_STATUS: dict[str, PlanStatus] = {"x": "completed", "X": "completed", "~": "in_progress"}
+
+
+def plan_entries(content: str) -> list[PlanEntry]:
+    """The plan file's checklist as ACP plan entries, in file order.
+
+    `[x]` is completed and `[~]` in progress; an open `[ ]` and a blocked `[!]` step are
+    pending (ACP has no blocked state). Baton plans carry no priorities, so every step
+    is `medium`.
+    """
+    return [
+        PlanEntry(content=text, status=_STATUS.get(mark, "pending"), priority="medium")
+        for mark, text in _STEP.findall(content)
+    ]

@@ -1,0 +1,184 @@
+"""Drive `baton acp` as an editor would: the official SDK's client side over stdio.
+
+The agent runs as a subprocess (`python -m baton acp`) against the scripted model,
+with XDG dirs in a throwaway home (tests/harness.py). `AcpTestClient` records every
+`session/update` (raw JSON, so draft updates the SDK cannot parse are seen too) and
+answers permission requests with a policy the test picks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+from acp import PROTOCOL_VERSION
+from acp.client.connection import ClientSideConnection
+from acp.connection import StreamDirection, StreamEvent
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    PermissionOption,
+    RequestPermissionResponse,
+    TextContentBlock,
+    ToolCallUpdate,
+)
+from acp.stdio import spawn_agent_process
+
+from tests.fake_llm import FakeLLM
+from tests.harness import TEST_KEY, server_env
+
+Policy = Callable[[dict[str, Any]], Awaitable[str | None]]
+
+
+async def allow_once(_: dict[str, Any]) -> str | None:
+    return "allow_once"
+
+
+async def reject(_: dict[str, Any]) -> str | None:
+    return "reject_once"
+
+
+class AcpTestClient:
+    """The client half: what an editor receives, recorded."""
+
+    def __init__(self) -> None:
+        self.updates: list[dict[str, Any]] = []  # raw `params` of each session/update
+        self.permission_requests: list[dict[str, Any]] = []
+        self.policy: Policy = reject
+        self.conn: ClientSideConnection | None = None
+        self._changed = asyncio.Event()
+
+    # The SDK calls these (acp.interfaces.Client).
+    async def request_permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kw: Any
+    ) -> RequestPermissionResponse:
+        request = {
+            "sessionId": session_id,
+            "toolCall": tool_call.model_dump(by_alias=True, exclude_none=True),
+            "options": [o.model_dump(by_alias=True) for o in options],
+        }
+        self.permission_requests.append(request)
+        chosen = await self.policy(request)
+        if chosen is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=chosen)
+        )
+
+    async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
+        pass  # recorded raw by `observe`, drafts included
+
+    def on_connect(self, conn: Any) -> None:
+        pass
+
+    def observe(self, event: StreamEvent) -> None:
+        message = event.message
+        if (
+            event.direction is StreamDirection.INCOMING
+            and message.get("method") == "session/update"
+        ):
+            self.updates.append(message["params"])
+            self._changed.set()
+
+    # Helpers for tests.
+    def of(self, session_id: str, kind: str | None = None) -> list[dict[str, Any]]:
+        return [
+            u["update"]
+            for u in self.updates
+            if u["sessionId"] == session_id
+            and (kind is None or u["update"]["sessionUpdate"] == kind)
+        ]
+
+    def text(self, session_id: str, kind: str = "agent_message_chunk") -> str:
+        return "".join(u["content"]["text"] for u in self.of(session_id, kind))
+
+    async def wait(
+        self, predicate: Callable[[], bool], timeout: float = 15.0, what: str = "an update"
+    ) -> None:
+        async def loop() -> None:
+            while not predicate():
+                self._changed.clear()
+                await self._changed.wait()
+
+        try:
+            await asyncio.wait_for(loop(), timeout)
+        except TimeoutError as exc:
+            raise AssertionError(f"timed out waiting for {what}") from exc
+
+    async def raw(self, method: str, params: Any) -> Any:
+        """A request the SDK's typed methods would refuse to build (bad input tests)."""
+        assert self.conn is not None
+        return await self.conn._conn.send_request(method, params)
+
+
+class Acp:
+    """A running `baton acp` with its client connection."""
+
+    def __init__(
+        self, conn: ClientSideConnection, client: AcpTestClient, process: Any, cwd: Path
+    ) -> None:
+        self.conn, self.client, self.process, self.cwd = conn, client, process, cwd
+
+    async def new(self, **kw: Any) -> str:
+        return (await self.conn.new_session(cwd=str(self.cwd), mcp_servers=[], **kw)).session_id
+
+    async def say(self, session_id: str, text: str) -> Any:
+        return await self.conn.prompt(
+            session_id=session_id, prompt=[TextContentBlock(type="text", text=text)]
+        )
+
+
+StartAcp = Callable[..., Awaitable[Acp]]
+
+
+@pytest_asyncio.fixture
+async def start_acp(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterator[StartAcp]:
+    stack = contextlib.AsyncExitStack()
+
+    async def start(
+        *,
+        env: dict[str, str] | None = None,
+        capabilities: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        api_key: str | None = TEST_KEY,
+    ) -> Acp:
+        llm_env = {"OPENAI_BASE_URL": llm.base_url}
+        if api_key:
+            llm_env["OPENAI_API_KEY"] = api_key
+        client = AcpTestClient()
+        conn, process = await stack.enter_async_context(
+            spawn_agent_process(
+                client,
+                sys.executable,
+                "-m",
+                "baton",
+                "acp",
+                env=server_env(home, llm_env, env),
+                cwd=str(workspace),
+                observers=[client.observe],
+            )
+        )
+        client.conn = conn
+        if capabilities is not None:
+            # Draft capabilities (`session.compaction`) are not in the SDK's models yet:
+            # sent as raw JSON, as an editor that supports them would.
+            await client.raw(
+                "initialize",
+                {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": capabilities},
+            )
+        else:
+            await conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(),
+                **(meta or {}),
+            )
+        return Acp(conn, client, process, workspace)
+
+    yield start
+    await stack.aclose()

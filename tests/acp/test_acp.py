@@ -1,0 +1,310 @@
+"""`baton acp` end to end: the SDK's client drives the real agent process and the scripted
+model, as Zed or JetBrains would."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError
+from acp.schema import ResourceContentBlock, TextContentBlock
+
+from baton.compaction.summary import SECTIONS
+from tests.acp.conftest import StartAcp, allow_once
+from tests.fake_llm import FakeLLM, stall, text, tool_call
+
+SUMMARY = "\n\n".join(f"## {name}\nsummary of {name.lower()}" for name in SECTIONS)
+NATIVE = {"BATON_COMPACTION__STRATEGY": "native"}
+PLAN = """# Greeting
+
+- [ ] Write hello.py
+- [ ] Run it
+"""
+
+
+async def error_of(call: Any) -> RequestError:
+    try:
+        result = await call
+    except RequestError as exc:
+        return exc
+    raise AssertionError(f"succeeded with {result!r}; an error was expected")
+
+
+@pytest.mark.asyncio
+async def test_initialize_sessions_modes_models_and_auth(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    acp = await start_acp()
+    init = await acp.client.raw("initialize", {"protocolVersion": 99})
+    assert init["protocolVersion"] == 1  # negotiated down to the SDK's version
+    caps = init["agentCapabilities"]
+    assert caps["loadSession"] is True
+    assert caps["promptCapabilities"] == {"image": False, "audio": False, "embeddedContext": True}
+    assert caps["mcpCapabilities"]["http"] is True
+    assert caps["sessionCapabilities"]["list"] == {}
+    [method] = init["authMethods"]
+    assert (method["id"], method["type"], method["vars"][0]["name"]) == (
+        "openai-api-key",
+        "env_var",
+        "OPENAI_API_KEY",
+    )
+
+    new = await acp.conn.new_session(cwd=str(workspace), mcp_servers=[])
+    assert new.modes is not None and new.modes.current_mode_id == "build"
+    assert [m.id for m in new.modes.available_modes] == ["build", "plan"]
+    [model] = new.config_options or []
+    assert model.id == "model" and model.category == "model"
+    await acp.client.wait(lambda: acp.client.of(new.session_id, "available_commands_update"))
+    [commands] = acp.client.of(new.session_id, "available_commands_update")
+    assert [c["name"] for c in commands["availableCommands"]] == [
+        "compact",
+        "plan",
+        "approve",
+        "undo",
+        "context",
+    ]
+
+    # Model choice through the config option: the next request goes to it.
+    options = await acp.conn.set_config_option(
+        config_id="model", session_id=new.session_id, value="gpt-test-mini"
+    )
+    assert options.config_options[0].current_value == "gpt-test-mini"
+    llm.add(text("ok"))
+    await acp.say(new.session_id, "hello")
+    assert llm.model_requests[-1].body["model"] == "gpt-test-mini"
+
+    # The key travels as baton/auth/set's does and is used from then on.
+    await acp.conn.authenticate(method_id="openai-api-key", apiKey="sk-acp-key-000111222333")
+    llm.add(text("ok"))
+    await acp.say(new.session_id, "again")
+    assert llm.model_requests[-1].headers["authorization"] == "Bearer sk-acp-key-000111222333"
+    bad = await error_of(acp.conn.authenticate(method_id="password"))
+    assert bad.code == -32602 and "openai-api-key" in str(bad.data)
+
+    listed = await acp.conn.list_sessions(cwd=str(workspace))
+    assert [(s.session_id, s.cwd, s.title) for s in listed.sessions] == [
+        (new.session_id, str(workspace), "hello")
+    ]
+
+
+@pytest.mark.asyncio
+async def test_plan_mode_plan_arrives_as_plan_updates_and_ticks_off(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    acp = await start_acp()
+    sid = await acp.new()
+    await acp.conn.set_session_mode(session_id=sid, mode_id="plan")
+    assert acp.client.of(sid, "current_mode_update")[-1]["currentModeId"] == "plan"
+
+    llm.add(tool_call("plan_write", {"content": PLAN}))
+    llm.add(text("Drafted."))
+    assert (await acp.say(sid, "Plan a greeting script")).stop_reason == "end_turn"
+    first = acp.client.of(sid, "plan")[-1]["entries"]
+    assert first == [
+        {"content": "Write hello.py", "status": "pending", "priority": "medium"},
+        {"content": "Run it", "status": "pending", "priority": "medium"},
+    ]
+    [write_call] = [u for u in acp.client.of(sid, "tool_call") if u["rawInput"].get("content")]
+    assert write_call["kind"] == "think"
+
+    # /approve: build mode, and the build turn ticks the steps off.
+    llm.add(tool_call("plan_edit", {"old_string": "- [ ] Write", "new_string": "- [~] Write"}))
+    llm.add(tool_call("plan_edit", {"old_string": "- [~] Write", "new_string": "- [x] Write"}))
+    llm.add(text("Built."))
+    assert (await acp.say(sid, "/approve")).stop_reason == "end_turn"
+    assert acp.client.of(sid, "current_mode_update")[-1]["currentModeId"] == "build"
+    statuses = [[e["status"] for e in u["entries"]] for u in acp.client.of(sid, "plan")]
+    assert ["in_progress", "pending"] in statuses
+    assert statuses[-1] == ["completed", "pending"]
+    # Without the draft capability there is no plan_update.
+    assert acp.client.of(sid, "plan_update") == []
+
+
+@pytest.mark.asyncio
+async def test_plan_file_update_for_clients_that_opt_in(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    acp = await start_acp(capabilities={"plan": {}})
+    sid = await acp.new()
+    llm.add(tool_call("plan_write", {"content": PLAN}))
+    llm.add(text("Drafted."))
+    await acp.say(sid, "Plan it")
+    [update] = acp.client.of(sid, "plan_update")
+    [path] = sorted((workspace / ".baton" / "plans").glob("*.md"))
+    assert update["plan"] == {
+        "type": "file",
+        "planId": f".baton/plans/{path.name}",
+        "uri": path.as_uri(),
+    }
+    assert acp.client.of(sid, "plan")  # the entries are sent as well
+
+
+@pytest.mark.asyncio
+async def test_edit_shows_a_diff_and_asks_permission(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    target = workspace / "app.py"
+    target.write_text("print('hi')\n")
+    acp = await start_acp()
+    sid = await acp.new()
+    acp.client.policy = allow_once
+    llm.add(tool_call("read", {"path": "app.py"}))
+    llm.add(tool_call("edit", {"path": "app.py", "old_string": "'hi'", "new_string": "'hello'"}))
+    llm.add(text("Done."))
+    assert (await acp.say(sid, "greet properly")).stop_reason == "end_turn"
+    assert target.read_text() == "print('hello')\n"
+
+    calls = acp.client.of(sid, "tool_call")
+    assert [(c["kind"], c["title"]) for c in calls] == [
+        ("read", "Read app.py"),
+        ("edit", "Edit app.py"),
+    ]
+    assert calls[0]["locations"] == [{"path": str(target)}]
+    diff = {
+        "type": "diff",
+        "path": str(target),
+        "oldText": "print('hi')\n",
+        "newText": "print('hello')\n",
+    }
+    assert calls[1]["content"] == [diff]
+    [asked] = acp.client.permission_requests
+    assert asked["toolCall"]["content"] == [diff]
+    assert [o["kind"] for o in asked["options"]] == ["allow_once", "allow_always", "reject_once"]
+    finished = [
+        u
+        for u in acp.client.of(sid, "tool_call_update")
+        if u["toolCallId"] == calls[1]["toolCallId"] and u["status"] == "completed"
+    ]
+    assert finished and finished[0]["content"][0] == diff
+
+    # Rejected: nothing is written and the tool call fails.
+    acp.client.policy = lambda _req: _answer("reject_once")
+    llm.add(tool_call("write", {"path": "app.py", "content": "gone\n"}))
+    llm.add(text("Not allowed."))
+    await acp.say(sid, "replace it")
+    assert target.read_text() == "print('hello')\n"
+    assert len(acp.client.permission_requests) == 2
+
+
+async def _answer(option: str) -> str:
+    return option
+
+
+@pytest.mark.asyncio
+async def test_prompt_with_a_resource_link_attaches_the_file(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    (workspace / "notes.md").write_text("QUOKKA-4411\n")
+    acp = await start_acp()
+    sid = await acp.new()
+    llm.add(text("Seen."))
+    await acp.conn.prompt(
+        session_id=sid,
+        prompt=[
+            TextContentBlock(type="text", text="what does this say?"),
+            ResourceContentBlock(
+                type="resource_link", name="notes.md", uri=(workspace / "notes.md").as_uri()
+            ),
+        ],
+    )
+    assert "QUOKKA-4411" in llm.model_requests[-1].input_text()
+
+
+@pytest.mark.asyncio
+async def test_compact_with_instructions_then_load_the_compacted_session(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    acp = await start_acp(env=NATIVE)
+    sid = await acp.new()
+    llm.add(text("First answer."))
+    await acp.say(sid, "first question")
+    llm.add(text("Second answer."))
+    await acp.say(sid, "second question")
+
+    llm.add(text(SUMMARY))
+    assert (await acp.say(sid, "/compact keep the PELICAN notes")).stop_reason == "end_turn"
+    assert "keep the PELICAN notes" in llm.model_requests[-1].input_text()
+    # Without the draft capability, the compaction is told as an agent message.
+    assert "conversation compacted (manual, native)" in acp.client.text(sid)
+    assert acp.client.of(sid, "compaction_update") == []
+
+    # /context answers from the core without a model call.
+    requests = len(llm.model_requests)
+    await acp.say(sid, "/context")
+    assert "Context:" in acp.client.text(sid) and len(llm.model_requests) == requests
+
+    # A new editor process loads it: history replayed, compacted messages marked,
+    # the compaction as a draft update with its summary for a client that opts in.
+    again = await start_acp(env=NATIVE, capabilities={"session": {"compaction": {}}})
+    await again.conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+    replayed = again.client.of(sid)
+    users = [u for u in replayed if u["sessionUpdate"] == "user_message_chunk"]
+    assert [u["content"]["text"] for u in users][:2] == ["first question", "second question"]
+    assert all(u.get("_meta", {}).get("baton", {}).get("compacted") for u in users[:1])
+    [compaction] = [u for u in replayed if u["sessionUpdate"] == "compaction_update"]
+    assert compaction["status"] == "completed" and compaction["summary"] == SUMMARY
+    agent = [u["content"]["text"] for u in replayed if u["sessionUpdate"] == "agent_message_chunk"]
+    assert agent[:2] == ["First answer.", "Second answer."]
+
+    # A further compaction, live, is a compaction_update pair with one id.
+    llm.add(text("Third answer."))
+    await again.say(sid, "third question")
+    llm.add(text(SUMMARY))
+    await again.say(sid, "/compact")
+    live = again.client.of(sid, "compaction_update")[1:]
+    assert [u["status"] for u in live] == ["in_progress", "completed"]
+    assert live[0]["compactionId"] == live[1]["compactionId"]
+
+
+@pytest.mark.asyncio
+async def test_cancel_stops_the_turn(start_acp: StartAcp, llm: FakeLLM) -> None:
+    acp = await start_acp()
+    sid = await acp.new()
+    llm.add(text("working", " on", " it"), stall(30, after=4))
+    turn = asyncio.ensure_future(acp.say(sid, "do a long thing"))
+    await llm.wait_for_requests_async(1)
+    await asyncio.sleep(0.3)
+    await acp.conn.cancel(session_id=sid)
+    result = await asyncio.wait_for(turn, 10)
+    assert result.stop_reason == "cancelled"
+    llm.add(text("fresh"))
+    assert (await acp.say(sid, "next")).stop_reason == "end_turn"
+
+
+@pytest.mark.asyncio
+async def test_bad_input_gets_clear_errors_and_the_agent_lives(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    acp = await start_acp()
+    unknown = await error_of(acp.say("ses_nope", "hi"))
+    assert unknown.code == -32002 and "ses_nope" in str(unknown)
+
+    malformed = await error_of(acp.client.raw("session/prompt", {"sessionId": 5}))
+    assert malformed.code == -32602
+    missing = await error_of(acp.client.raw("session/new", {"mcpServers": []}))
+    assert missing.code == -32602 and "cwd" in str(missing.data)
+    relative = await error_of(acp.conn.new_session(cwd="relative/dir", mcp_servers=[]))
+    assert relative.code == -32602 and "absolute" in str(relative.data)
+
+    sid = await acp.new()
+    mode = await error_of(acp.conn.set_session_mode(session_id=sid, mode_id="yolo"))
+    assert mode.code == -32602 and "build" in str(mode.data)
+    empty = await error_of(acp.say(sid, "   "))
+    assert empty.code == -32602
+
+    # A prompt while another runs is refused; the running one is unharmed.
+    llm.add(text("slow", " and", " steady"), stall(30, after=4))
+    first = asyncio.ensure_future(acp.say(sid, "long"))
+    await llm.wait_for_requests_async(1)
+    busy = await error_of(acp.say(sid, "another"))
+    assert busy.code == -32600 and "busy" in str(busy).lower()
+    await acp.conn.cancel(session_id=sid)
+    assert (await asyncio.wait_for(first, 10)).stop_reason == "cancelled"
+
+    # A line that is JSON but not a message is answered, not fatal.
+    acp.process.stdin.write(b"[1, 2]\n")
+    await acp.process.stdin.drain()
+    listed = await acp.conn.list_sessions(cwd=str(workspace))
+    assert [s.session_id for s in listed.sessions] == [sid]
