@@ -21,6 +21,7 @@ PLAN = """# Greeting
 
 - [ ] Write hello.py
 - [ ] Run it
+- [!] Deploy: waiting for keys
 """
 
 
@@ -105,6 +106,12 @@ async def test_plan_mode_plan_arrives_as_plan_updates_and_ticks_off(
     assert first == [
         {"content": "Write hello.py", "status": "pending", "priority": "medium"},
         {"content": "Run it", "status": "pending", "priority": "medium"},
+        {
+            "content": "Deploy: waiting for keys",
+            "status": "pending",
+            "priority": "medium",
+            "_meta": {"baton": {"state": "blocked"}},
+        },
     ]
     [write_call] = [u for u in acp.client.of(sid, "tool_call") if u["rawInput"].get("content")]
     assert write_call["kind"] == "think"
@@ -116,8 +123,8 @@ async def test_plan_mode_plan_arrives_as_plan_updates_and_ticks_off(
     assert (await acp.say(sid, "/approve")).stop_reason == "end_turn"
     assert acp.client.of(sid, "current_mode_update")[-1]["currentModeId"] == "build"
     statuses = [[e["status"] for e in u["entries"]] for u in acp.client.of(sid, "plan")]
-    assert ["in_progress", "pending"] in statuses
-    assert statuses[-1] == ["completed", "pending"]
+    assert ["in_progress", "pending", "pending"] in statuses
+    assert statuses[-1] == ["completed", "pending", "pending"]
     # Without the draft capability there is no plan_update.
     assert acp.client.of(sid, "plan_update") == []
 

@@ -6,7 +6,6 @@ diff an editor shows) but change nothing and never talk to the client.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,6 +17,7 @@ from acp.schema import (
     ToolCallLocation,
 )
 
+from baton.plan.steps import ACP_STATUS, parse_steps
 from baton.tools.base import ToolFailure
 from baton.tools.fileio import read_bytes
 from baton.tools.files import replace_exact
@@ -127,19 +127,26 @@ def text_content(text: str) -> ContentToolCallContent:
     return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
 
 
-# A markdown task-list item: "- [ ] step", "* [x] step", "1. [~] step", "- [!] step".
-_STEP = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\[([ xX~!])\][ \t]+(.+?)[ \t]*$", re.MULTILINE)
-_STATUS: dict[str, PlanStatus] = {"x": "completed", "X": "completed", "~": "in_progress"}
+_STATUS: dict[str, PlanStatus] = {
+    "pending": "pending",
+    "in_progress": "in_progress",
+    "completed": "completed",
+}
 
 
 def plan_entries(content: str) -> list[PlanEntry]:
-    """The plan file's checklist as ACP plan entries, in file order.
+    """The plan file's checklist as ACP plan entries, in file order (`baton.plan.steps`).
 
-    `[x]` is completed and `[~]` in progress; an open `[ ]` and a blocked `[!]` step are
-    pending (ACP has no blocked state). Baton plans carry no priorities, so every step
-    is `medium`.
+    Done is completed, `[~]` in progress; open and blocked steps are pending (ACP has no
+    blocked state: the reason stays in the entry's text and its `_meta`). Baton plans
+    carry no priorities, so every step is `medium`.
     """
     return [
-        PlanEntry(content=text, status=_STATUS.get(mark, "pending"), priority="medium")
-        for mark, text in _STEP.findall(content)
+        PlanEntry(
+            content=step.text,
+            status=_STATUS[ACP_STATUS[step.state]],
+            priority="medium",
+            field_meta={"baton": {"state": step.state}} if step.state == "blocked" else None,
+        )
+        for step in parse_steps(content)
     ]
