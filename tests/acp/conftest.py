@@ -23,10 +23,13 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     DeniedOutcome,
+    FileSystemCapabilities,
     PermissionOption,
+    ReadTextFileResponse,
     RequestPermissionResponse,
     TextContentBlock,
     ToolCallUpdate,
+    WriteTextFileResponse,
 )
 from acp.stdio import spawn_agent_process
 
@@ -53,6 +56,9 @@ class AcpTestClient:
         self.policy: Policy = reject
         self.conn: ClientSideConnection | None = None
         self._changed = asyncio.Event()
+        # The editor's unsaved buffers, by absolute path (fs/* go here, not to the disk).
+        self.buffers: dict[str, str] = {}
+        self.fs_calls: list[tuple[str, str]] = []
 
     # The SDK calls these (acp.interfaces.Client).
     async def request_permission(
@@ -70,6 +76,19 @@ class AcpTestClient:
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=chosen)
         )
+
+    async def read_text_file(self, session_id: str, path: str, **kw: Any) -> ReadTextFileResponse:
+        self.fs_calls.append(("read", path))
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        return ReadTextFileResponse(content=Path(path).read_text())
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kw: Any
+    ) -> WriteTextFileResponse:
+        self.fs_calls.append(("write", path))
+        self.buffers[path] = content
+        return WriteTextFileResponse()
 
     async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
         pass  # recorded raw by `observe`, drafts included
@@ -147,6 +166,7 @@ async def start_acp(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterator[
         capabilities: dict[str, Any] | None = None,
         meta: dict[str, Any] | None = None,
         api_key: str | None = TEST_KEY,
+        fs: bool = False,
     ) -> Acp:
         llm_env = {"OPENAI_BASE_URL": llm.base_url}
         if api_key:
@@ -175,7 +195,9 @@ async def start_acp(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterator[
         else:
             await conn.initialize(
                 protocol_version=PROTOCOL_VERSION,
-                client_capabilities=ClientCapabilities(),
+                client_capabilities=ClientCapabilities(
+                    fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
+                ),
                 **(meta or {}),
             )
         return Acp(conn, client, process, workspace)

@@ -195,6 +195,38 @@ async def test_edit_shows_a_diff_and_asks_permission(
     assert len(acp.client.permission_requests) == 2
 
 
+@pytest.mark.asyncio
+async def test_file_tools_use_the_editors_buffers_when_offered(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path, tmp_path: Path
+) -> None:
+    target = workspace / "app.py"
+    target.write_text("x = 1\n")
+    acp = await start_acp(fs=True)
+    acp.client.buffers[str(target)] = "x = 2  # unsaved\n"
+    (tmp_path / "secret.txt").write_text("outside\n")
+    acp.client.policy = allow_once
+    sid = await acp.new()
+    llm.add(tool_call("read", {"path": "app.py"}))
+    llm.add(tool_call("read", {"path": str(tmp_path / "secret.txt")}))
+    llm.add(tool_call("edit", {"path": "app.py", "old_string": "x = 2", "new_string": "x = 3"}))
+    llm.add(text("Done."))
+    await acp.say(sid, "bump x")
+    outputs = llm.model_requests[-1].tool_outputs()
+    reads = [outputs[c["call_id"]] for c in llm.model_requests[-1].function_calls()]
+    assert "x = 2  # unsaved" in reads[0]
+    assert "outside" not in reads[1] and "workspace" in reads[1]
+    # The edit matched the buffer's text and went back to the editor, not the disk.
+    assert acp.client.buffers[str(target)] == "x = 3  # unsaved\n"
+    assert target.read_text() == "x = 1\n"
+    assert ("write", str(target)) in acp.client.fs_calls
+    assert all(str(tmp_path / "secret.txt") != path for _, path in acp.client.fs_calls)
+    [edit] = [c for c in acp.client.of(sid, "tool_call") if c["kind"] == "edit"]
+    assert (edit["content"][0]["oldText"], edit["content"][0]["newText"]) == (
+        "x = 2  # unsaved\n",
+        "x = 3  # unsaved\n",
+    )
+
+
 async def _answer(option: str) -> str:
     return option
 

@@ -57,6 +57,7 @@ from baton import __version__
 from baton import protocol as p
 from baton.acp import commands
 from baton.acp.channel import AcpChannel, agent_text
+from baton.acp.files import AcpEditorFiles
 from baton.acp.history import replay
 from baton.config import McpServerSettings
 from baton.errors import BatonError, InvalidParams, SessionBusy, SessionNotFound
@@ -112,6 +113,7 @@ class BatonAgent:
         self.client_settings: dict[str, Any] | None = None
         self._keys: dict[str, str] = {}
         self._catalogs: dict[int, ModelCatalog] = {}
+        self.editor_files: AcpEditorFiles | None = None
 
     def on_connect(self, conn: Client) -> None:
         self.channel = AcpChannel(conn, self.transport, self.session_apps.get)
@@ -143,6 +145,8 @@ class BatonAgent:
             app = build_app(workspace, self._channel(), client_settings=self.client_settings)
             for provider, key in self._keys.items():
                 app.credentials.set(provider, key)
+            if self.editor_files is not None:
+                app.sessions.tool_context_extras["files"] = self.editor_files
             for problem in app.config_problems():
                 log.warning("Baton configuration: %s", problem)
             self.apps[workspace] = app
@@ -197,6 +201,11 @@ class BatonAgent:
             session_caps = raw_caps.get("session")
             channel.opt_ins.compaction = isinstance(session_caps, dict) and bool(
                 session_caps.get("compaction") is not None
+            )
+        fs = getattr(client_capabilities, "fs", None)
+        if fs is not None and (fs.read_text_file or fs.write_text_file):
+            self.editor_files = AcpEditorFiles(
+                channel.client, read=bool(fs.read_text_file), write=bool(fs.write_text_file)
             )
         baton_meta = kwargs.get("baton")
         if isinstance(baton_meta, dict) and isinstance(baton_meta.get("settings"), dict):

@@ -15,7 +15,6 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp.schema import (
@@ -205,25 +204,30 @@ class AcpChannel:
             self._compaction_failed(sid, update.error)
         # TurnEnded is the prompt's own answer here; MCP server states have no ACP update.
 
-    def _workspace(self, sid: str) -> Path | None:
-        app = self.app_of(sid)
-        return app.workspace if app is not None else None
-
     def _tool_started(self, sid: str, update: p.ToolCallStarted) -> None:
+        # Queued as one step: the diff may need the editor's buffer (an async read), and
+        # must be known before a permission request for the same call is sent.
+        self._put(lambda: self._send_tool_started(sid, update))
+
+    async def _send_tool_started(self, sid: str, update: p.ToolCallStarted) -> None:
         view = self.view(sid)
         view.tool_names[update.tool_call_id] = update.name
-        workspace = self._workspace(sid)
+        app = self.app_of(sid)
         content: list[Any] = []
         locations = []
-        if workspace is not None:
+        if app is not None:
+            workspace = app.workspace
             locations = translate.locations(workspace, update.name, update.input)
-            diff = translate.file_diff(workspace, update.name, update.input)
+            editor_text = await self._editor_text(app, sid, update)
+            diff = translate.file_diff(
+                workspace, update.name, update.input, editor_text=editor_text
+            )
             if diff is not None:
                 view.diffs[update.tool_call_id] = diff
                 content.append(diff)
-        self.update(
-            sid,
-            ToolCallStart(
+        await self.client.session_update(
+            session_id=sid,
+            update=ToolCallStart(
                 session_update="tool_call",
                 tool_call_id=update.tool_call_id,
                 title=translate.tool_title(update.name, update.input),
@@ -234,6 +238,17 @@ class AcpChannel:
                 raw_input=update.input,
             ),
         )
+
+    async def _editor_text(self, app: App, sid: str, update: p.ToolCallStarted) -> str | None:
+        files = app.sessions.tool_context_extras.get("files")
+        target = translate.change_target(app.workspace, update.name, update.input)
+        if files is None or target is None or not target.is_file():
+            return None
+        try:
+            text: str | None = await files.read_text(sid, target)
+        except Exception:
+            return None  # the tool reports the failure when it runs
+        return text
 
     def _tool_progress(self, sid: str, update: p.ToolCallUpdate) -> None:
         view = self.view(sid)

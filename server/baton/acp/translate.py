@@ -93,19 +93,34 @@ def locations(workspace: Path, name: str, args: dict[str, Any]) -> list[ToolCall
     return [ToolCallLocation(path=str(real), line=line if isinstance(line, int) else None)]
 
 
-def file_diff(workspace: Path, name: str, args: dict[str, Any]) -> FileEditToolCallContent | None:
-    """The old and new text of a write or edit, computed before it runs (None: not a change
-    Baton can show, e.g. outside the workspace, binary, too large, or an edit that will fail)."""
+def change_target(workspace: Path, name: str, args: dict[str, Any]) -> Path | None:
+    """The file a write or edit would change, if it is one Baton may change."""
     if name not in ("write", "edit") or not isinstance(args.get("path"), str):
         return None
     try:
-        real = resolve_in_workspace(workspace, args["path"], for_write=True)
+        return resolve_in_workspace(workspace, args["path"], for_write=True)
+    except ToolFailure:
+        return None
+
+
+def file_diff(
+    workspace: Path, name: str, args: dict[str, Any], *, editor_text: str | None = None
+) -> FileEditToolCallContent | None:
+    """The old and new text of a write or edit, computed before it runs (None: not a change
+    Baton can show, e.g. outside the workspace, binary, too large, or an edit that will fail).
+    `editor_text` is the editor's buffer of the file, which the tool will change instead."""
+    real = change_target(workspace, name, args)
+    if real is None:
+        return None
+    try:
         old_bytes = read_bytes(workspace, real)
     except (ToolFailure, OSError):
         return None
     if old_bytes is not None and (len(old_bytes) > DIFF_MAX_BYTES or b"\x00" in old_bytes[:8192]):
         return None
     old = None if old_bytes is None else old_bytes.decode("utf-8", errors="replace")
+    if old is not None and editor_text is not None:
+        old = editor_text
     if name == "write":
         new = args.get("content")
         if not isinstance(new, str):

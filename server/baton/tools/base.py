@@ -68,6 +68,19 @@ class PermissionGate(Protocol):
         ...
 
 
+class EditorFiles(Protocol):
+    """Files as the editor holds them, unsaved changes included (a face whose client offers
+    it, e.g. ACP's `fs/*`). The tools still confine paths and refuse binary files first."""
+
+    async def read_text(self, session_id: str, path: Path) -> str | None:
+        """The editor's text of `path`; None when the editor does not read files."""
+        ...
+
+    async def write_text(self, session_id: str, path: Path, content: str) -> bool:
+        """Have the editor write `path`; False when it does not (Baton writes the file)."""
+        ...
+
+
 @dataclass
 class ToolContext:
     session_id: str
@@ -86,6 +99,8 @@ class ToolContext:
     # Called with the same files once changed (the checkpoint records what Baton left,
     # so a later revert can tell an outside edit from Baton's own).
     after_change: Callable[[list[Path]], Awaitable[None]] | None = None
+    # Reads and writes through the editor (its unsaved buffers); None: the disk only.
+    files: EditorFiles | None = None
 
 
 class Tool(Protocol):

@@ -71,7 +71,24 @@ class ReadTool:
     read_only: ClassVar[bool] = True
 
     async def run(self, args: ReadInput, ctx: ToolContext) -> ToolResult:
+        if ctx.files is not None:
+            data = await _current(ctx, resolve_in_workspace(ctx.workspace, args.path))
+            if data is not None and not looks_binary(data):
+                return self._numbered(args, ctx, data.decode("utf-8", errors="replace"))
         return await asyncio.to_thread(self._read, args, ctx)
+
+    def _numbered(self, args: ReadInput, ctx: ToolContext, content: str) -> ToolResult:
+        """`read` of text the editor gave (its buffer); the file passed the disk checks."""
+        shown = display_path(ctx.workspace, resolve_in_workspace(ctx.workspace, args.path))
+        body, note = _numbered_lines(
+            io.StringIO(content, newline=None),
+            shown=shown,
+            offset=args.offset or 1,
+            limit=args.limit or ctx.settings.tools.read_max_lines,
+            budget=ctx.settings.tools.max_output_chars - _NOTE_RESERVE,
+        )
+        output = body + (f"\n{note}" if body and note else note)
+        return ToolResult(output=output, facts=[Fact(kind="read", path=shown)])
 
     def _read(self, args: ReadInput, ctx: ToolContext) -> ToolResult:
         ws = ctx.workspace
@@ -153,7 +170,7 @@ class WriteTool:
         ws = ctx.workspace
         real = resolve_in_workspace(ws, args.path, for_write=True)
         shown = display_path(ws, real)
-        old = await asyncio.to_thread(read_bytes, ws, real)
+        old = await _current(ctx, real)
         content = strip_wrapping_fence(args.content, real.suffix)
         new = content.encode("utf-8")
         if old == new:
@@ -201,7 +218,7 @@ class EditTool:
         ws = ctx.workspace
         real = resolve_in_workspace(ws, args.path, must_exist=True, for_write=True)
         shown = display_path(ws, real)
-        old = await asyncio.to_thread(read_bytes, ws, real)
+        old = await _current(ctx, real)
         if old is None:
             raise ToolFailure(f"no such file: {args.path}; use write to create it")
         if looks_binary(old):
@@ -264,6 +281,16 @@ def replace_exact(
     return replaced, count, line
 
 
+async def _current(ctx: ToolContext, real: Path) -> bytes | None:
+    """A file's content as the model should see it: the editor's buffer where the face
+    offers one (a text file that exists on disk), the disk otherwise (None: no file)."""
+    data = await asyncio.to_thread(read_bytes, ctx.workspace, real)
+    if data is None or ctx.files is None or looks_binary(data):
+        return data
+    text = await ctx.files.read_text(ctx.session_id, real)
+    return data if text is None else text.encode("utf-8")
+
+
 def _diff_for(shown: str, old: bytes | None, new_text: str) -> str:
     if old is not None and looks_binary(old):
         return (
@@ -302,14 +329,24 @@ async def _apply_change(
         return permission_denied(f"writing {shown}")
     # The person may have edited the file while the prompt was open; the approved
     # diff would then no longer describe the change.
-    if await asyncio.to_thread(read_bytes, ctx.workspace, real) != old:
+    if await _current(ctx, real) != old:
         raise ToolFailure(
             f"{shown} changed while waiting for permission; nothing was written. "
             "Read it again and redo the change."
         )
     if ctx.before_change is not None:
         await ctx.before_change([real])
-    created = await asyncio.to_thread(atomic_write, ctx.workspace, real, new)
+    # An existing text file goes through the editor when it offers writes (its buffer
+    # stays in step); a new file is created here, inside the workspace.
+    through_editor = (
+        ctx.files is not None
+        and old is not None
+        and not looks_binary(old)
+        and await ctx.files.write_text(ctx.session_id, real, new.decode("utf-8"))
+    )
+    created = (
+        False if through_editor else await asyncio.to_thread(atomic_write, ctx.workspace, real, new)
+    )
     if ctx.after_change is not None:
         await ctx.after_change([real])
     return ToolResult(
