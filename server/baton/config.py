@@ -94,6 +94,9 @@ class LocalSettings(_Section):
     seed: int = 42
     # The most tokens one response may generate, summaries included.
     max_tokens: int = Field(1024, ge=16)
+    # Keep the KV cache of the instructions and tools on disk between runs
+    # (local/prompt_cache.py), so a new process does not read them again.
+    prompt_cache: bool = True
 
 
 class ToolSettings(_Section):

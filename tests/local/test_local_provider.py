@@ -41,7 +41,9 @@ FENCED_READ = '```json\n{"name": "read", "arguments": {"path": "notes.txt"}}\n``
 
 def _settings(tmp_path: Path, **local: Any) -> Settings:
     model = tmp_path / "m.gguf"
+    tmp_path.mkdir(exist_ok=True)
     model.write_bytes(b"GGUF" + b"\0" * 60)
+    local.setdefault("promptCache", False)  # the tests of the saved prompt turn it on
     return Settings.model_validate(
         {"provider": "local", "local": {"modelPath": str(model), **local}}
     )

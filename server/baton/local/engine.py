@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from platformdirs import user_cache_path
+
 from baton.config import LocalSettings
 from baton.errors import ConfigError, ProviderError
 from baton.local.model_files import DEFAULT_MODEL, looks_installed, model_path
@@ -113,6 +115,8 @@ class EngineConfig:
     threads: int  # generating
     batch_threads: int  # reading the prompt (compute-bound: every CPU helps)
     context_size: int
+    # Where llama.cpp saves and restores slots (local/prompt_cache.py); None: not at all.
+    prompt_cache_dir: Path | None = None
 
     @staticmethod
     def from_settings(local: LocalSettings) -> EngineConfig:
@@ -121,7 +125,13 @@ class EngineConfig:
             threads=local.threads or default_threads(),
             batch_threads=local.batch_threads or available_cpus(),
             context_size=local.context_size,
+            prompt_cache_dir=prompt_cache_dir() if local.prompt_cache else None,
         )
+
+
+def prompt_cache_dir() -> Path:
+    """Saved prompt caches: the user cache dir (`~/.cache/baton` on Linux)."""
+    return user_cache_path("baton", appauthor=False) / "prompt-cache"
 
 
 class ServerHandle(Protocol):
@@ -151,6 +161,10 @@ def load_xllamacpp(config: EngineConfig) -> ServerHandle:
     # each: 256 tokens is a report every few seconds on a CPU, at no measurable cost.
     params.n_batch = PROMPT_BATCH
     params.verbosity = 0 if log.getEffectiveLevel() > logging.DEBUG else 3
+    if config.prompt_cache_dir is not None:
+        config.prompt_cache_dir.mkdir(parents=True, exist_ok=True)
+        # llama.cpp joins this and the file name as strings: the separator must be there.
+        params.slot_save_path = f"{config.prompt_cache_dir}{os.sep}"
     server: ServerHandle = xlc.Server(params)
     return server
 

@@ -41,6 +41,7 @@ from baton.local.engine import (
     default_manager,
     require_xllamacpp,
 )
+from baton.local.prompt_cache import PromptCache, prefix_key
 from baton.providers.base import (
     AssistantText,
     Item,
@@ -91,6 +92,8 @@ class LocalProvider:
         }
         self._max_tokens = local.max_tokens
         self._client = httpx.AsyncClient(timeout=self._timeout, transport=transport)
+        cache_dir = self.engine.config.prompt_cache_dir
+        self._prompt_cache = PromptCache(cache_dir, self._client) if cache_dir else None
         self._chat: OpenAIChatProvider | None = None
         self._chat_base: str | None = None
 
@@ -139,7 +142,11 @@ class LocalProvider:
             if not engine.running:
                 yield Progress("loading")
             base_url = await asyncio.to_thread(engine.start)
-            events = self._chat_for(base_url).stream(request)
+            chat = self._chat_for(base_url)
+            key = self._prefix_key(chat, request)
+            if key is not None and self._prompt_cache is not None:
+                await self._prompt_cache.restore(base_url, key)
+            events = chat.stream(request)
             began = time.monotonic()
             try:
                 async for event in events:
@@ -157,6 +164,23 @@ class LocalProvider:
                 # Close the HTTP stream now, inside the lease, when the consumer stops early.
                 if isinstance(events, AsyncGenerator):
                     await events.aclose()
+            if key is not None and self._prompt_cache is not None:
+                await self._prompt_cache.save(base_url, key)
+
+    def _prefix_key(self, chat: OpenAIChatProvider, request: ModelRequest) -> str | None:
+        """The saved-prompt key of the request's static prefix: instructions and tools as sent."""
+        if self._prompt_cache is None:
+            return None
+        body = chat.build_body(request)
+        messages = body.get("messages") or []
+        system = messages[0] if messages and messages[0].get("role") == "system" else None
+        config = self.engine.config
+        return prefix_key(
+            config.model_path,
+            config.context_size,
+            json.dumps(system, ensure_ascii=False),
+            body.get("tools") or [],
+        )
 
     async def aclose(self) -> None:
         engine, self._engine = self._engine, None
