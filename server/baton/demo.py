@@ -30,11 +30,12 @@ import asyncio
 import difflib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
@@ -58,19 +59,34 @@ PLAN_PROMPT = (
 )
 # Explicit, because the default model is small: the demo is about what Baton does
 # with the plan and the context, not about how clever a 1.5B model is.
-BUILD_PROMPT = (
+BUILD_EDIT = (
     "Do only the plan's step about mean() now. Call edit on stats.py with old_string "
     "`    return sum(values) / len(values)` and new_string "
     "`    if not values:\\n        return 0.0\\n    return sum(values) / len(values)`. "
-    "Then tick that step off: call plan_edit with old_string `{step}` and new_string "
-    "`{done}`. Then stop."
 )
+# The step to tick is the line the model wrote for mean(), found in its plan; when no
+# line can be told apart as that step, the model is asked to tick the step it just did.
+BUILD_TICK = "Then tick that step off: call plan_edit with old_string `{step}` and new_string `{done}`. Then stop."
+BUILD_TICK_UNNAMED = (
+    "Then tick off the plan step you just did: call plan_edit with that step's line as "
+    "old_string and the same line with `- [ ]` changed to `- [x]` as new_string. Then stop."
+)
+# Words that tell the plan line for mean()'s TODO apart (its name, or what the TODO says).
+MEAN_WORDS = ("mean", "empty", "zerodivision", "0.0")
+MEDIAN_WORDS = ("median", "middle", "notimplemented", "sort")
 # Once a turn has done what the demo needs, the model gets this long to finish on its own
 # (plan_exit, a last word) before the demo stops the turn and moves on.
 PLAN_GRACE = 45.0
-# In the build, the grace starts once the file is edited: time to tick the step off, and not
-# enough for the next step of a small model that, asked for one edit, rewrites the file.
-BUILD_GRACE = 8.0
+# In the build, once the file is edited the model still has to tick the step off: one more
+# model step, which takes 30-90 s on a busy 2-core machine. The wait is the longest step
+# seen so far in the demo times STEP_GRACE_FACTOR, and at least BUILD_GRACE.
+BUILD_GRACE = 45.0
+STEP_GRACE_FACTOR = 1.5
+# Once edited and ticked off, the demo needs nothing more from the turn.
+TICKED_GRACE = 3.0
+# Past-tense claims of a change, and words that make a sentence not such a claim.
+CHANGE_CLAIMS = ("modified", "edited", "changed", "updated", "fixed", "implemented", "rewrote")
+NOT_A_CLAIM = ("not ", "no ", "n't", "none", "will ", "to be", "next", "pending", "todo", "plan")
 # What `baton/session/compact` accepts as `instructions`: here, a summary short enough
 # for a small model on a CPU to write in one go.
 COMPACT_INSTRUCTIONS = "Keep it short: at most three brief bullet points per section."
@@ -102,6 +118,9 @@ class DemoChannel:
         self.out = out
         self.text: list[str] = []
         self.tool_calls: list[dict[str, Any]] = []
+        # Model steps: when the current one began, and the longest one so far (seconds).
+        self.step_began: float | None = None
+        self.longest_step = 0.0
 
     def _say(self, line: str) -> None:
         self.out.write(line + "\n")
@@ -120,6 +139,11 @@ class DemoChannel:
             mark = "✓" if data["status"] == "completed" else "✗"
             first = (str(data.get("output") or "").strip().splitlines() or [""])[0]
             self._say(f"      {mark} {_clip(first, 140)}")
+        elif kind == "usage" and self.step_began is not None:
+            # A step ends with its usage report; the next one begins after its tools ran.
+            now = time.monotonic()
+            self.longest_step = max(self.longest_step, now - self.step_began)
+            self.step_began = now
         elif kind == "mode":
             self._say(f"    [mode: {data['mode']}]")
         elif kind == "compaction_failed":
@@ -156,11 +180,61 @@ class DemoChannel:
         return text
 
 
-def _step_about(plan: str, word: str) -> str:
-    """The plan's unchecked checklist line mentioning `word` (else the first unchecked one)."""
-    steps = [line.strip() for line in plan.splitlines() if "[ ]" in line]
-    matching = [line for line in steps if word in line.lower()]
-    return (matching or steps or ["- [ ] " + word])[0]
+def _open_steps(plan: str) -> list[str]:
+    return [line.strip() for line in plan.splitlines() if line.strip().startswith("- [ ]")]
+
+
+def _step_matching(plan: str, words: tuple[str, ...], others: tuple[str, ...]) -> str | None:
+    """The one open step the model wrote about `words` and not about `others`, else None.
+
+    None when no line, or more than one, can be told apart: naming the wrong line
+    would have the model tick off a step it did not do."""
+    found = [
+        line
+        for line in _open_steps(plan)
+        if any(w in line.lower() for w in words) and not any(o in line.lower() for o in others)
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def plan_departures(plan: str) -> list[str]:
+    """How the model's plan departs from what it was asked: two steps, mean() first."""
+    out: list[str] = []
+    steps = _open_steps(plan)
+    if len(steps) != 2:
+        out.append(f"the plan has {len(steps)} open steps (asked: 2)")
+    mean = _step_matching(plan, MEAN_WORDS, MEDIAN_WORDS)
+    median = _step_matching(plan, MEDIAN_WORDS, MEAN_WORDS)
+    if mean is None:
+        out.append("no plan step can be told apart as the one for mean()")
+    if median is None:
+        out.append("no plan step can be told apart as the one for median()")
+    if mean and median and steps.index(mean) > steps.index(median):
+        out.append("the plan lists the median() step before the mean() step (asked: mean first)")
+    return out
+
+
+def summary_departures(summary: str, ledger: p.Ledger, files: list[str]) -> list[str]:
+    """Sentences of the summary saying a file was changed that the ledger says was not.
+
+    The ledger is built from the tools' own records; a summary is the model's prose."""
+    modified = {touch.path for touch in ledger.files_modified}
+    claimed: set[str] = set()  # one departure per file
+    out: list[str] = []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", summary):
+        lowered = sentence.lower()
+        if not any(c in lowered for c in CHANGE_CLAIMS) or any(n in lowered for n in NOT_A_CLAIM):
+            continue
+        for name in files:
+            if name in claimed or name.lower() not in lowered:
+                continue
+            if not any(m.endswith(name) for m in modified):
+                claimed.add(name)
+                out.append(
+                    f"the summary says {name} was changed ({_clip(sentence, 80)!r}), "
+                    "but the ledger records no change to it"
+                )
+    return out
 
 
 def _clip(text: str, limit: int) -> str:
@@ -201,13 +275,15 @@ class Demo:
         text: str,
         budget: float,
         *,
-        done: Callable[[], bool] | None = None,
-        grace: float = 0.0,
+        stop_when: Sequence[tuple[Callable[[], bool], Callable[[], float]]] = (),
+        expected: tuple[str, ...] = (),
     ) -> str:
         """Run one prompt within `budget` seconds; returns the stop reason.
 
-        "timeout" when the budget ran out; "stopped" when `done()` had been
-        true for `grace` seconds and the model was still going.
+        "timeout" when the budget ran out; "stopped" when one of `stop_when`'s
+        conditions had been true for its grace (seconds, asked when it became
+        true) and the model was still going. Tools of `expected` the model did
+        not call are noted as departures.
         """
         self.say(_indent(f"> {text}", "  "))
         state = app.sessions.state(session_id)
@@ -217,20 +293,23 @@ class Demo:
         except BatonError as exc:
             self.say(f"    [could not start the turn: {exc.message}]")
             return "error"
+        self.channel.step_began = started
         deadline = started + self.left(budget)
-        done_at: float | None = None
+        limits: dict[int, float] = {}  # condition index -> when the turn may be stopped
         reason = ""
         while not task.done():
             now = time.monotonic()
-            if done is not None and done_at is None and done():
-                done_at = now
-            limit = deadline if done_at is None else min(deadline, done_at + grace)
+            for index, (condition, grace) in enumerate(stop_when):
+                if index not in limits and condition():
+                    limits[index] = now + grace()
+            limit = min([deadline, *limits.values()])
             if now >= limit:
-                reason = "timeout" if done_at is None else "stopped"
+                reason = "timeout" if limit == deadline and not limits else "stopped"
                 app.sessions.cancel(session_id)
                 await asyncio.gather(task, return_exceptions=True)
                 break
             await asyncio.wait({task}, timeout=min(1.0, limit - now))
+        self.channel.step_began = None
         if not reason:
             try:
                 result = task.result()
@@ -244,7 +323,11 @@ class Demo:
         if text and not self.channel.tool_calls:
             # No tool call at all: show what the model wrote instead.
             self.say(f"    model: {_clip(text, 300)}")
+        called = [call["name"] for call in self.channel.tool_calls]
         self.channel.tool_calls.clear()
+        for name in expected:
+            if name not in called:
+                self.problems.append(f"the model did not call {name} when asked to")
         note = {
             "stopped": " (the demo had what it needed and stopped the turn)",
             "timeout": " (out of time for this step)",
@@ -282,11 +365,13 @@ class Demo:
             sid,
             PLAN_PROMPT,
             PLAN_TURN_BUDGET,
-            done=lambda: plans.get(sid) is not None,
-            grace=PLAN_GRACE,
+            stop_when=[(lambda: plans.get(sid) is not None, lambda: PLAN_GRACE)],
+            expected=("read", "plan_write", "plan_exit"),
         )
         plan = plans.get(sid)
-        if plan is None:
+        if plan is not None:
+            self.problems.extend(plan_departures(plan.content))
+        else:
             self.problems.append("the model did not write a plan with plan_write")
             self.say(
                 "  The model did not call plan_write. Small local models often miss a tool "
@@ -312,6 +397,10 @@ class Demo:
         if record is None:
             return self._finish(app, sid, plan_file, ok=False)
         self._show_record(record)
+        if record.summary:
+            self.problems.extend(
+                summary_departures(record.summary, record.ledger, sorted(originals))
+            )
 
         # 4. One step is built, from the plan the compaction left in view.
         self.heading("4/5 Build mode, after the compaction: the agent builds the first step")
@@ -320,15 +409,38 @@ class Demo:
         def built() -> bool:
             return stats.read_text(encoding="utf-8") != originals.get("stats.py")
 
-        step = _step_about(plan.content, "mean")
-        prompt = BUILD_PROMPT.format(step=step, done=step.replace("[ ]", "[x]", 1))
-        await self.turn(app, sid, prompt, BUILD_TURN_BUDGET, done=built, grace=BUILD_GRACE)
+        def ticked() -> list[str]:
+            current = plans.get(sid)
+            lines = current.content.splitlines() if current is not None else []
+            return [line for line in lines if "[x]" in line.lower()]
+
+        def step_grace() -> float:
+            return max(BUILD_GRACE, STEP_GRACE_FACTOR * self.channel.longest_step)
+
+        step = _step_matching(plan.content, MEAN_WORDS, MEDIAN_WORDS)
+        if step is not None:
+            tick = BUILD_TICK.format(step=step, done=step.replace("[ ]", "[x]", 1))
+        else:
+            tick = BUILD_TICK_UNNAMED
+        await self.turn(
+            app,
+            sid,
+            BUILD_EDIT + tick,
+            BUILD_TURN_BUDGET,
+            stop_when=[
+                (lambda: built() and bool(ticked()), lambda: TICKED_GRACE),
+                (built, step_grace),
+            ],
+            expected=("edit", "plan_edit"),
+        )
         self._show_changes(originals)
         plan = plans.get(sid)
         assert plan is not None
-        ticked = [line for line in plan.content.splitlines() if "[x]" in line.lower()]
-        if ticked:
-            self.say(f"  plan v{plan.version}: ticked off: {_clip(ticked[0], 100)}")
+        ticked_now = ticked()
+        if step is not None and ticked_now and step[5:].strip() not in ticked_now[0]:
+            self.problems.append(f"the model ticked off another step: {_clip(ticked_now[0], 80)}")
+        if ticked_now:
+            self.say(f"  plan v{plan.version}: ticked off: {_clip(ticked_now[0], 100)}")
         else:
             self.problems.append("the model did not tick a step off in the plan")
             self.say(

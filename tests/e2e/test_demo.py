@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from baton.compaction.summary import SECTIONS
 from tests.fake_llm import FakeLLM, text, tool_call
 from tests.harness import TEST_KEY, server_env
 
@@ -74,3 +75,92 @@ def test_the_demo_plans_compacts_and_builds_from_the_plan_that_came_back(
     assert '"trigger": "manual"' in out and "the plan block in the next request" in out
     # Nothing of the demo lands in the person's own Baton data.
     assert not (home / "data" / "baton" / "workspaces").exists()
+
+
+SWAPPED_PLAN = (
+    "# Fix the TODOs\n\n"
+    "- [ ] implement median(): sort a copy and take the middle value\n"
+    "- [ ] return 0.0 for an empty list in the first function\n"
+)
+UNNAMED_STEP = "- [ ] return 0.0 for an empty list in the first function"
+# A summary with every section, one of which claims a change the ledger does not have.
+SUMMARY = "\n\n".join(f"## {name}\nI modified stats.py to fix mean()." for name in SECTIONS)
+
+
+def test_the_demo_names_the_step_the_model_wrote_and_lists_each_departure(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    llm.script(
+        [
+            tool_call("plan_write", {"content": SWAPPED_PLAN}),  # no read first
+            text("The plan is written."),  # and no plan_exit
+            text(SUMMARY),
+            tool_call(
+                "edit",
+                {
+                    "path": "stats.py",
+                    "old_string": "    return sum(values) / len(values)",
+                    "new_string": "    if not values:\n        return 0.0\n"
+                    "    return sum(values) / len(values)",
+                },
+            ),
+            text("Edited."),  # and no plan_edit
+        ]
+    )
+    env = server_env(
+        home,
+        {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": TEST_KEY},
+        {"BATON_COMPACTION__STRATEGY": "native", "TMPDIR": str(home / "tmp")},
+    )
+    (home / "tmp").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "baton", "demo"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    # The build prompt names the line the model wrote for mean(), though it never says "mean".
+    [build] = [
+        r.last_user_text() or ""
+        for r in llm.model_requests
+        if "Call edit on stats.py" in (r.last_user_text() or "")
+    ][:1]
+    assert f"old_string `{UNNAMED_STEP}`" in build
+    departures = out[out.index("where the model fell short") :]
+    for expected in [
+        "did not call read",
+        "did not call plan_exit",
+        "lists the median() step before the mean() step",
+        "the summary says stats.py was changed",
+        "did not call plan_edit",
+        "did not tick a step off",
+    ]:
+        assert expected in departures, expected
+    assert "did not call plan_write" not in departures and "did not call edit" not in departures
+
+
+def test_plan_and_summary_departures() -> None:
+    from baton import protocol as p
+    from baton.demo import plan_departures, summary_departures
+
+    assert plan_departures(PLAN) == []
+    assert plan_departures("- [ ] fix things\n- [ ] more things\n- [ ] and more") == [
+        "the plan has 3 open steps (asked: 2)",
+        "no plan step can be told apart as the one for mean()",
+        "no plan step can be told apart as the one for median()",
+    ]
+    ledger = p.Ledger(files_read=["stats.py"])
+    claims = "Read stats.py. Updated stats.py so mean() handles []. Next: edit README.md."
+    assert summary_departures(claims, ledger, ["README.md", "stats.py"]) == [
+        "the summary says stats.py was changed ('Updated stats.py so mean() handles [].'), "
+        "but the ledger records no change to it"
+    ]
+    assert summary_departures("stats.py was not modified yet.", ledger, ["stats.py"]) == []
+    touched = p.Ledger(
+        files_modified=[p.FileTouch(path="stats.py", tool="edit", action="modified")]
+    )
+    assert summary_departures("Updated stats.py.", touched, ["stats.py"]) == []
