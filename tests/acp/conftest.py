@@ -22,13 +22,17 @@ from acp.connection import StreamDirection, StreamEvent
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
+    CreateTerminalResponse,
     DeniedOutcome,
+    EnvVariable,
     FileSystemCapabilities,
     PermissionOption,
     ReadTextFileResponse,
     RequestPermissionResponse,
+    TerminalOutputResponse,
     TextContentBlock,
     ToolCallUpdate,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 from acp.stdio import spawn_agent_process
@@ -59,6 +63,8 @@ class AcpTestClient:
         # The editor's unsaved buffers, by absolute path (fs/* go here, not to the disk).
         self.buffers: dict[str, str] = {}
         self.fs_calls: list[tuple[str, str]] = []
+        # Terminals the editor ran for the agent: id -> (request, process, output).
+        self.terminals: dict[str, dict[str, Any]] = {}
 
     # The SDK calls these (acp.interfaces.Client).
     async def request_permission(
@@ -89,6 +95,67 @@ class AcpTestClient:
         self.fs_calls.append(("write", path))
         self.buffers[path] = content
         return WriteTextFileResponse()
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[EnvVariable] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kw: Any,
+    ) -> CreateTerminalResponse:
+        import os
+
+        environ = dict(os.environ)
+        environ.update({e.name: e.value for e in env or []})
+        process = await asyncio.create_subprocess_exec(
+            command,
+            *(args or []),
+            cwd=cwd,
+            env=environ,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        self.terminals[terminal_id] = {
+            "command": [command, *(args or [])],
+            "env": {e.name: e.value for e in env or []},
+            "process": process,
+            "released": False,
+            "killed": False,
+        }
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kw: Any
+    ) -> WaitForTerminalExitResponse:
+        process = self.terminals[terminal_id]["process"]
+        await process.wait()
+        return WaitForTerminalExitResponse(exit_code=process.returncode)
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kw: Any
+    ) -> TerminalOutputResponse:
+        term = self.terminals[terminal_id]
+        if "output" not in term:
+            term["output"] = (await term["process"].stdout.read()).decode()
+        return TerminalOutputResponse(output=term["output"], truncated=False)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kw: Any) -> None:
+        import os
+        import signal
+
+        term = self.terminals[terminal_id]
+        term["killed"] = True
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(term["process"].pid, signal.SIGKILL)
+        await term["process"].wait()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kw: Any) -> None:
+        self.terminals[terminal_id]["released"] = True
 
     async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
         pass  # recorded raw by `observe`, drafts included
@@ -167,6 +234,7 @@ async def start_acp(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterator[
         meta: dict[str, Any] | None = None,
         api_key: str | None = TEST_KEY,
         fs: bool = False,
+        terminal: bool = False,
     ) -> Acp:
         llm_env = {"OPENAI_BASE_URL": llm.base_url}
         if api_key:
@@ -196,7 +264,8 @@ async def start_acp(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterator[
             await conn.initialize(
                 protocol_version=PROTOCOL_VERSION,
                 client_capabilities=ClientCapabilities(
-                    fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
+                    fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+                    terminal=terminal,
                 ),
                 **(meta or {}),
             )

@@ -227,6 +227,43 @@ async def test_file_tools_use_the_editors_buffers_when_offered(
     )
 
 
+@pytest.mark.asyncio
+async def test_bash_runs_in_the_editors_terminal_when_offered(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    acp = await start_acp(terminal=True, env={"GITHUB_TOKEN": "ghp-secret-123"})
+    acp.client.policy = allow_once
+    sid = await acp.new()
+    llm.add(tool_call("bash", {"command": "echo from-terminal; echo tok=$GITHUB_TOKEN; pwd"}))
+    llm.add(tool_call("bash", {"command": "sleep 20", "timeout_ms": 500}))
+    llm.add(text("Ran."))
+    await acp.say(sid, "run it")
+    first, second = acp.client.terminals.values()
+    assert first["command"][:2] == ["bash", "-c"] and first["released"]
+    # Credentials the agent would scrub are blanked for the editor's process too.
+    assert first["env"].get("GITHUB_TOKEN") == "" and first["env"].get("OPENAI_API_KEY") == ""
+    outputs = llm.model_requests[-1].tool_outputs()
+    calls = llm.model_requests[-1].function_calls()
+    ran = outputs[calls[0]["call_id"]]
+    assert "from-terminal" in ran and "ghp-secret" not in ran and str(workspace) in ran
+    assert ran.endswith("[exit code 0]")
+    assert "timed out after 500 ms" in outputs[calls[1]["call_id"]] and second["killed"]
+    shown = [
+        u
+        for u in acp.client.of(sid, "tool_call_update")
+        if any(c.get("type") == "terminal" for c in u.get("content") or [])
+    ]
+    assert [u["content"][0]["terminalId"] for u in shown] == [
+        "term-1",
+        "term-1",
+        "term-2",
+        "term-2",
+    ]
+    assert [u["status"] for u in shown] == ["in_progress", "completed", "in_progress", "failed"]
+    [start] = [c for c in acp.client.of(sid, "tool_call") if c["toolCallId"] == calls[0]["call_id"]]
+    assert start["kind"] == "execute"
+
+
 async def _answer(option: str) -> str:
     return option
 

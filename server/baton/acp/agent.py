@@ -59,6 +59,7 @@ from baton.acp import commands
 from baton.acp.channel import AcpChannel, agent_text
 from baton.acp.files import AcpEditorFiles
 from baton.acp.history import replay
+from baton.acp.terminal import AcpEditorTerminal
 from baton.config import McpServerSettings
 from baton.errors import BatonError, InvalidParams, SessionBusy, SessionNotFound
 
@@ -114,6 +115,7 @@ class BatonAgent:
         self._keys: dict[str, str] = {}
         self._catalogs: dict[int, ModelCatalog] = {}
         self.editor_files: AcpEditorFiles | None = None
+        self.editor_terminal: AcpEditorTerminal | None = None
 
     def on_connect(self, conn: Client) -> None:
         self.channel = AcpChannel(conn, self.transport, self.session_apps.get)
@@ -147,6 +149,8 @@ class BatonAgent:
                 app.credentials.set(provider, key)
             if self.editor_files is not None:
                 app.sessions.tool_context_extras["files"] = self.editor_files
+            if self.editor_terminal is not None:
+                app.sessions.tool_context_extras["terminal"] = self.editor_terminal
             for problem in app.config_problems():
                 log.warning("Baton configuration: %s", problem)
             self.apps[workspace] = app
@@ -207,6 +211,8 @@ class BatonAgent:
             self.editor_files = AcpEditorFiles(
                 channel.client, read=bool(fs.read_text_file), write=bool(fs.write_text_file)
             )
+        if getattr(client_capabilities, "terminal", False):
+            self.editor_terminal = AcpEditorTerminal(channel.client, channel)
         baton_meta = kwargs.get("baton")
         if isinstance(baton_meta, dict) and isinstance(baton_meta.get("settings"), dict):
             # The editor's own Baton settings, as the VS Code extension's initialization

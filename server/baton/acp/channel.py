@@ -27,6 +27,7 @@ from acp.schema import (
     FileEditToolCallContent,
     PermissionOption,
     PlanUpdateFile,
+    TerminalToolCallContent,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
@@ -75,6 +76,8 @@ class _SessionView:
 
     tool_names: dict[str, str] = field(default_factory=dict)
     diffs: dict[str, FileEditToolCallContent] = field(default_factory=dict)
+    # The editor terminal a bash call ran in (kept shown when the call completes).
+    terminals: dict[str, str] = field(default_factory=dict)
     compaction_ids: list[str] = field(default_factory=list)
     usage: TurnUsage = field(default_factory=TurnUsage)
 
@@ -257,6 +260,9 @@ class AcpChannel:
             diff = view.diffs.pop(update.tool_call_id, None)
             view.tool_names.pop(update.tool_call_id, None)
             content = [diff] if diff is not None and update.status == "completed" else []
+            terminal = view.terminals.pop(update.tool_call_id, None)
+            if terminal is not None:
+                content.append(TerminalToolCallContent(type="terminal", terminal_id=terminal))
             if update.output:
                 content.append(translate.text_content(update.output))
         self.update(

@@ -82,6 +82,35 @@ class EditorFiles(Protocol):
 
 
 @dataclass
+class TerminalRun:
+    """How a command run in the editor's terminal ended."""
+
+    output: str
+    exit_code: int | None  # None: killed (by a signal, or after the timeout)
+    signal: str | None = None
+    timed_out: bool = False
+
+
+class EditorTerminal(Protocol):
+    """Commands run in the editor's terminal, where the person watches them (ACP `terminal/*`)."""
+
+    async def run(
+        self,
+        session_id: str,
+        tool_call_id: str,
+        command: str,
+        cwd: Path,
+        *,
+        timeout_s: float,
+        output_bytes: int,
+        hidden_env: list[str],
+    ) -> TerminalRun | None:
+        """Run `command` with bash in `cwd`; None when the editor has no terminal.
+        `hidden_env` names variables the command must not see (set empty)."""
+        ...
+
+
+@dataclass
 class ToolContext:
     session_id: str
     tool_call_id: str
@@ -101,6 +130,8 @@ class ToolContext:
     after_change: Callable[[list[Path]], Awaitable[None]] | None = None
     # Reads and writes through the editor (its unsaved buffers); None: the disk only.
     files: EditorFiles | None = None
+    # Runs bash in the editor's terminal; None: Baton's own shell.
+    terminal: EditorTerminal | None = None
 
 
 class Tool(Protocol):

@@ -22,7 +22,15 @@ from typing import ClassVar
 from pydantic import Field
 
 from baton.config import Settings
-from baton.tools.base import Fact, ToolContext, ToolFailure, ToolInput, ToolResult, truncate
+from baton.tools.base import (
+    Fact,
+    TerminalRun,
+    ToolContext,
+    ToolFailure,
+    ToolInput,
+    ToolResult,
+    truncate,
+)
 from baton.tools.policy import permission_denied, refuse_in_plan_mode
 
 MAX_TIMEOUT_MS = 600_000
@@ -160,6 +168,18 @@ class BashTool:
         settings = ctx.settings.tools
         timeout_ms = min(args.timeout_ms or settings.bash_timeout_ms, MAX_TIMEOUT_MS)
         limit = settings.max_output_chars
+        if ctx.terminal is not None:
+            ran = await ctx.terminal.run(
+                ctx.session_id,
+                ctx.tool_call_id,
+                args.command,
+                ctx.workspace,
+                timeout_s=timeout_ms / 1000,
+                output_bytes=limit * 4,
+                hidden_env=[n for n in os.environ if is_secret_name(n, ctx.settings)],
+            )
+            if ran is not None:
+                return _editor_result(args.command, ran, limit, timeout_ms)
 
         loop = asyncio.get_running_loop()
         try:
@@ -220,6 +240,25 @@ class BashTool:
             is_error=exit_code != 0,
             facts=[Fact(kind="command", command=args.command, exit_code=exit_code)],
         )
+
+
+def _editor_result(command: str, ran: TerminalRun, limit: int, timeout_ms: int) -> ToolResult:
+    """The result of a command the editor's terminal ran, worded as Baton's shell words it."""
+    text = truncate(ran.output, limit).rstrip("\n")
+    lines = [text] if text else ["(no output)"]
+    if ran.timed_out:
+        lines.append(
+            f"[timed out after {timeout_ms} ms; the command and its child processes were killed]"
+        )
+    elif ran.exit_code is None:
+        lines.append(f"[killed by signal {ran.signal or 'unknown'}]")
+    else:
+        lines.append(f"[exit code {ran.exit_code}]")
+    return ToolResult(
+        output="\n".join(lines),
+        is_error=ran.exit_code != 0,
+        facts=[Fact(kind="command", command=command, exit_code=ran.exit_code)],
+    )
 
 
 def _signal_name(number: int) -> str:
