@@ -47,7 +47,10 @@ StartBaton = Callable[..., Awaitable[BatonClient]]
 
 @pytest_asyncio.fixture
 async def start_baton(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterator[StartBaton]:
-    """Start (and later stop) real server processes; call again to restart on the same store."""
+    """Start (and later stop) real server processes; call again to restart on the same store.
+
+    The client declares the workspace trusted unless `trusted=False` (Restricted Mode) or
+    `trusted=None` (no declaration: the trust record decides)."""
     clients: list[BatonClient] = []
 
     async def start(
@@ -56,6 +59,7 @@ async def start_baton(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterato
         env: dict[str, str] | None = None,
         api_key: str | None = TEST_KEY,
         progress: bool = True,
+        trusted: Any = True,
     ) -> BatonClient:
         llm_env = {"OPENAI_BASE_URL": llm.base_url}
         if api_key:
@@ -65,6 +69,7 @@ async def start_baton(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterato
             server_env(home, llm_env, env),
             settings=settings,
             progress=progress,
+            trusted=trusted,
         )
         clients.append(client)
         return client

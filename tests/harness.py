@@ -239,7 +239,12 @@ async def start_client(
     *,
     settings: dict[str, Any] | None = None,
     progress: bool = True,
+    trusted: Any = True,
 ) -> BatonClient:
+    """Start the server for `workspace`. The client declares the workspace trusted (as VS
+    Code does for a folder the person trusts) unless `trusted` says otherwise: False for
+    Restricted Mode, None to send no `workspaceTrusted` at all, any other value to test
+    a client that sends a wrong type."""
     client = LanguageClient(protocol_cls=RawClientProtocol, converter_factory=default_converter)
     register_lsp_features(client)
     baton = BatonClient(client, workspace, env)
@@ -267,10 +272,19 @@ async def start_client(
             ),
             root_uri=workspace.as_uri(),
             workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-            initialization_options={"settings": settings} if settings else None,
+            initialization_options=_init_options(settings, trusted),
         )
     )
     return baton
+
+
+def _init_options(settings: dict[str, Any] | None, trusted: Any) -> dict[str, Any] | None:
+    options: dict[str, Any] = {}
+    if settings:
+        options["settings"] = settings
+    if trusted is not None:
+        options["workspaceTrusted"] = trusted
+    return options or None
 
 
 async def stop_client(baton: BatonClient) -> None:

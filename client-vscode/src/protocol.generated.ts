@@ -451,6 +451,7 @@ export interface PermissionRequestParams {
   toolCall: PermissionToolCall;
   options: PermissionOption[];
   diff?: string | null;
+  reason?: string | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -778,7 +779,8 @@ export interface SessionUpdateNotification {
     | UserMessageUpdate
     | TurnEnded
     | McpServerUpdate
-    | ModelProgress;
+    | ModelProgress
+    | WorkspaceTrustUpdate;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -838,6 +840,20 @@ export interface TurnEnded {
   error?: string | null;
 }
 /**
+ * Extension: said once per session when the workspace is not trusted and something of
+ * it is ignored: what, and how to trust it.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "WorkspaceTrustUpdate".
+ */
+export interface WorkspaceTrustUpdate {
+  kind: "workspace_trust";
+  trusted: boolean;
+  source: "editor" | "cli" | "none";
+  ignored?: string[];
+  message: string;
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "SetModeParams".
  */
@@ -871,11 +887,27 @@ export interface SetModelResult {
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "SetTrustParams".
+ */
+export interface SetTrustParams {
+  trusted: boolean;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "UncompactParams".
  */
 export interface UncompactParams {
   sessionId: string;
   compactionId: string;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "WorkspaceTrustResult".
+ */
+export interface WorkspaceTrustResult {
+  trusted: boolean;
+  source: "editor" | "cli" | "none";
+  ignored?: string[];
 }
 
 /** Client → server requests: params and result of each method. */
@@ -930,6 +962,10 @@ export interface BatonRequests {
   "baton/session/setModel": { params: SetModelParams; result: SetModelResult };
   /** Undo a compaction's view. */
   "baton/session/uncompact": { params: UncompactParams; result: CompactionRecord };
+  /** The editor's trust decision, taking effect now. */
+  "baton/workspace/setTrust": { params: SetTrustParams; result: WorkspaceTrustResult };
+  /** Whether the workspace is trusted, by whom, what is ignored. */
+  "baton/workspace/trust": { params: Record<string, never>; result: WorkspaceTrustResult };
 }
 
 /** Server → client notifications: params of each. */

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from baton import protocol as p
 from baton.auth import Credentials
 from baton.compaction.engine import CompactionEngine
 from baton.compaction.server import install_server_compaction
@@ -14,6 +15,7 @@ from baton.compaction.service import CompactionService
 from baton.config import ConfigLoader
 from baton.hooks import install_hooks
 from baton.hooks.lifecycle import LifecycleHooks
+from baton.hooks.plugins import drop_workspace_plugins, load_workspace_plugins
 from baton.mcp_servers import McpManager
 from baton.plan.service import PlanService
 from baton.providers.factory import ProviderRegistry
@@ -24,6 +26,7 @@ from baton.store.compactions import CompactionStore
 from baton.store.db import Database, open_workspace_db
 from baton.tools.plan import plan_tools
 from baton.tools.registry import default_registry
+from baton.trust import Trust, decide
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +43,66 @@ class App:
     hooks: LifecycleHooks | None = None
     mcp: McpManager | None = None
     review: ReviewService | None = None
+    _trust_announced: set[str] = field(default_factory=set)
+
+    def ignored(self) -> list[str]:
+        """What the workspace has that is not in force now (settings, plugins)."""
+        out = self.config.ignored()
+        if self.hooks is not None:
+            out += self.hooks.dispatcher.plugins.ignored
+        return out
+
+    def trust_result(self) -> p.WorkspaceTrustResult:
+        trust = self.config.trust
+        return p.WorkspaceTrustResult(
+            trusted=trust.trusted, source=trust.source, ignored=self.ignored()
+        )
+
+    def set_trust(self, trusted: bool) -> p.WorkspaceTrustResult:
+        """The editor's live decision (VS Code's "Trust" button): in force from now on.
+
+        Command hooks and MCP servers follow the settings at their next use (MCP servers
+        of the workspace are stopped when trust is revoked); plugins load or unload here.
+        """
+        self.config.trust = Trust(trusted, "editor")
+        if self.hooks is not None:
+            plugins = self.hooks.dispatcher.plugins
+            if trusted:
+                load_workspace_plugins(plugins, self.workspace)
+            else:
+                drop_workspace_plugins(plugins, self.workspace)
+        log.info("workspace trust set by the editor: %s", trusted)
+        return self.trust_result()
+
+    def trust_notice(self) -> str | None:
+        """The one plain sentence about an untrusted workspace, or None if nothing is lost."""
+        if self.config.trust.trusted:
+            return None
+        ignored = self.ignored()
+        if not ignored:
+            return None
+        return (
+            f"This workspace is not trusted, so Baton ignores {len(ignored)} of its settings "
+            f"or plugins ({'; '.join(ignored)}) and runs on your own settings. To use them, "
+            "trust the folder: in VS Code with Manage Workspace Trust, in a terminal with "
+            "`baton trust`."
+        )
+
+    def announce_trust(self, session_id: str) -> None:
+        """Say `trust_notice` to a session, once per session per server."""
+        if session_id in self._trust_announced:
+            return
+        self._trust_announced.add(session_id)
+        notice = self.trust_notice()
+        if notice is None:
+            return
+        trust = self.config.trust
+        self.sessions.channel.send_update(
+            session_id,
+            p.WorkspaceTrustUpdate(
+                trusted=trust.trusted, source=trust.source, ignored=self.ignored(), message=notice
+            ),
+        )
 
     def config_problems(self) -> list[str]:
         problems = [str(problem) for problem in self.config.load()[1]]
@@ -61,9 +124,14 @@ def build_app(
     *,
     client_settings: dict[str, Any] | None = None,
     environ: dict[str, str] | None = None,
+    trust: Trust | None = None,
 ) -> App:
+    """The core for `workspace`. `trust` is the person's decision already made (the
+    editor's); without one, the trust record decides (see `baton.trust`). It is known
+    before anything of the workspace is loaded or any provider is asked anything."""
     workspace = workspace.resolve()
-    config = ConfigLoader(workspace, client_settings, environ)
+    trust = trust if trust is not None else decide(workspace, None)
+    config = ConfigLoader(workspace, client_settings, environ, trust=trust)
     credentials = Credentials(environ)
     db = open_workspace_db(workspace)
     tools = default_registry()

@@ -25,6 +25,10 @@ class Credentials:
         key = self._keys.get(provider)
         if key:
             return key
+        return self.from_environment(env_var)
+
+    def from_environment(self, env_var: str) -> str | None:
+        """The environment's value of `env_var` only (never a key the client set)."""
         environ = self._environ if self._environ is not None else os.environ
         value = environ.get(env_var) or None
         if value:

@@ -18,6 +18,7 @@ from baton.logs import setup_logging
 
 if TYPE_CHECKING:
     from baton.app import App
+    from baton.trust import Trust
 
 
 def _parse_tcp(value: str) -> tuple[str, int]:
@@ -60,6 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
         "acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)"
     )
     sub.add_parser("sessions", help="list this directory's sessions")
+    trust = sub.add_parser(
+        "trust",
+        help="trust a folder: its .baton settings, hooks, plugins and MCP servers may run",
+    )
+    trust.add_argument("path", nargs="?", default=".", help="the folder (default: this one)")
+    trust.add_argument("--revoke", action="store_true", help="stop trusting the folder")
     sub.add_parser("schema", help="print the protocol's JSON Schema")
 
     model = sub.add_parser("model", help="install or inspect the embedded local model")
@@ -95,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.session is not None and not args.session.strip():
             parser.error("--session needs a session id (`baton sessions` lists this directory's)")
     setup_logging(
-        "WARNING" if args.command in ("run", "sessions", "schema", "model", "demo") else None
+        "WARNING"
+        if args.command in ("run", "sessions", "schema", "model", "demo", "trust")
+        else None
     )
     if args.command == "serve":
         return _serve(args.tcp)
@@ -112,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "sessions":
         return asyncio.run(_sessions())
+    if args.command == "trust":
+        return _trust(Path(args.path), revoke=args.revoke)
     if args.command == "run":
         return asyncio.run(_run(args))
     if args.command == "model":
@@ -192,6 +203,69 @@ def _serve(tcp: tuple[str, int] | None) -> int:
     return 0
 
 
+def _trust(path: Path, *, revoke: bool) -> int:
+    """`baton trust [PATH] [--revoke]`: the person's answer, kept in their data directory."""
+    from baton.trust import TrustRecordError, workspace_key, write_record
+
+    if not path.is_dir():
+        print(f"baton: {path} is not a folder; nothing was changed", file=sys.stderr)
+        return 2
+    try:
+        record = write_record(path, not revoke)
+    except (TrustRecordError, OSError) as exc:
+        print(f"baton: {exc}; nothing was changed", file=sys.stderr)
+        return 1
+    what = "no longer trusted" if revoke else "trusted"
+    print(f"{workspace_key(path)} is {what} (recorded in {record})")
+    return 0
+
+
+def _run_trust(workspace: Path, interactive: bool) -> Trust:
+    """The trust `baton run` works with: the record's answer, else, at a terminal and
+    when trust would change something, the person's y/N answer (recorded, so asked once)."""
+    from baton.trust import UNTRUSTED, Trust, TrustRecordError, decide, write_record
+
+    trust = decide(workspace, None)
+    if trust.warning:
+        print(f"baton: {trust.warning}", file=sys.stderr)
+    if trust.source != "none" or trust.warning or not interactive:
+        return trust
+    enables = trust_would_enable(workspace)
+    if not enables:
+        return trust
+    print(
+        "baton: this folder is not trusted yet. Trusting it lets its settings run code or "
+        "choose where requests and keys go:",
+        file=sys.stderr,
+    )
+    for item in enables:
+        print(f"  - {item}", file=sys.stderr)
+    print(f"Trust {workspace}? Baton remembers the answer. [y/N] ", end="", file=sys.stderr)
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if not answer:
+        print("", file=sys.stderr)
+        return UNTRUSTED
+    trusted = answer.strip().lower() in ("y", "yes")
+    try:
+        write_record(workspace, trusted)
+    except (TrustRecordError, OSError) as exc:
+        print(f"baton: the answer could not be recorded: {exc}", file=sys.stderr)
+    return Trust(trusted, "cli")
+
+
+def trust_would_enable(workspace: Path) -> list[str]:
+    """What an untrusted workspace has that trust would put in force, read without
+    importing or running any of it."""
+    from baton.config import ConfigLoader
+    from baton.hooks.plugins import workspace_plugin_files
+    from baton.trust import UNTRUSTED
+
+    items = ConfigLoader(workspace, trust=UNTRUSTED).ignored()
+    items += [str(path.relative_to(workspace)) for path in workspace_plugin_files(workspace)]
+    return items
+
+
 async def _sessions() -> int:
     from baton.app import build_app
     from baton.session.events import NullChannel
@@ -221,6 +295,8 @@ async def _run(args: argparse.Namespace) -> int:
         interactive=sys.stdin.isatty(),
         live_status=sys.stderr.isatty(),
     )
+    workspace = Path.cwd().resolve()
+    trust = _run_trust(workspace, sys.stdin.isatty())
     overrides: dict[str, Any] = {"permissions": {}}
     if args.allow_bash:
         overrides["permissions"]["bash"] = "allow"
@@ -228,7 +304,10 @@ async def _run(args: argparse.Namespace) -> int:
         overrides["permissions"]["write"] = "allow"
     if not overrides["permissions"]:
         overrides = {}
-    app = build_app(Path.cwd(), channel, client_settings=overrides or None)
+    app = build_app(workspace, channel, client_settings=overrides or None, trust=trust)
+    notice = app.trust_notice()
+    if notice is not None:
+        print(f"baton: {notice}", file=sys.stderr)
     try:
         if args.session is not None:
             session_id = args.session

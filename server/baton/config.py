@@ -1,5 +1,8 @@
 """Settings: defaults → user file → workspace file → environment → client.
 
+The workspace file is the only layer the person did not write: it is filtered
+by trust and may never relax the person's permissions (see `ConfigLoader`).
+
 Keys are camelCase in files and in `initializationOptions.settings` (snake_case
 is accepted too). Files are re-read when they change, so a session that does
 not pin its model follows the configuration "afresh for every request".
@@ -14,19 +17,23 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from platformdirs import user_config_path
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
 from baton.protocol import StrategySetting
+from baton.trust import Trust, decide
 
 log = logging.getLogger(__name__)
 
 ProviderId = Literal["openai", "openai-compatible", "local"]
 Permission = Literal["allow", "ask", "deny"]
+Layer = Literal["default", "user", "workspace", "environment", "client"]
+# The layers that are the person's own: everything but the workspace's file.
+PERSON_LAYERS: frozenset[Layer] = frozenset({"default", "user", "environment", "client"})
 
 
 class _Section(BaseModel):
@@ -142,6 +149,17 @@ class Settings(_Section):
     local: LocalSettings = Field(default_factory=LocalSettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    # Which layer supplied each value (canonical dotted key -> layer); see `origin`.
+    _origins: dict[str, Layer] = PrivateAttr(default_factory=dict)
+
+    def origin(self, key: str) -> Layer:
+        """The layer `key` ("baseUrl", "permissions.bash") came from; "default" if none set it."""
+        canonical = ".".join(_canonical_key(part) for part in key.split("."))
+        return self._origins.get(canonical, "default")
+
+    def from_person(self, key: str) -> bool:
+        """Whether `key` is the default or was set by one of the person's own layers."""
+        return self.origin(key) in PERSON_LAYERS
 
 
 # Context windows of well-known models, by id prefix (longest prefix wins).
@@ -271,24 +289,43 @@ def workspace_config_file(workspace: Path) -> Path:
 
 
 class ConfigLoader:
-    """Resolves settings for a workspace, re-reading files only when they change."""
+    """Resolves settings for a workspace, re-reading files only when they change.
+
+    Layers, later over earlier: defaults, the user file, the workspace file,
+    the environment, the client's settings. All but the workspace file are the
+    person's own. The workspace file is filtered (`split_workspace_layer`):
+    untrusted, it may only tune; trusted, it may do what the person's layers
+    may, except relax a permission the person set.
+    """
 
     def __init__(
         self,
         workspace: Path,
         client_settings: dict[str, Any] | None = None,
         environ: dict[str, str] | None = None,
+        *,
+        trust: Trust | None = None,
     ) -> None:
         self.workspace = workspace
         self.client_settings = client_settings or {}
         self._environ = environ
+        self._trust = trust if trust is not None else decide(workspace, None)
         self._files: dict[Path, _FileCache] = {}
-        self._last: tuple[tuple[Any, ...], Settings, list[ConfigProblem]] | None = None
+        self._last: tuple[tuple[Any, ...], _Resolved] | None = None
         self._reported: set[str] = set()
 
     @property
     def environ(self) -> dict[str, str] | os._Environ[str]:
         return self._environ if self._environ is not None else os.environ
+
+    @property
+    def trust(self) -> Trust:
+        return self._trust
+
+    @trust.setter
+    def trust(self, value: Trust) -> None:
+        self._trust = value
+        self._last = None
 
     def _read_file(self, path: Path) -> _FileCache:
         cache = self._files.setdefault(path, _FileCache())
@@ -313,48 +350,236 @@ class ConfigLoader:
             cache.problem = ConfigProblem(str(path), f"not valid TOML: {exc}")
         return cache
 
-    def load(self) -> tuple[Settings, list[ConfigProblem]]:
-        """Current settings and any problems found; a broken source is skipped, not fatal."""
-        sources: list[tuple[str, dict[str, Any]]] = []
+    def _resolved(self) -> _Resolved:
+        layers: list[tuple[Layer, str, dict[str, Any]]] = []
         problems: list[ConfigProblem] = []
-        cache_key: list[Any] = []
-        for path in (user_config_file(), workspace_config_file(self.workspace)):
+        cache_key: list[Any] = [self._trust]
+        for layer, path in (
+            ("user", user_config_file()),
+            ("workspace", workspace_config_file(self.workspace)),
+        ):
             entry = self._read_file(path)
             cache_key.append((str(path), entry.key))
             if entry.problem:
                 problems.append(entry.problem)
             elif entry.data:
-                sources.append((str(path), entry.data))
+                layers.append((cast(Layer, layer), str(path), entry.data))
         env = env_overrides(self.environ)
         cache_key.append(json.dumps(env, sort_keys=True))
         cache_key.append(json.dumps(self.client_settings, sort_keys=True, default=str))
         key = tuple(cache_key)
         if self._last is not None and self._last[0] == key:
-            return self._last[1], self._last[2]
+            return self._last[1]
         if env:
-            sources.append(("environment", env))
+            layers.append(("environment", "environment", env))
         if self.client_settings:
-            sources.append(("client settings", self.client_settings))
-
-        merged: dict[str, Any] = {}
-        for name, data in sources:
-            candidate = _merge(merged, data)
-            try:
-                Settings.model_validate(candidate)
-            except ValidationError as exc:
-                problems.append(ConfigProblem(name, _describe(exc)))
-                continue
-            merged = candidate
-        settings = Settings.model_validate(merged)
-        for problem in problems:
+            layers.append(("client", "client settings", self.client_settings))
+        if self._trust.warning:
+            problems.append(ConfigProblem("workspace trust", self._trust.warning))
+        resolved = _layer(layers, problems, trusted=self._trust.trusted)
+        for problem in resolved.problems:
             if str(problem) not in self._reported:
                 self._reported.add(str(problem))
                 log.warning("configuration problem, source ignored: %s", problem)
-        self._last = (key, settings, problems)
-        return settings, problems
+        self._last = (key, resolved)
+        return resolved
+
+    def load(self) -> tuple[Settings, list[ConfigProblem]]:
+        """Current settings and any problems found; a broken source is skipped, not fatal."""
+        resolved = self._resolved()
+        return resolved.settings, resolved.problems
 
     def settings(self) -> Settings:
         return self.load()[0]
+
+    def person_settings(self) -> Settings:
+        """Settings from the person's own layers only (defaults, user file, environment,
+        client): what a feature that must not follow the workspace reads."""
+        return self._resolved().person
+
+    def ignored(self) -> list[str]:
+        """What the workspace file sets that is not in force now, each with why."""
+        return list(self._resolved().ignored)
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    settings: Settings
+    person: Settings
+    problems: list[ConfigProblem]
+    ignored: list[str]
+
+
+_STRICTNESS: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+# What an untrusted workspace may still set: tuning that can neither run code, nor choose
+# where requests and keys go, nor relax a permission (permissions are handled apart: a
+# workspace may always tighten them). Canonical dotted paths; a section name covers the
+# whole section. A setting added later is ignored from an untrusted workspace until it is
+# listed here, which is the safe default.
+UNTRUSTED_WORKSPACE_MAY_SET = frozenset(
+    {
+        "model",
+        "contextwindow",
+        "maxsteps",
+        "requesttimeout",
+        "maxretries",
+        "compaction",
+        "plans.dir",
+        "tools.bashtimeoutms",
+        "tools.maxoutputchars",
+        "tools.readmaxlines",
+        "tools.repeatlimit",
+        "hooks.precompactmaxsteps",
+        "hooks.precompacttimeout",
+        "hooks.precompactpermissiontimeout",
+        "local.threads",
+        "local.batchthreads",
+        "local.contextsize",
+        "local.temperature",
+        "local.topp",
+        "local.seed",
+        "local.maxtokens",
+    }
+)
+
+
+def split_workspace_layer(
+    data: dict[str, Any], *, trusted: bool
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """The workspace file as (settings that apply, its permissions, ignored setting names).
+
+    Permissions come apart because they are not layered like the rest: see `_layer`.
+    """
+    permissions: dict[str, Any] = {}
+    ignored: list[str] = []
+
+    def walk(node: dict[str, Any], prefix: tuple[str, ...]) -> dict[str, Any]:
+        kept: dict[str, Any] = {}
+        for key, value in node.items():
+            path = (*prefix, key)
+            canonical = ".".join(_canonical_key(part) for part in path)
+            if canonical == "permissions" and isinstance(value, dict):
+                permissions.update(value)
+                continue
+            if trusted or canonical in UNTRUSTED_WORKSPACE_MAY_SET:
+                kept[key] = value
+            elif isinstance(value, dict) and value:
+                inner = walk(value, path)
+                if inner:
+                    kept[key] = inner
+            else:
+                ignored.append(".".join(path))
+        return kept
+
+    return walk(data, ()), permissions, ignored
+
+
+def _layer(
+    layers: list[tuple[Layer, str, dict[str, Any]]],
+    problems: list[ConfigProblem],
+    *,
+    trusted: bool,
+) -> _Resolved:
+    merged: dict[str, Any] = {}
+    origins: dict[str, Layer] = {}
+    ignored: list[str] = []
+    workspace_permissions: dict[str, Any] = {}
+    workspace_name = ""
+    for layer, name, raw in layers:
+        data = raw
+        if layer == "workspace":
+            data, workspace_permissions, dropped = split_workspace_layer(raw, trusted=trusted)
+            workspace_name = name
+            ignored += [f"{_short(name)}: {item}" for item in dropped]
+        candidate = _merge(merged, data)
+        try:
+            Settings.model_validate(candidate)
+        except ValidationError as exc:
+            problems.append(ConfigProblem(name, _describe(exc)))
+            continue
+        merged = candidate
+        _record_origins(data, (), layer, origins)
+    if workspace_permissions:
+        try:
+            PermissionSettings.model_validate(workspace_permissions)
+        except ValidationError as exc:
+            problems.append(ConfigProblem(workspace_name, _describe(exc)))
+        else:
+            ignored += _apply_workspace_permissions(
+                merged, origins, workspace_permissions, _short(workspace_name), trusted=trusted
+            )
+    settings = _settings(merged, origins)
+    person = settings
+    if any(layer == "workspace" for layer, _, _ in layers):
+        rest = [entry for entry in layers if entry[0] != "workspace"]
+        person = _layer(rest, [], trusted=trusted).settings
+    return _Resolved(settings, person, problems, ignored)
+
+
+def _apply_workspace_permissions(
+    merged: dict[str, Any],
+    origins: dict[str, Layer],
+    wanted: dict[str, Any],
+    source: str,
+    *,
+    trusted: bool,
+) -> list[str]:
+    """Deny beats ask beats allow: the workspace may tighten any permission, relax only
+    one the person left unset, and only once trusted."""
+    ignored: list[str] = []
+    current = Settings.model_validate(merged).permissions
+    values: dict[str, Any] = {}
+    for key, value in wanted.items():
+        field = _field_name(key, PermissionSettings)
+        if field is None:
+            continue
+        now: str = getattr(current, field)
+        person_set = origins.get(f"permissions.{_canonical_key(field)}") is not None
+        if _STRICTNESS[value] >= _STRICTNESS[now] or (trusted and not person_set):
+            values[to_camel(field)] = value
+            origins[f"permissions.{_canonical_key(field)}"] = "workspace"
+        else:
+            whose = "your" if person_set else "the default"
+            why = "" if trusted else " in an untrusted workspace"
+            ignored.append(
+                f"{source}: permissions.{to_camel(field)} = {value!r} "
+                f"(cannot relax {whose} {now!r}{why})"
+            )
+    if values:
+        updated = _merge(merged, {"permissions": values})
+        merged.clear()
+        merged.update(updated)
+    return ignored
+
+
+def _field_name(key: str, model: type[BaseModel]) -> str | None:
+    for name in model.model_fields:
+        if _canonical_key(name) == _canonical_key(key):
+            return name
+    return None
+
+
+def _record_origins(
+    data: dict[str, Any], prefix: tuple[str, ...], layer: Layer, origins: dict[str, Layer]
+) -> None:
+    for key, value in data.items():
+        path = (*prefix, _canonical_key(key))
+        if isinstance(value, dict) and value:
+            _record_origins(value, path, layer, origins)
+        else:
+            origins[".".join(path)] = layer
+
+
+def _settings(merged: dict[str, Any], origins: dict[str, Layer]) -> Settings:
+    settings = Settings.model_validate(merged)
+    settings._origins = dict(origins)
+    return settings
+
+
+def _short(source: str) -> str:
+    """A workspace file's name as the person knows it (relative to the workspace)."""
+    parts = Path(source).parts
+    return str(Path(*parts[-2:])) if len(parts) >= 2 else source
 
 
 def _describe(exc: ValidationError) -> str:

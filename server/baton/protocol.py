@@ -579,6 +579,26 @@ class AuthSetParams(WireModel):
     api_key: str = Field(min_length=1, max_length=4096, repr=False)
 
 
+# --------------------------------------------------------------------------- workspace trust
+
+# Who decided: the editor (initializationOptions.workspaceTrusted or setTrust), the
+# terminal (`baton trust` or the question of `baton run`), or nobody (not trusted).
+TrustSource = Literal["editor", "cli", "none"]
+
+
+class WorkspaceTrustResult(WireModel):
+    trusted: bool
+    source: TrustSource
+    # What the workspace has that is not in force now, each with why (settings of
+    # .baton/config.toml, plugins in .baton/plugins/, workspace entry points).
+    ignored: list[str] = Field(default_factory=list)
+
+
+class SetTrustParams(WireModel):
+    # Strict: "true" or 1 is a client bug, answered -32602, not a decision.
+    trusted: bool = Field(strict=True)
+
+
 # --------------------------------------------------------------------------- updates
 
 
@@ -669,6 +689,17 @@ class ModelProgress(WireModel):
     cached: int | None = None
 
 
+class WorkspaceTrustUpdate(WireModel):
+    """Extension: said once per session when the workspace is not trusted and something of
+    it is ignored: what, and how to trust it."""
+
+    kind: Literal["workspace_trust"] = "workspace_trust"
+    trusted: bool
+    source: TrustSource
+    ignored: list[str] = Field(default_factory=list)
+    message: str
+
+
 class TurnEnded(WireModel):
     """Extension: a turn ended; lets clients that did not send the prompt finish their view."""
 
@@ -690,7 +721,8 @@ Update = Annotated[
     | UserMessageUpdate
     | TurnEnded
     | McpServerUpdate
-    | ModelProgress,
+    | ModelProgress
+    | WorkspaceTrustUpdate,
     Field(discriminator="kind"),
 ]
 
@@ -732,6 +764,10 @@ class PermissionRequestParams(WireModel):
     options: list[PermissionOption]
     # Extension (review issue): a unified diff of the change a write/edit would make.
     diff: str | None = None
+    # Extension (trust issue): why this request is asked even though the permission is
+    # "allow" or was answered "Always allow" (a protected path); "Always allow" is then
+    # not offered.
+    reason: str | None = None
 
 
 class SelectedOutcome(WireModel):
@@ -802,6 +838,12 @@ METHODS: dict[str, MethodSpec] = {
     "baton/session/export": MethodSpec(SessionRef, SessionExportResult, "The session as markdown."),
     "baton/models/list": MethodSpec(ModelsListParams, ModelsListResult, "Models to choose from."),
     "baton/mcp/servers": MethodSpec(Empty, McpServersResult, "Configured MCP servers."),
+    "baton/workspace/trust": MethodSpec(
+        Empty, WorkspaceTrustResult, "Whether the workspace is trusted, by whom, what is ignored."
+    ),
+    "baton/workspace/setTrust": MethodSpec(
+        SetTrustParams, WorkspaceTrustResult, "The editor's trust decision, taking effect now."
+    ),
 }
 
 # Client → server notifications.

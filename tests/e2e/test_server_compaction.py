@@ -554,8 +554,9 @@ StartPlain = Callable[..., Awaitable[BatonClient]]
 
 @pytest_asyncio.fixture
 async def start_plain(workspace: Path, home: Path) -> AsyncIterator[StartPlain]:
-    """A server whose base URL comes only from the workspace config file, so a test can
-    change the route while it runs (the environment would outrank the file)."""
+    """A server whose base URL comes only from the person's config file, so a test can
+    change the route while it runs (the environment would outrank the file; a workspace
+    file's baseUrl would not get the person's key)."""
     clients: list[BatonClient] = []
 
     async def start(settings: dict[str, Any] | None = None) -> BatonClient:
@@ -571,10 +572,10 @@ async def start_plain(workspace: Path, home: Path) -> AsyncIterator[StartPlain]:
 
 @pytest.mark.asyncio
 async def test_a_route_change_in_the_config_drops_the_chain(
-    start_plain: StartPlain, llm: FakeLLM, workspace: Path
+    start_plain: StartPlain, llm: FakeLLM, workspace: Path, home: Path
 ) -> None:
-    config = workspace / ".baton" / "config.toml"
-    config.parent.mkdir()
+    config = home / "config" / "baton" / "config.toml"
+    config.parent.mkdir(parents=True)
     config.write_text(f'baseUrl = "{llm.base_url}"\n')
     baton = await start_plain(ALLOW_BASH)
     sid, artifact = await chain(baton, llm, workspace)

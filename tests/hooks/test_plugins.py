@@ -34,7 +34,7 @@ def _no_entry_points() -> list[object]:
 def test_workspace_plugins_load_in_file_name_order(tmp_path: Path) -> None:
     _write(tmp_path, "b_second.py", GOOD.replace("{name}", "b"))
     _write(tmp_path, "a_first.py", GOOD.replace("{name}", "a"))
-    plugins = load_plugins(tmp_path, entry_point_source=_no_entry_points)
+    plugins = load_plugins(tmp_path, trusted=True, entry_point_source=_no_entry_points)
     assert plugins.problems == []
     assert plugins.order == ["a_first", "b_second"]
     assert [i.plugin_name for i in plugins.impls("baton_compacting")] == ["a_first", "b_second"]
@@ -45,7 +45,7 @@ def test_a_plugin_that_raises_on_import_is_reported_and_skipped(tmp_path: Path) 
     _write(tmp_path, "exits.py", "import sys\nsys.exit(2)\n")
     _write(tmp_path, "syntax.py", "def (:\n")
     _write(tmp_path, "good.py", GOOD.replace("{name}", "good"))
-    plugins = load_plugins(tmp_path, entry_point_source=_no_entry_points)
+    plugins = load_plugins(tmp_path, trusted=True, entry_point_source=_no_entry_points)
     assert plugins.order == ["good"]
     messages = {Path(p.source).name: p.message for p in plugins.problems}
     assert messages["broken.py"] == "RuntimeError: cannot import me"
@@ -60,7 +60,7 @@ def test_a_misspelt_hook_name_is_reported(tmp_path: Path) -> None:
         "typo.py",
         "from baton.hooks import hookimpl\n\n@hookimpl\ndef baton_precompact(event):\n    pass\n",
     )
-    plugins = load_plugins(tmp_path, entry_point_source=_no_entry_points)
+    plugins = load_plugins(tmp_path, trusted=True, entry_point_source=_no_entry_points)
     assert plugins.order == []
     assert "unknown hook baton_precompact" in plugins.problems[0].message
     assert plugins.impls("baton_pre_compact") == []
@@ -72,7 +72,7 @@ def test_a_bad_signature_is_reported(tmp_path: Path) -> None:
         "args.py",
         "from baton.hooks import hookimpl\n\n@hookimpl\ndef baton_compacting(nope):\n    pass\n",
     )
-    plugins = load_plugins(tmp_path, entry_point_source=_no_entry_points)
+    plugins = load_plugins(tmp_path, trusted=True, entry_point_source=_no_entry_points)
     assert plugins.order == []
     assert "nope" in plugins.problems[0].message
 
@@ -81,7 +81,7 @@ def test_tryfirst_and_trylast_move_a_plugin(tmp_path: Path) -> None:
     _write(tmp_path, "a.py", GOOD.replace("@hookimpl", "@hookimpl(trylast=True)"))
     _write(tmp_path, "b.py", GOOD)
     _write(tmp_path, "c.py", GOOD.replace("@hookimpl", "@hookimpl(tryfirst=True)"))
-    plugins = load_plugins(tmp_path, entry_point_source=_no_entry_points)
+    plugins = load_plugins(tmp_path, trusted=True, entry_point_source=_no_entry_points)
     assert [i.plugin_name for i in plugins.impls("baton_compacting")] == ["c", "b", "a"]
 
 
@@ -112,7 +112,7 @@ def installed_plugin(tmp_path: Path) -> Iterator[Path]:
 def test_entry_point_plugins_load_before_workspace_files(installed_plugin: Path) -> None:
     workspace = installed_plugin
     _write(workspace, "local.py", GOOD.replace("{name}", "local"))
-    plugins = load_plugins(workspace)
+    plugins = load_plugins(workspace, trusted=True)
     assert plugins.order[-2:] == ["zz-demo", "local"]
     broken = [p for p in plugins.problems if "aa-broken" in p.source]
     assert broken and "missing dep" in broken[0].message

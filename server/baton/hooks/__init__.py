@@ -26,7 +26,7 @@ def install_hooks(sessions: SessionService, engine: CompactionEngine) -> Lifecyc
     from baton.hooks.plugins import load_plugins
     from baton.tools.shell import is_secret_name
 
-    plugins = load_plugins(sessions.workspace)
+    plugins = load_plugins(sessions.workspace, trusted=sessions.config.trust.trusted)
     config = sessions.config
 
     def secrets() -> list[str]:

@@ -6,12 +6,21 @@ name Baton does not define (a typo such as `baton_precompact`) is reported as a
 Plugins load once, when the core starts; the order is entry points sorted by
 name, then `<workspace>/.baton/plugins/*.py` sorted by file name, and it is
 the order hooks run in (after command hooks).
+
+A workspace's own code (its `.baton/plugins/` files, and entry points of a
+distribution installed from inside the workspace, such as an editable install
+of the cloned repository) is imported only once the person trusts the
+workspace (`baton.trust`); until then it is listed in `PluginSet.ignored` and
+never read. Trust granted later loads it then; trust revoked unregisters it
+(Python cannot unimport a module, but its hooks are no longer called).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable
@@ -20,6 +29,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pluggy
 
@@ -47,6 +57,10 @@ class PluginSet:
     manager: pluggy.PluginManager
     order: list[str] = field(default_factory=list)
     problems: list[PluginProblem] = field(default_factory=list)
+    # The workspace's plugins not imported because it is not trusted (relative paths).
+    ignored: list[str] = field(default_factory=list)
+    # Names of the registered plugins that are the workspace's own code.
+    workspace_names: list[str] = field(default_factory=list)
 
     def impls(self, spec: str) -> list[pluggy.HookImpl]:
         """Implementations of `spec` in run order: tryfirst, then load order, then trylast."""
@@ -73,9 +87,13 @@ def new_manager() -> pluggy.PluginManager:
 def load_plugins(
     workspace: Path,
     *,
+    trusted: bool,
     entry_point_source: Callable[[], Iterable[EntryPoint]] | None = None,
 ) -> PluginSet:
-    """Every plugin that loads cleanly, registered in order; the others as problems."""
+    """Every plugin that loads cleanly, registered in order; the others as problems.
+
+    The workspace's own code only when `trusted` (the rest is listed in `ignored`).
+    """
     plugins = PluginSet(new_manager())
     source = entry_point_source or (lambda: entry_points(group=ENTRY_POINT_GROUP))
     try:
@@ -85,6 +103,10 @@ def load_plugins(
         found = []
     for entry in found:
         label = f"{entry.name} ({entry.value})"
+        own = _installed_from(entry, workspace)
+        if own and not trusted:
+            plugins.ignored.append(f"entry point {label} installed from the workspace")
+            continue
         try:
             obj = entry.load()
         except BaseException as exc:
@@ -92,10 +114,32 @@ def load_plugins(
                 raise
             _problem(plugins, label, exc)
             continue
-        register(plugins, entry.name, obj, label)
+        if register(plugins, entry.name, obj, label) and own:
+            plugins.workspace_names.append(entry.name)
+    if trusted:
+        load_workspace_plugins(plugins, workspace)
+    else:
+        plugins.ignored += [
+            str(path.relative_to(workspace)) for path in workspace_plugin_files(workspace)
+        ]
+    return plugins
+
+
+def workspace_plugin_files(workspace: Path) -> list[Path]:
+    """`.baton/plugins/*.py`, listed without reading them."""
     folder = workspace / WORKSPACE_PLUGINS
-    for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+    return sorted(folder.glob("*.py")) if folder.is_dir() else []
+
+
+def load_workspace_plugins(plugins: PluginSet, workspace: Path) -> None:
+    """Import and register the workspace's plugin files (the workspace is trusted)."""
+    plugins.ignored = [
+        item for item in plugins.ignored if not item.startswith(str(WORKSPACE_PLUGINS))
+    ]
+    for path in workspace_plugin_files(workspace):
         label = str(path)
+        if path.stem in plugins.workspace_names:
+            continue
         try:
             module = import_file(path)
         except BaseException as exc:
@@ -103,8 +147,56 @@ def load_plugins(
                 raise
             _problem(plugins, label, exc)
             continue
-        register(plugins, path.stem, module, label)
-    return plugins
+        if register(plugins, path.stem, module, label):
+            plugins.workspace_names.append(path.stem)
+
+
+def drop_workspace_plugins(plugins: PluginSet, workspace: Path) -> None:
+    """Trust revoked: the workspace's plugins are no longer called."""
+    for name in plugins.workspace_names:
+        plugin = plugins.manager.get_plugin(name)
+        if plugin is not None:
+            plugins.manager.unregister(plugin, name=name)
+        if name in plugins.order:
+            plugins.order.remove(name)
+    plugins.workspace_names = []
+    plugins.ignored = [
+        str(path.relative_to(workspace)) for path in workspace_plugin_files(workspace)
+    ]
+
+
+def _installed_from(entry: EntryPoint, workspace: Path) -> bool:
+    """Whether an entry point's distribution lives in, or was installed from, the workspace."""
+    dist = entry.dist
+    if dist is None:
+        return False
+    located = getattr(dist, "_path", None)
+    if located is not None and _inside(Path(str(located)), workspace):
+        return True
+    try:
+        direct = dist.read_text("direct_url.json")
+    except Exception:  # unreadable metadata: decide by location alone
+        return False
+    if not direct:
+        return False
+    try:
+        url = json.loads(direct).get("url", "")
+    except (ValueError, AttributeError):
+        return False
+    parsed = urlparse(url) if isinstance(url, str) else None
+    return (
+        parsed is not None
+        and parsed.scheme == "file"
+        and _inside(Path(unquote(parsed.path)), workspace)
+    )
+
+
+def _inside(path: Path, workspace: Path) -> bool:
+    try:
+        Path(os.path.realpath(path)).relative_to(os.path.realpath(workspace))
+    except ValueError:
+        return False
+    return True
 
 
 def import_file(path: Path) -> ModuleType:

@@ -39,6 +39,10 @@ class BatonServer(LanguageServer):
         self.channel: LspChannel | None = None
         # Set by `initialize`: where to work and the client's settings.
         self.start_params: tuple[Path, dict[str, Any] | None] | None = None
+        # initializationOptions.workspaceTrusted: True/False, or None when absent (the
+        # trust record decides); a value of another type is reported and counts as absent.
+        self.editor_trust: bool | None = None
+        self.editor_trust_problem: str | None = None
         self._features_registered = False
 
     @property
@@ -62,12 +66,27 @@ class BatonServer(LanguageServer):
             self._features_registered = True
         self.channel = LspChannel(self)
         workspace, client_settings = self.start_params
-        self.app = build_app(workspace, self.channel, client_settings=client_settings)
-        for problem in self.app.config_problems():
+        from baton.trust import decide
+
+        self.app = build_app(
+            workspace,
+            self.channel,
+            client_settings=client_settings,
+            trust=decide(workspace, self.editor_trust),
+        )
+        problems = self.app.config_problems()
+        if self.editor_trust_problem:
+            problems.insert(0, self.editor_trust_problem)
+        for problem in problems:
             self.window_show_message(
                 lsp.ShowMessageParams(
                     type=lsp.MessageType.Warning, message=f"Baton configuration: {problem}"
                 )
+            )
+        notice = self.app.trust_notice()
+        if notice is not None:
+            self.window_show_message(
+                lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"Baton: {notice}")
             )
         return self.app
 
@@ -153,6 +172,14 @@ def create_server() -> BatonServer:
         if isinstance(options, dict) and isinstance(options.get("settings"), dict):
             client_settings = options["settings"]
         ls.start_params = (workspace_from(params), client_settings)
+        trusted = options.get("workspaceTrusted") if isinstance(options, dict) else None
+        if trusted is None or isinstance(trusted, bool):
+            ls.editor_trust = trusted
+        else:
+            ls.editor_trust_problem = (
+                "initializationOptions.workspaceTrusted must be true or false, not "
+                f"{type(trusted).__name__}; it is ignored (the trust record decides)"
+            )
 
     @server.feature(lsp.INITIALIZED)
     def on_initialized(ls: BatonServer, params: Any) -> None:

@@ -86,7 +86,8 @@ def _resolve(
     if provider == "local":
         return _Resolved(ProviderIdentity("local", model, Route(LOCAL_BASE_URL, "none")), None)
 
-    base_url = (settings.base_url if own else None) or DEFAULT_BASE_URLS.get(provider)
+    configured_url = settings.base_url if own else None
+    base_url = configured_url or DEFAULT_BASE_URLS.get(provider)
     if not base_url:
         note = f' (the configured one is for provider "{configured}")' if settings.base_url else ""
         raise ConfigError(
@@ -94,12 +95,30 @@ def _resolve(
             '(for example baseUrl = "http://localhost:11434/v1" for Ollama)'
         )
     base_url = base_url.rstrip("/")
-    api_key = credentials.get(provider, settings.api_key_env)
+    workspace_url = configured_url is not None and not settings.from_person("baseUrl")
+    api_key = _bound_key(settings, credentials, provider, workspace_url=workspace_url)
     if provider == "openai":
         # The OpenAI route always authenticates; a missing key is reported by make_provider.
         return _Resolved(ProviderIdentity(provider, model, Route(base_url, "api_key")), api_key)
     auth_kind: Literal["api_key", "none"] = "api_key" if api_key else "none"
     return _Resolved(ProviderIdentity(provider, model, Route(base_url, auth_kind)), api_key)
+
+
+def _bound_key(
+    settings: Settings, credentials: Credentials, provider: str, *, workspace_url: bool
+) -> str | None:
+    """The key a route may carry: keys stay bound to where the person meant them to go.
+
+    The person's key (their environment's `apiKeyEnv`, or one the editor set with
+    `baton/auth/set`) goes only to a base URL from the person's own layers or the
+    provider's default. A (trusted) workspace's own `baseUrl` gets only the key its own
+    `apiKeyEnv` names; an untrusted workspace can set neither (`baton.config`).
+    """
+    if workspace_url:
+        if settings.origin("apiKeyEnv") == "workspace":
+            return credentials.from_environment(settings.api_key_env)
+        return None
+    return credentials.get(provider, settings.api_key_env)
 
 
 def resolve_identity(
@@ -115,6 +134,11 @@ def resolve_identity(
     OpenAI key: the identity of the `openai` route does not depend on it.
     """
     return _resolve(settings, credentials, model_override, provider_override).identity
+
+
+def route_key(settings: Settings, credentials: Credentials, provider: str) -> str | None:
+    """The key requests to `provider`'s configured route may carry (see `_bound_key`)."""
+    return _resolve(settings, credentials, "-", provider).api_key
 
 
 def key_digest(secret: str | None) -> str | None:
@@ -170,6 +194,11 @@ class ProviderRegistry:
                 self._providers[key] = _local_provider(settings, identity)
             return self._providers[key]
         if identity.provider == "openai" and not resolved.api_key:
+            if not settings.from_person("baseUrl") and settings.base_url:
+                raise ConfigError(
+                    f"the workspace's baseUrl ({settings.base_url}) does not get your OpenAI "
+                    "key: set baseUrl in your own settings, or apiKeyEnv in the workspace's"
+                )
             raise ConfigError(
                 f"no OpenAI API key: set {settings.api_key_env} in the environment "
                 'or run "Baton: Set OpenAI API Key"'

@@ -31,6 +31,7 @@ from baton.providers.factory import (
     configured_provider,
     key_digest,
     resolve_identity,
+    route_key,
 )
 
 log = logging.getLogger(__name__)
@@ -128,7 +129,9 @@ class ModelCatalog:
         return identity.route
 
     async def _fetch(self, route: Route, settings: Settings, provider_id: str) -> list[str]:
-        key = self.credentials.get(provider_id, settings.api_key_env)
+        # The same key binding as the provider's own requests: never the person's key to a
+        # base URL the workspace chose.
+        key = route_key(settings, self.credentials, provider_id)
         cache_key = (route.base_url, key_digest(key))
         cached = self._cache.get(cache_key)
         if cached is not None and time.monotonic() - cached.at < CACHE_SECONDS:

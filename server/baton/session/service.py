@@ -37,6 +37,7 @@ from baton.store.db import Database
 from baton.store.sessions import SessionStore
 from baton.tools.base import ToolContext, ToolResult
 from baton.tools.limits import sized_for_window
+from baton.tools.policy import protected_reason
 
 if TYPE_CHECKING:
     from baton.tools.registry import ToolRegistry
@@ -415,33 +416,41 @@ class SessionService:
         settings = self.settings()
         category = permission_category(tool)
         policy = getattr(settings.permissions, category, "ask")
-        if policy == "allow":
-            return True
         if policy == "deny":
             return False
-        if category in state.allowed_always:
+        # A protected path (.baton, .git, ...) asks whatever the policy or an earlier
+        # "Always allow" says, and "Always allow" is not offered for it.
+        reason = protected_reason(self.workspace, tool, input)
+        if reason is None and (policy == "allow" or category in state.allowed_always):
             return True
+        options = [p.PermissionOption(option_id="allow_once", kind="allow_once", name="Allow once")]
+        if reason is None:
+            options.append(
+                p.PermissionOption(
+                    option_id="allow_always", kind="allow_always", name="Always allow"
+                )
+            )
+        options.append(
+            p.PermissionOption(option_id="reject_once", kind="reject_once", name="Reject")
+        )
         params = p.PermissionRequestParams(
             session_id=state.id,
             tool_call=p.PermissionToolCall(tool_call_id=tool_call_id, name=tool, input=input),
-            options=[
-                p.PermissionOption(option_id="allow_once", kind="allow_once", name="Allow once"),
-                p.PermissionOption(
-                    option_id="allow_always", kind="allow_always", name="Always allow"
-                ),
-                p.PermissionOption(option_id="reject_once", kind="reject_once", name="Reject"),
-            ],
+            options=options,
             diff=diff,
+            reason=reason,
         )
         answer = await self._permission_answer(params, turn)
         if answer is None or answer.outcome == "cancelled":
             return False
         assert isinstance(answer.outcome, p.SelectedOutcome)
         chosen = answer.outcome.option_id
-        if chosen == "allow_always":
+        if chosen == "allow_always" and reason is None:
             state.allowed_always.add(category)
             return True
-        return chosen == "allow_once"
+        # An "allow_always" answer to a protected path (a client that ignores the options)
+        # counts as once.
+        return chosen in ("allow_once", "allow_always")
 
     async def _permission_answer(
         self, params: p.PermissionRequestParams, turn: Turn | None

@@ -9,7 +9,19 @@ verbatim.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_config_path, user_data_path
+
 from baton.tools.base import ToolContext, ToolFailure, ToolResult
+
+# Folders whose files decide what Baton, git or an editor runs (config, hooks, plugins,
+# tasks, launch configurations). A change there always asks, whatever the permission
+# setting or an earlier "Always allow" says, so the model cannot raise its own rights.
+# Matched at any depth: a nested checkout or a sub-folder opened later is the same risk.
+PROTECTED_FOLDERS = (".baton", ".git", ".vscode", ".idea")
 
 _PLAN_MODE_HINTS = {
     "bash": "investigate with read, glob and grep, and record the commands to run in the plan "
@@ -38,3 +50,50 @@ def permission_denied(what: str) -> ToolResult:
         ),
         is_error=True,
     )
+
+
+def baton_user_dirs() -> list[Path]:
+    """Baton's own settings and the trust record: never changed without asking."""
+    return [user_config_path("baton", appauthor=False), user_data_path("baton", appauthor=False)]
+
+
+def protected_reason(workspace: Path, tool: str, input: dict[str, Any]) -> str | None:
+    """Why a change by `tool` must ask even when allowed, or None when it need not.
+
+    Applies to the tools that change one file by path (write, edit); bash cannot be
+    checked this way (a command can write anywhere), which is why it asks by default.
+    """
+    path = input.get("path")
+    if tool not in ("write", "edit") or not isinstance(path, str) or not path:
+        return None
+    return protected_path_reason(workspace, Path(path))
+
+
+def protected_path_reason(workspace: Path, path: Path) -> str | None:
+    """`path` (absolute or relative to `workspace`) as the literal name and its real path
+    (a symlink to .git is .git) checked against the protected folders."""
+    root = Path(os.path.realpath(workspace))
+    literal = Path(os.path.normpath(workspace / path))
+    real = Path(os.path.realpath(literal))
+    for folder in baton_user_dirs():
+        own = Path(os.path.realpath(folder))
+        if real == own or own in real.parents:
+            return (
+                f"{path} is in Baton's own settings folder ({folder}); changes there always "
+                "ask, even after Always allow"
+            )
+    for candidate in (literal, real):
+        try:
+            parts = candidate.relative_to(root).parts
+        except ValueError:
+            try:
+                parts = candidate.relative_to(workspace).parts
+            except ValueError:
+                continue
+        for part in parts:
+            if part.casefold() in PROTECTED_FOLDERS:
+                return (
+                    f"{path} is inside {part}/, which decides what Baton, git or the editor "
+                    "runs; changes there always ask, even after Always allow"
+                )
+    return None

@@ -13,9 +13,9 @@ if TYPE_CHECKING:
 
 
 def register_all(server: BatonServer) -> None:
-    from baton.lsp.features import auth, compaction, plans, review, sessions
+    from baton.lsp.features import auth, compaction, plans, review, sessions, trust
 
-    for module in (sessions, compaction, plans, auth, review):
+    for module in (sessions, compaction, plans, auth, review, trust):
         module.register(server)
     from baton.lsp.features import manage
 

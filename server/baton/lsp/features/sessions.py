@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 def register(server: BatonServer) -> None:
     @method(server, "baton/session/new")
     def new(app: App, params: p.SessionNewParams) -> p.SessionNewResult:
-        return app.sessions.new_session(params)
+        result = app.sessions.new_session(params)
+        app.announce_trust(result.session_id)
+        return result
 
     @method(server, "baton/session/list")
     def list_(app: App, params: p.Empty) -> p.SessionListResult:
@@ -23,7 +25,9 @@ def register(server: BatonServer) -> None:
 
     @method(server, "baton/session/load")
     def load(app: App, params: p.SessionRef) -> p.SessionLoadResult:
-        return app.sessions.load(params.session_id)
+        result = app.sessions.load(params.session_id)
+        app.announce_trust(params.session_id)
+        return result
 
     @method(server, "baton/session/prompt")
     async def prompt(app: App, params: p.PromptParams) -> p.PromptResult:
