@@ -4,12 +4,20 @@ model, as Zed or JetBrains would."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from acp import RequestError
-from acp.schema import ResourceContentBlock, TextContentBlock
+from acp.schema import (
+    EnvVariable,
+    HttpHeader,
+    HttpMcpServer,
+    McpServerStdio,
+    ResourceContentBlock,
+    TextContentBlock,
+)
 
 from baton.compaction.summary import SECTIONS
 from tests.acp.conftest import StartAcp, allow_once
@@ -262,6 +270,48 @@ async def test_bash_runs_in_the_editors_terminal_when_offered(
     assert [u["status"] for u in shown] == ["in_progress", "completed", "in_progress", "failed"]
     [start] = [c for c in acp.client.of(sid, "tool_call") if c["toolCallId"] == calls[0]["call_id"]]
     assert start["kind"] == "execute"
+
+
+@pytest.mark.asyncio
+async def test_the_editors_mcp_servers_join_the_session(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    demo = Path(__file__).resolve().parent.parent / "mcp_servers" / "demo_server.py"
+    acp = await start_acp()
+    acp.client.policy = allow_once
+    new = await acp.conn.new_session(
+        cwd=str(workspace),
+        mcp_servers=[
+            McpServerStdio(
+                name="editor demo",
+                command=sys.executable,
+                args=[str(demo)],
+                env=[EnvVariable(name="DEMO_GREETING", value="Ahoy")],
+            )
+        ],
+    )
+    llm.add(tool_call("editor-demo__greet", {"name": "Ada"}, call_id="call_greet"))
+    llm.add(text("Greeted."))
+    await acp.say(new.session_id, "greet Ada")
+    assert "editor-demo__greet" in llm.model_requests[0].tool_names
+    assert llm.model_requests[-1].tool_outputs()["call_greet"] == "Ahoy, Ada!"
+    # Asked like any MCP call.
+    assert [r["toolCall"]["rawInput"] for r in acp.client.permission_requests] == [{"name": "Ada"}]
+
+    bad = await error_of(
+        acp.conn.new_session(
+            cwd=str(workspace),
+            mcp_servers=[
+                HttpMcpServer(
+                    type="http",
+                    name="web",
+                    url="http://127.0.0.1:9/mcp",
+                    headers=[HttpHeader(name="Authorization", value="x")],
+                )
+            ],
+        )
+    )
+    assert bad.code == -32602 and "headers" in str(bad.data)
 
 
 async def _answer(option: str) -> str:

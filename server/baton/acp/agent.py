@@ -167,27 +167,11 @@ class BatonAgent:
         raise _error(SessionNotFound(session_id))
 
     def _add_mcp_servers(self, app: App, servers: list[Any] | None) -> None:
-        if app.mcp is None:
-            return
-        for server in servers or []:
-            name = re.sub(r"[^A-Za-z0-9_-]", "-", server.name).strip("-") or "client"
-            if isinstance(server, McpServerStdio):
-                settings = McpServerSettings(
-                    name=name,
-                    command=[server.command, *server.args],
-                    env={e.name: e.value for e in server.env},
-                )
-            elif isinstance(server, HttpMcpServer):
-                if server.headers:
-                    raise RequestError.invalid_params(
-                        {"mcpServers": f"{server.name}: Baton's HTTP MCP client sends no headers"}
-                    )
-                settings = McpServerSettings(name=name, url=server.url)
-            else:
-                raise RequestError.invalid_params(
-                    {"mcpServers": f"{server.name}: only stdio and http MCP servers are supported"}
-                )
-            app.mcp.client_servers[name] = settings
+        """The editor's MCP servers join the workspace's (all checked before any is added)."""
+        converted = [mcp_settings(server) for server in servers or []]
+        if app.mcp is not None:
+            for settings in converted:
+                app.mcp.client_servers[settings.name] = settings
 
     # ------------------------------------------------------------------ initialize, auth
 
@@ -484,6 +468,26 @@ class BatonAgent:
             app.sessions.cancel(session_id)
         except BatonError as exc:
             log.warning("session/cancel: %s", exc.message)
+
+
+def mcp_settings(server: Any) -> McpServerSettings:
+    """An ACP `mcpServers` entry as a Baton server entry (names made safe for tool names)."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "-", server.name).strip("-") or "client"
+    if isinstance(server, McpServerStdio):
+        return McpServerSettings(
+            name=name,
+            command=[server.command, *server.args],
+            env={e.name: e.value for e in server.env},
+        )
+    if isinstance(server, HttpMcpServer):
+        if server.headers:
+            raise RequestError.invalid_params(
+                {"mcpServers": f"{server.name}: Baton's HTTP MCP client sends no headers"}
+            )
+        return McpServerSettings(name=name, url=server.url)
+    raise RequestError.invalid_params(
+        {"mcpServers": f"{server.name}: only stdio and http MCP servers are supported"}
+    )
 
 
 def prompt_parts(blocks: list[Any]) -> tuple[str, list[p.ContextAttachment]]:
