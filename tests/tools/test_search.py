@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +13,7 @@ import pytest
 
 import baton.tools.search as search
 from baton.tools.base import ToolFailure
+from baton.tools.ripgrep import rg_binary, run_rg
 from baton.tools.sandbox import SandboxError
 from baton.tools.search import GlobInput, GlobTool, GrepInput, GrepTool
 from baton.tools.walk import expand_braces, match_segments
@@ -218,3 +222,65 @@ async def test_grep_never_reads_through_symlinks_out(
 async def test_grep_path_must_exist(ctx: Any) -> None:
     with pytest.raises(SandboxError, match="no such file"):
         await _grep(ctx, "x", path="missing")
+
+
+# ----------------------------------------------------------------------------- ripgrep runs
+
+
+def _rg_children() -> list[int]:
+    """Live rg processes whose parent is this test process."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+        if fields.get("Name", "").strip() == "rg" and fields.get("PPid", "").strip() == str(
+            os.getpid()
+        ):
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.asyncio
+async def test_rg_is_killed_on_cancel_and_on_timeout(workspace: Path) -> None:
+    # rg blocks opening a FIFO no one writes: a search that never ends on its own.
+    os.mkfifo(workspace / "stuck")
+    args = ["--no-config", "--json", "--regexp", "x", "--", "stuck"]
+    task = asyncio.ensure_future(run_rg(args, str(workspace), lambda _: True))
+    for _ in range(100):
+        if _rg_children():
+            break
+        await asyncio.sleep(0.02)
+    assert _rg_children()
+    task.cancel()
+    began = time.monotonic()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - began < 2
+    assert _rg_children() == []
+    run = await run_rg(args, str(workspace), lambda _: True, time_limit=0.3)
+    assert run.timed_out
+    assert _rg_children() == []
+
+
+def test_rg_binary_comes_from_this_environment() -> None:
+    path = rg_binary()
+    assert os.access(path, os.X_OK)
+    assert Path(path).resolve().is_relative_to(Path(sys.prefix).resolve())
+
+
+@pytest.mark.asyncio
+async def test_gitignore_is_respected_unless_the_path_names_it(workspace: Path, ctx: Any) -> None:
+    (workspace / ".git").mkdir()
+    _touch(workspace / ".gitignore", "build/\n*.log\n")
+    _touch(workspace / "build" / "out.py", "needle\n")
+    _touch(workspace / "run.log", "needle\n")
+    _touch(workspace / "src.py", "needle\n")
+    assert await _glob(ctx, "**/*.py") == ["src.py"]
+    assert await _grep(ctx, "needle") == "src.py:1: needle"
+    assert await _glob(ctx, "build/*.py") == ["build/out.py"]
+    assert await _grep(ctx, "needle", path="build") == "build/out.py:1: needle"

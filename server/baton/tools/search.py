@@ -1,32 +1,50 @@
 """The search tools: glob (find files by name) and grep (find lines by regex).
 
-Both are read-only, confined to the workspace (symbolic links whose targets
-lie outside are never followed or read), skip `.git`, `node_modules`, `.venv`
-and `__pycache__` while walking, and cap their results with a note saying so,
-so that one broad search cannot flood the model's context.
+Both run ripgrep (`tools/ripgrep.py`): a linear-time regex engine in its own
+process, so no pattern can stall the server, and a time limit or a cancelled
+turn kills it. Both are read-only and confined to the workspace: rg never
+follows a symbolic link, links to files inside the workspace are added by the
+walk, every path shown is checked again, and grep shows a line only when a
+read through the sandbox gives the same bytes rg matched. They respect
+.gitignore, skip `.git`, `node_modules`, `.venv` and `__pycache__` below where
+they start, and cap their results with a note saying so, so that one broad
+search cannot flood the model's context.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
+import json
 import os
-import re
 import stat
+from collections.abc import Callable
 from typing import ClassVar
 
 from pydantic import Field
 
 from baton.tools.base import ToolContext, ToolFailure, ToolInput, ToolResult
 from baton.tools.fileio import SNIFF_BYTES, looks_binary
+from baton.tools.ripgrep import COMMON_ARGS, RG_TIME_LIMIT, RgRun, run_rg
 from baton.tools.sandbox import (
     SandboxError,
     display_path,
+    is_inside,
+    open_file,
     resolve_in_workspace,
     without_workspace_name,
     workspace_name_hint,
     workspace_root,
 )
-from baton.tools.walk import WalkStats, expand_braces, has_magic, iter_files, match_segments
+from baton.tools.walk import (
+    MAX_SCAN,
+    WalkStats,
+    expand_braces,
+    has_magic,
+    iter_files,
+    match_segments,
+)
 
 GLOB_MAX_RESULTS = 200
 GREP_MAX_MATCHES = 200
@@ -35,9 +53,10 @@ GREP_MAX_LINE_CHARS = 300
 # Files larger than this are not searched by grep.
 GREP_MAX_FILE_BYTES = 2 * 1024 * 1024
 
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+# Bytes of command line given to links searched by name (well under any ARG_MAX).
+MAX_LINK_ARG_BYTES = 64 * 1024
+
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 class GlobInput(ToolInput):
@@ -51,7 +70,10 @@ class GlobInput(ToolInput):
 
 class GrepInput(ToolInput):
     pattern: str = Field(
-        description="Python regular expression, searched line by line; use (?i) to ignore case."
+        description=(
+            "Regular expression (ripgrep syntax, like Python's without look-around or "
+            "backreferences), searched line by line; use (?i) to ignore case."
+        )
     )
     path: str | None = Field(
         None,
@@ -72,20 +94,17 @@ class GlobTool:
     description: ClassVar[str] = (
         "Find files in the workspace by path pattern. Returns workspace-relative paths, "
         f"newest first, at most {GLOB_MAX_RESULTS}. Skips .git, node_modules, .venv and "
-        "__pycache__ unless the pattern names them. `*.py` matches only the top level; "
-        "use `**/*.py` for all directories."
+        "__pycache__ unless the pattern names them, and files .gitignore excludes. "
+        "`*.py` matches only the top level; use `**/*.py` for all directories."
     )
     input_model: ClassVar[type[ToolInput]] = GlobInput
     read_only: ClassVar[bool] = True
 
     async def run(self, args: GlobInput, ctx: ToolContext) -> ToolResult:
-        return await asyncio.to_thread(self._glob, args.pattern, ctx)
-
-    def _glob(self, pattern: str, ctx: ToolContext) -> ToolResult:
         root = workspace_root(ctx.workspace)
-        stats = WalkStats()
-        found: dict[str, float] = {}
-        for expanded in expand_braces(_normalise_pattern(ctx, pattern)):
+        # Each start directory is listed once, as deep as its deepest pattern needs.
+        starts: dict[str, tuple[str, list[list[str]], int | None]] = {}
+        for expanded in expand_braces(_normalise_pattern(ctx, args.pattern)):
             segments = expanded.split("/")
             literal = 0
             while literal < len(segments) - 1 and not has_magic(segments[literal]):
@@ -93,32 +112,73 @@ class GlobTool:
             start = resolve_in_workspace(ctx.workspace, "/".join(segments[:literal]) or ".")
             if not start.is_dir():
                 continue
-            prefix = display_path(ctx.workspace, start)
             rest = segments[literal:]
-            max_depth = None if "**" in rest else len(rest)
-            for rel, real in iter_files(root, str(start), max_depth=max_depth, stats=stats):
-                if match_segments(rest, rel.split("/")):
-                    try:
-                        found[_join(prefix, rel)] = os.stat(real).st_mtime
-                    except OSError:
-                        continue
-        ordered = sorted(found, key=lambda p: (-found[p], p))
-        lines = ordered[:GLOB_MAX_RESULTS]
+            depth = None if "**" in rest else len(rest)
+            prefix, patterns, known = starts.get(
+                str(start), (display_path(ctx.workspace, start), [], depth)
+            )
+            if depth is not None and known is not None:
+                depth = max(depth, known)
+            starts[str(start)] = (prefix, [*patterns, rest], depth)
+        listing = Listing()
+        listed = []
+        for start_path, (prefix, patterns, depth) in starts.items():
+            files = await list_files(root, start_path, depth, listing, _name_globs(patterns))
+            listed.append((prefix, patterns, files))
+        ordered, lines = await asyncio.to_thread(_newest_matches, root, listed)
         notes: list[str] = []
         if len(ordered) > GLOB_MAX_RESULTS:
             notes.append(
                 f"[{GLOB_MAX_RESULTS} of {len(ordered)} matches shown, newest first; "
                 "narrow the pattern to see the rest]"
             )
-        if stats.truncated:
-            notes.append(
-                f"[stopped after looking at {stats.scanned - 1} entries; "
-                "start the pattern with a directory to narrow it]"
-            )
+        notes.extend(listing.notes())
         if not lines:
-            hint = _no_match_hint(ctx, pattern)
-            return ToolResult(output="\n".join([f"no files match {pattern}{hint}", *notes]))
+            hint = _no_match_hint(ctx, args.pattern)
+            return ToolResult(output="\n".join([f"no files match {args.pattern}{hint}", *notes]))
         return ToolResult(output="\n".join(lines + notes))
+
+
+def _name_globs(patterns: list[list[str]]) -> list[str]:
+    """File-name globs for rg that let through every file the patterns can match.
+
+    Only a prefilter (rg's glob dialect differs at the edges, so anything unusual
+    gives none); `match_segments` decides.
+    """
+    names = []
+    for rest in patterns:
+        last = rest[-1]
+        if "**" in last or any(c in last for c in "{}\\!"):
+            return []
+        names.append(last)
+    return names
+
+
+def _newest_matches(
+    root: str, listed: list[tuple[str, list[list[str]], list[tuple[str, str]]]]
+) -> tuple[list[str], list[str]]:
+    """Every matching path, newest first, and the ones to show (checked inside the workspace)."""
+    found: dict[str, float] = {}
+    for prefix, patterns, files in listed:
+        for rel, real in files:
+            parts = rel.split("/")
+            shown = _join(prefix, rel)
+            if shown in found or not any(match_segments(rest, parts) for rest in patterns):
+                continue
+            try:
+                found[shown] = os.stat(os.path.join(root, real), follow_symlinks=False).st_mtime
+            except OSError:
+                continue
+    ordered = sorted(found, key=lambda p: (-found[p], p))
+    # Every path shown is checked once more: a folder swapped for a link to
+    # outside the workspace since rg listed it drops out here.
+    lines: list[str] = []
+    for shown in ordered:
+        if len(lines) == GLOB_MAX_RESULTS:
+            break
+        if is_inside(root, os.path.join(root, shown)):
+            lines.append(shown)
+    return ordered, lines
 
 
 def _no_match_hint(ctx: ToolContext, pattern: str) -> str:
@@ -164,81 +224,233 @@ def _normalise_pattern(ctx: ToolContext, pattern: str) -> str:
 class GrepTool:
     name: ClassVar[str] = "grep"
     description: ClassVar[str] = (
-        "Search file contents with a Python regular expression, line by line. Returns "
+        "Search file contents with a regular expression (ripgrep's syntax: Python-like, "
+        "without look-around or backreferences), line by line. Returns "
         f"`path:line: text`, at most {GREP_MAX_MATCHES} matches, lines cut to "
-        f"{GREP_MAX_LINE_CHARS} characters. Skips binary files, files over 2 MB, and .git, "
-        "node_modules, .venv, __pycache__ directories."
+        f"{GREP_MAX_LINE_CHARS} characters. Skips binary files, files over 2 MB, files "
+        ".gitignore excludes, and .git, node_modules, .venv, __pycache__ directories."
     )
     input_model: ClassVar[type[ToolInput]] = GrepInput
     read_only: ClassVar[bool] = True
 
     async def run(self, args: GrepInput, ctx: ToolContext) -> ToolResult:
-        return await asyncio.to_thread(self._grep, args, ctx)
-
-    def _grep(self, args: GrepInput, ctx: ToolContext) -> ToolResult:
-        try:
-            regex = re.compile(args.pattern)
-        except re.error as exc:
-            raise ToolFailure(
-                f"invalid regular expression {args.pattern!r}: {exc}; the pattern is a Python "
-                r"regex, so escape special characters such as ( [ { . * + ? with a backslash"
-            ) from exc
-        prefilter = _prefilter(args.pattern)
+        if "\x00" in args.pattern:
+            raise ToolFailure("the pattern contains a NUL character")
         root = workspace_root(ctx.workspace)
         start = resolve_in_workspace(ctx.workspace, args.path or ".", must_exist=True)
         shown_start = display_path(ctx.workspace, start)
-        stats = WalkStats()
-        if start.is_file():
-            files: list[tuple[str, str]] = [(shown_start, str(start))]
-        elif start.is_dir():
-            includes = expand_braces(args.include) if args.include else None
-            files = [
-                (_join(shown_start, rel), real)
-                for rel, real in iter_files(root, str(start), stats=stats)
-                if includes is None or _included(rel, includes)
-            ]
-        else:
+        if not (start.is_file() or start.is_dir()):
             raise ToolFailure(f"{shown_start} is not a file or directory")
-
-        budget = ctx.settings.tools.max_output_chars - 500
-        out: list[str] = []
-        used = 0
-        large = 0
-        stopped = False
-        for shown, real in files:
-            text = _read_text(real)
-            if text is None:
-                large += 1
-                continue
-            if not text or (prefilter is not None and not prefilter.search(text)):
-                continue
-            for lineno, line in enumerate(text.splitlines(), 1):
-                if not regex.search(line):
-                    continue
-                if len(out) >= GREP_MAX_MATCHES or used > budget:
-                    stopped = True
-                    break
-                if len(line) > GREP_MAX_LINE_CHARS:
-                    line = line[:GREP_MAX_LINE_CHARS] + " [...]"
-                entry = f"{shown}:{lineno}: {line.rstrip()}"
-                out.append(entry)
-                used += len(entry) + 1
-            if stopped:
-                break
-
+        includes = expand_braces(args.include) if args.include else None
+        # rg is told the includes too (fewer files read); `_included` has the last word.
+        narrow = [] if includes is None or any("/" in i for i in includes) else includes
+        filters = [*COMMON_ARGS, *(arg for i in narrow for arg in ("--glob", i))]
+        listing = Listing()
+        search = _Search(ctx, root, shown_start, None if start.is_file() else includes)
+        search_args = [
+            "--json",
+            "--no-messages",
+            "--sort",
+            "path",
+            "--max-filesize",
+            str(GREP_MAX_FILE_BYTES),
+            *filters,
+            "--regexp",
+            args.pattern,
+            "--",
+        ]
+        if start.is_file():
+            search.links[shown_start] = str(start)
+            if os.stat(start).st_size > GREP_MAX_FILE_BYTES:
+                run, large = RgRun(returncode=1, stderr=""), 1
+            else:
+                run, large = await run_rg([*search_args, shown_start], root, search.on_record), 0
+        else:
+            run, large = await self._search_tree(
+                root, str(start), shown_start, includes, filters, search_args, search, listing
+            )
+        if run.returncode == 2 and not search.any_record and "regex" in run.stderr:
+            detail = " ".join(run.stderr.strip().removeprefix("rg: ").split())
+            raise ToolFailure(
+                f"invalid regular expression {args.pattern!r}: {detail}; escape special "
+                r"characters such as ( [ { . * + ? with a backslash; look-around and "
+                "backreferences are not supported"
+            )
+        out = sorted(search.out)
         notes: list[str] = []
-        if stopped:
+        if search.stopped:
             notes.append(f"[stopped after {len(out)} matches; narrow the pattern, path or include]")
+        if run.timed_out:
+            notes.append(
+                f"[search stopped after {RG_TIME_LIMIT:.0f} s; narrow the pattern or path]"
+            )
         if large:
             notes.append(f"[{large} files over 2 MB were not searched]")
-        if stats.truncated:
-            notes.append(f"[stopped after looking at {stats.scanned - 1} entries; narrow the path]")
+        notes.extend(listing.notes())
         if not out:
             where = shown_start + (f" (files matching {args.include})" if args.include else "")
             return ToolResult(
                 output="\n".join([f"no matches for {args.pattern} in {where}", *notes])
             )
-        return ToolResult(output="\n".join(out + notes))
+        return ToolResult(output="\n".join([entry[2] for entry in out] + notes))
+
+    async def _search_tree(
+        self,
+        root: str,
+        start: str,
+        shown_start: str,
+        includes: list[str] | None,
+        filters: list[str],
+        search_args: list[str],
+        search: _Search,
+        listing: Listing,
+    ) -> tuple[RgRun, int]:
+        """rg over the tree, then over the links to files the walk found; the large files.
+
+        The walk and the count of large files run beside the search; when the
+        search stops early (enough matches) the count is dropped, as those files
+        would not have been reached anyway.
+        """
+        walk = asyncio.ensure_future(
+            asyncio.to_thread(
+                lambda: list(iter_files(root, start, stats=listing.stats, links_only=True))
+            )
+        )
+        counting = asyncio.ensure_future(_count_large(root, shown_start, filters))
+        try:
+            run = await run_rg([*search_args, shown_start], root, search.on_record)
+            large = 0
+            if not (search.stopped or run.timed_out):
+                for rel, real in await walk:
+                    if includes is None or _included(rel, includes):
+                        with contextlib.suppress(OSError):
+                            if os.stat(real).st_size > GREP_MAX_FILE_BYTES:
+                                large += 1
+                                continue
+                        search.links[_join(shown_start, rel)] = real
+                if search.links:
+                    linked = await run_rg(
+                        [*search_args, *listing.link_args(search.links)], root, search.on_record
+                    )
+                    run.timed_out = run.timed_out or linked.timed_out
+                large += await counting
+            return run, large
+        finally:
+            counting.cancel()
+
+
+async def _count_large(root: str, start: str, filters: list[str]) -> int:
+    """Files under `start` that rg lists but skips for their size."""
+    counts = [0, 0]
+
+    def counter(index: int) -> Callable[[bytes], bool]:
+        def count(record: bytes) -> bool:
+            counts[index] += bool(record)
+            return True
+
+        return count
+
+    listing = ["--files", "--null", "--no-messages", *filters]
+    size = ["--max-filesize", str(GREP_MAX_FILE_BYTES)]
+    await asyncio.gather(
+        run_rg([*listing, "--", start], root, counter(0), separator=b"\0"),
+        run_rg([*listing, *size, "--", start], root, counter(1), separator=b"\0"),
+    )
+    return max(0, counts[0] - counts[1])
+
+
+class _Search:
+    """Collects rg's matches, showing only text read again safely inside the workspace.
+
+    rg opens files by path, so a folder swapped for a link while it runs could
+    make it read outside the workspace. Each matching file is therefore opened
+    again through the sandbox (no link followed at any step) and a line is shown
+    only when that read gives the very bytes rg matched.
+    """
+
+    def __init__(
+        self, ctx: ToolContext, root: str, shown_start: str, includes: list[str] | None
+    ) -> None:
+        self.ctx = ctx
+        self.root = root
+        self.cut = 0 if shown_start == "." else len(shown_start) + 1
+        self.includes = includes
+        # Links searched by name (shown path -> their resolved target).
+        self.links: dict[str, str] = {}
+        self.budget = ctx.settings.tools.max_output_chars - 500
+        self.used = 0
+        self.stopped = False
+        self.any_record = False
+        self.out: list[tuple[str, int, str]] = []
+        self._file: tuple[str, list[bytes] | None] | None = None
+
+    def on_record(self, record: bytes) -> bool:
+        self.any_record = True
+        try:
+            event = json.loads(record)
+        except ValueError:
+            return True
+        if event.get("type") != "match":
+            return True
+        data = event["data"]
+        shown = _rg_text(data["path"]).removeprefix("./")
+        lineno = data.get("line_number")
+        if not isinstance(lineno, int) or lineno < 1:
+            return True
+        if self.includes is not None and not _included(shown[self.cut :], self.includes):
+            return True
+        lines = self._lines(shown)
+        matched = _rg_bytes(data["lines"]).removesuffix(b"\n")
+        if lines is None or lineno > len(lines) or lines[lineno - 1] != matched:
+            return True
+        if len(self.out) >= GREP_MAX_MATCHES or self.used > self.budget:
+            self.stopped = True
+            return False
+        line = lines[lineno - 1].decode("utf-8", errors="replace")
+        if len(line) > GREP_MAX_LINE_CHARS:
+            line = line[:GREP_MAX_LINE_CHARS] + " [...]"
+        entry = f"{shown}:{lineno}: {line.rstrip()}"
+        self.out.append((shown, lineno, entry))
+        self.used += len(entry) + 1
+        return True
+
+    def _lines(self, shown: str) -> list[bytes] | None:
+        if self._file is None or self._file[0] != shown:
+            real = self.links.get(shown) or os.path.join(self.root, shown)
+            self._file = (shown, read_lines(self.ctx, real))
+        return self._file[1]
+
+
+def read_lines(ctx: ToolContext, real: str) -> list[bytes] | None:
+    """A file's lines read through the sandbox, or None when it is not a small text file."""
+    try:
+        fd = open_file(ctx.workspace, real, os.O_RDONLY | _O_NONBLOCK)
+    except (OSError, ToolFailure):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with open(fd, "rb", closefd=False) as fh:
+            data = fh.read(GREP_MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > GREP_MAX_FILE_BYTES or looks_binary(data[:SNIFF_BYTES]):
+        return None
+    return data.split(b"\n")
+
+
+def _rg_text(value: dict[str, str]) -> str:
+    if "text" in value:
+        return value["text"]
+    return os.fsdecode(base64.b64decode(value.get("bytes", "")))
+
+
+def _rg_bytes(value: dict[str, str]) -> bytes:
+    if "text" in value:
+        return value["text"].encode("utf-8")
+    return base64.b64decode(value.get("bytes", ""))
 
 
 def _included(rel: str, includes: list[str]) -> bool:
@@ -252,46 +464,77 @@ def _included(rel: str, includes: list[str]) -> bool:
     return False
 
 
-def _prefilter(pattern: str) -> re.Pattern[str] | None:
-    """A whole-file regex that finds every file where some line matches, or None.
+class Listing:
+    """What listing the workspace met: entries looked at, limits hit, links left out."""
 
-    Searching the whole text once is much faster than line by line on files
-    without a match. With MULTILINE, `^`/`$` behave as on single lines; patterns
-    whose meaning would change across lines (anchors \\A \\Z, explicit newlines,
-    lookbehinds) go without it.
+    def __init__(self) -> None:
+        self.stats = WalkStats()
+        self.timed_out = False
+        self.links_left_out = 0
+
+    def link_args(self, links: dict[str, str]) -> list[str]:
+        """The links to give rg by name, as many as one command line holds."""
+        chosen: list[str] = []
+        room = MAX_LINK_ARG_BYTES
+        for shown in links:
+            room -= len(shown) + 1
+            if room < 0:
+                self.links_left_out += 1
+            else:
+                chosen.append(shown)
+        return chosen
+
+    def notes(self) -> list[str]:
+        notes: list[str] = []
+        if self.stats.truncated:
+            notes.append(
+                f"[stopped after looking at {self.stats.scanned - 1} entries; "
+                "narrow the pattern or path]"
+            )
+        if self.timed_out:
+            notes.append(f"[listing stopped after {RG_TIME_LIMIT:.0f} s; narrow the path]")
+        if self.links_left_out:
+            notes.append(f"[{self.links_left_out} linked files were not searched]")
+        return notes
+
+
+async def list_files(
+    root: str, start: str, max_depth: int | None, listing: Listing, names: list[str]
+) -> list[tuple[str, str]]:
+    """Files under `start` as (path relative to it, path relative to the root to stat).
+
+    rg lists the regular files (respecting .gitignore, skipping `SKIP_DIRS` below
+    `start`, only those whose name matches one of `names` when given); the walk
+    adds links to regular files inside the workspace, which rg never follows.
     """
-    if re.search(r"\\[AZn]|\(\?<", pattern):
-        return None
-    try:
-        return re.compile(pattern, re.MULTILINE)
-    except re.error:
-        return None
+    start_arg = os.path.relpath(start, root).replace(os.sep, "/")
+    cut = 0 if start_arg == "." else len(start_arg) + 1
+    files: list[tuple[str, str]] = []
 
+    def take(record: bytes) -> bool:
+        if not record:
+            return True
+        if len(files) >= MAX_SCAN:
+            listing.stats.scanned = MAX_SCAN + 1
+            listing.stats.truncated = True
+            return False
+        path = os.fsdecode(record).removeprefix("./")
+        files.append((path[cut:], path))
+        return True
 
-def _read_text(real: str) -> str | None:
-    """A file's text for grep: "" when it cannot or should not be searched, None when too large.
-
-    `real` is already resolved inside the workspace; O_NOFOLLOW refuses a link
-    swapped in since the walk.
-    """
-    try:
-        fd = os.open(real, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC)
-    except OSError:
-        return ""
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return ""
-        if st.st_size > GREP_MAX_FILE_BYTES:
-            return None
-        with open(fd, "rb", closefd=False) as fh:
-            data = fh.read(GREP_MAX_FILE_BYTES + 1)
-    except OSError:
-        return ""
-    finally:
-        os.close(fd)
-    if len(data) > GREP_MAX_FILE_BYTES:
-        return None
-    if looks_binary(data[:SNIFF_BYTES]):
-        return ""
-    return data.decode("utf-8", errors="replace")
+    depth = ["--max-depth", str(max_depth)] if max_depth is not None else []
+    globs = [arg for name in names for arg in ("--glob", name)]
+    run, links = await asyncio.gather(
+        run_rg(
+            ["--files", "--null", "--no-messages", *depth, *COMMON_ARGS, *globs, "--", start_arg],
+            root,
+            take,
+            separator=b"\0",
+        ),
+        asyncio.to_thread(
+            lambda: list(iter_files(root, start, max_depth=max_depth, links_only=True))
+        ),
+    )
+    listing.timed_out = listing.timed_out or run.timed_out
+    files.extend(links)
+    return files

@@ -1,10 +1,11 @@
-"""Walking the workspace for glob and grep, and glob pattern matching.
+"""Walking the workspace, and glob pattern matching, for glob and grep.
 
-Pure Python so that results are identical everywhere (no dependence on
-whether ripgrep is installed). The walk never descends into symbolic links to
-directories (no cycles, no escapes), yields a link to a file only when its
-target is a regular file inside the workspace, skips `SKIP_DIRS`, and stops
-after `MAX_SCAN` directory entries so that a huge tree cannot stall a turn.
+ripgrep lists and searches regular files; it never follows a symbolic link.
+This walk finds what rg leaves out on purpose: links whose target is a regular
+file inside the workspace (searched under the link's own name). It never
+descends into links to directories (no cycles, no escapes), skips `SKIP_DIRS`,
+and stops after `MAX_SCAN` directory entries so that a huge tree cannot stall a
+turn.
 """
 
 from __future__ import annotations
@@ -38,12 +39,13 @@ def iter_files(
     max_depth: int | None = None,
     stats: WalkStats | None = None,
     max_entries: int = MAX_SCAN,
+    links_only: bool = False,
 ) -> Iterator[tuple[str, str]]:
     """Regular files under `start` as (path relative to `start` with `/`, real path).
 
     `root` is the resolved workspace and `start` a resolved directory inside it.
     Entries are visited in name order; `max_depth` bounds how many path segments
-    the yielded relative paths have.
+    the yielded relative paths have; `links_only` yields only the links.
     """
     stats = stats if stats is not None else WalkStats()
     stack: list[tuple[str, str]] = [(start, "")]
@@ -75,7 +77,7 @@ def iter_files(
                     depth = rel.count("/") + 1
                     if entry.name not in SKIP_DIRS and (max_depth is None or depth < max_depth):
                         subdirs.append((entry.path, rel + "/"))
-                elif entry.is_file(follow_symlinks=False):
+                elif not links_only and entry.is_file(follow_symlinks=False):
                     yield rel, entry.path
             except OSError:
                 continue
