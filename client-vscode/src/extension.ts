@@ -9,6 +9,7 @@ import { activePythonInterpreter } from "./client/pythonExtension";
 import { affectsServer, collectServerSettings } from "./client/settings";
 import { registerCommands } from "./commands/registerCommands";
 import { sendStoredKey } from "./commands/serverCommands";
+import { currentSetup } from "./commands/setupCommands";
 import type { Services } from "./services";
 import { ReviewController } from "./review/reviewController";
 import { REVIEW_SCHEME, ReviewDocuments } from "./review/reviewDocuments";
@@ -62,7 +63,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
       }),
   });
 
-  const sidebar = new SidebarProvider(context.extensionUri, client, state);
+  const sidebar = new SidebarProvider(context.extensionUri, client, state, () => currentSetup(context));
   const reviewDocuments = new ReviewDocuments();
   const review = new ReviewController(client, reviewDocuments, (params, token) => sidebar.askPermission(params, token), firstFolder);
   const plans = new PlanPanels(context.extensionUri, client, state);
@@ -93,6 +94,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     }),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (!affectsServer((section) => event.affectsConfiguration(section))) return;
+      if (services?.settingsChanging) return; // Baton restarts the server itself
       if (client.state !== "running" && client.state !== "failed") return;
       const choice = await vscode.window.showInformationMessage(
         "Baton: settings changed. Restart the server to apply them?",

@@ -334,6 +334,7 @@ export interface Message {
   compacted?: boolean;
   incomplete?: boolean;
   reverted?: boolean;
+  origin?: ("feedback" | "approval" | "continue" | "pre_compact") | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -827,6 +828,7 @@ export interface UserMessageUpdate {
   kind: "user_message";
   messageId: string;
   text: string;
+  origin?: ("feedback" | "approval" | "continue" | "pre_compact") | null;
 }
 /**
  * Extension: a turn ended; lets clients that did not send the prompt finish their view.

@@ -15,6 +15,8 @@ export interface Services {
   output: vscode.LogOutputChannel;
   /** Diffs before edits, and completed changes, in VS Code's diff editor. */
   review: ReviewController;
+  /** Baton itself is writing settings (and restarts the server after): do not ask to restart. */
+  settingsChanging?: boolean;
 }
 
 export const OPENAI_KEY_SECRET = "baton.openai.apiKey";

@@ -67,6 +67,10 @@ PlanStatus = Literal["draft", "awaiting_approval", "approved", "done"]
 Author = Literal["agent", "user"]
 ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
 PermissionKind = Literal["allow_once", "allow_always", "reject_once"]
+# Why Baton itself added a user message (absent on the person's own prompts): plan
+# feedback wrapped in Baton's instructions, the build order after approval, the continue
+# message after a compaction, a pre-compact round's prompt.
+MessageOrigin = Literal["feedback", "approval", "continue", "pre_compact"]
 
 NonEmptyId = Annotated[str, Field(min_length=1, max_length=200)]
 
@@ -159,6 +163,9 @@ class Message(WireModel):
     # Extension (review issue): `baton/session/revert` took this message back; it is out
     # of the model's view and its file changes were undone.
     reverted: bool = False
+    # Extension (sidebar issue): set on a user message Baton wrote itself, so clients show
+    # it as Baton's instruction rather than as the person's words.
+    origin: MessageOrigin | None = None
 
 
 # --------------------------------------------------------------------------- sessions
@@ -664,6 +671,7 @@ class UserMessageUpdate(WireModel):
     kind: Literal["user_message"] = "user_message"
     message_id: str
     text: str
+    origin: MessageOrigin | None = None
 
 
 class McpServerUpdate(WireModel):

@@ -181,8 +181,15 @@ async def test_plan_lifecycle_from_draft_to_done(
     assert approved == {"status": "approved", "mode": "build"}
     assert baton.updates(sid, "mode")[-1] == {"kind": "mode", "mode": "build"}
     await turn_ended(baton, sid, 6)
-    approval_message = baton.updates(sid, "user_message")[-1]["text"]
-    assert plan["path"] in approval_message
+    approval_update = baton.updates(sid, "user_message")[-1]
+    assert plan["path"] in approval_update["text"]
+    # Baton's own messages are marked, live and in the stored history; the person's are not.
+    assert approval_update["origin"] == "approval"
+    loaded = await baton.request("baton/session/load", {"sessionId": sid})
+    users = [m for m in loaded["messages"] if m["role"] == "user"]
+    origins = [m.get("origin") for m in users]
+    assert origins.count("approval") == 1 and origins.count("feedback") == 1
+    assert users[0].get("origin") is None
     build_requests = llm.model_requests[-4:]
     assert plan["path"] in (build_requests[0].last_user_text() or "")
     assert "Continue from the step in progress, else the first open one: Add the login form" in (

@@ -59,6 +59,7 @@ export class BatonClient implements vscode.Disposable {
   private permissionHandler: PermissionHandler | undefined;
   /** Why the last start failed; kept until an explicit restart so one problem is reported once. */
   private failure: unknown;
+  private lastCommand: string | undefined;
 
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   private readonly updateEmitter = new vscode.EventEmitter<SessionUpdateNotification>();
@@ -74,6 +75,11 @@ export class BatonClient implements vscode.Disposable {
 
   get state(): ServerState {
     return this.currentState;
+  }
+
+  /** The Python interpreter the server was last started with (for `baton model install`). */
+  get pythonCommand(): string | undefined {
+    return this.lastCommand;
   }
 
   setPermissionHandler(handler: PermissionHandler): vscode.Disposable {
@@ -160,6 +166,7 @@ export class BatonClient implements vscode.Disposable {
       this.options.reportProblem(error);
       throw error;
     }
+    this.lastCommand = plan.command;
     const folder = this.options.workspaceFolder();
     const serverOptions: ServerOptions = {
       command: plan.command,

@@ -24,6 +24,7 @@ export const SERVER_SETTINGS: ReadonlyArray<readonly [setting: string, path: rea
   ["compaction.threshold", ["compaction", "threshold"]],
   ["compaction.strategy", ["compaction", "strategy"]],
   ["plans.dir", ["plans", "dir"]],
+  ["local.modelPath", ["local", "modelPath"]],
 ];
 
 function userValue(config: ConfigurationLike, key: string): unknown {

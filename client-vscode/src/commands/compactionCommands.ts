@@ -95,3 +95,53 @@ export function recordAsMarkdown(record: CompactionRecord): string {
   for (const note of record.notes ?? []) lines.push(`> ${note}`);
   return lines.join("\n");
 }
+
+const CONTEXT_ITEMS: Record<string, string> = {
+  system: "Baton's instructions",
+  instructions: "Workspace instructions (AGENTS.md…)",
+  tools: "Tool descriptions",
+  checkpoint: "Summary of compacted history",
+  ledger: "Ledger (files, commands, errors)",
+  plan: "The plan",
+  messages: "Conversation",
+  tool_outputs: "Tool outputs",
+  continue: "Continue message",
+};
+
+/** The context meter's and the status-bar item's menu: compact, history, what is in the context. */
+export async function contextMenu(services: Services, given?: unknown): Promise<void> {
+  const sessionId = await resolveSession(services, given);
+  if (!sessionId) return;
+  const usage = services.state.usageOf(sessionId);
+  const percent = usage && usage.contextWindow > 0 ? Math.round((usage.tokens / usage.contextWindow) * 100) : undefined;
+  const picked = await vscode.window.showQuickPick(
+    [
+      { label: "$(fold) Compact now", detail: "Summarise older messages so the session has room again", id: "compact" },
+      { label: "$(edit) Compact with instructions…", detail: "Say what the summary must keep", id: "instructions" },
+      { label: "$(history) Compaction history", detail: "Earlier compactions, with Undo", id: "history" },
+      { label: "$(list-tree) What is in the context", detail: "What the next request sends, part by part", id: "context" },
+    ],
+    {
+      title: usage
+        ? `Baton context: ${usage.tokens.toLocaleString("en-US")} of ${usage.contextWindow.toLocaleString("en-US")} tokens in use (${percent}%)`
+        : "Baton context",
+    },
+  );
+  if (!picked) return;
+  if (picked.id === "compact") await compactSession(services, sessionId);
+  else if (picked.id === "instructions") await compactWithInstructions(services, sessionId);
+  else if (picked.id === "history") await vscode.commands.executeCommand("baton.showCompactionHistory", sessionId);
+  else await showContext(services, sessionId);
+}
+
+async function showContext(services: Services, sessionId: string): Promise<void> {
+  const context = await services.client.request("baton/session/context", { sessionId });
+  const items = context.items.map((item) => ({
+    label: CONTEXT_ITEMS[item.kind] ?? item.kind,
+    description: `${item.tokens.toLocaleString("en-US")} tokens`,
+  }));
+  await vscode.window.showQuickPick(items, {
+    title: `In the context now: ${context.tokens.toLocaleString("en-US")} of ${context.contextWindow.toLocaleString("en-US")} tokens; compaction at ${context.threshold.toLocaleString("en-US")}`,
+    placeHolder: "What the next request sends (read-only)",
+  });
+}

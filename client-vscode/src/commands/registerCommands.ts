@@ -3,7 +3,7 @@ import * as vscode from "vscode";
 import { StartupError } from "../client/startupError";
 import type { Services } from "../services";
 import { errorMessage } from "../util/errors";
-import { compactSession, compactWithInstructions, showCompactionHistory } from "./compactionCommands";
+import { compactSession, compactWithInstructions, contextMenu, showCompactionHistory } from "./compactionCommands";
 import { approvePlan, openPlanFile, showPlan } from "./planCommands";
 import {
   acceptChange,
@@ -16,6 +16,7 @@ import {
 } from "./reviewCommands";
 import { restartServer, setOpenAIApiKey, showServerLog } from "./serverCommands";
 import { newSession, togglePlanMode } from "./sessionCommands";
+import { cancelTurn, focusPrompt, setPythonPath, switchSession, useCompatibleServer, useLocalModel } from "./setupCommands";
 import { deleteSession, exportSession, forkSession, renameSession, selectModel } from "./sessionManagement";
 
 type Handler = (services: Services, ...args: unknown[]) => unknown;
@@ -44,6 +45,13 @@ export const COMMANDS: Readonly<Record<string, Handler>> = {
   "baton.rejectChange": (s, uri) => rejectChange(s, uri),
   "baton.showPendingChange": (s, toolCallId) => showPendingChange(s, toolCallId),
   "baton.openChange": (s, id, toolCallId) => openChange(s, id, toolCallId),
+  "baton.useLocalModel": (s) => useLocalModel(s),
+  "baton.useCompatibleServer": (s) => useCompatibleServer(s),
+  "baton.setPythonPath": () => setPythonPath(),
+  "baton.switchSession": (s) => switchSession(s),
+  "baton.focusPrompt": (s) => focusPrompt(s),
+  "baton.cancelTurn": (s, id) => cancelTurn(s, id),
+  "baton.contextMenu": (s, id) => contextMenu(s, id),
 };
 
 export function registerCommands(services: Services): vscode.Disposable[] {

@@ -1,5 +1,5 @@
 // Status bar: how much of the context window the active session uses, from the
-// server's `usage` updates; clicking it compacts the session.
+// server's `usage` updates; clicking it opens the context menu (compact, history, details).
 import * as vscode from "vscode";
 import type { BatonClient } from "../client/batonClient";
 import type { SessionState, Usage } from "../state/sessionState";
@@ -19,7 +19,7 @@ export class ContextStatus implements vscode.Disposable {
   ) {
     this.item = vscode.window.createStatusBarItem("baton.context", vscode.StatusBarAlignment.Right, 100);
     this.item.name = "Baton Context";
-    this.item.command = "baton.compactSession";
+    this.item.command = "baton.contextMenu";
     this.disposables.push(
       this.item,
       client.onSessionUpdate(({ sessionId, update }) => {
@@ -76,7 +76,7 @@ export class ContextStatus implements vscode.Disposable {
     } else if (usage) {
       const { text, percent } = formatUsage(usage);
       this.item.text = text;
-      this.item.tooltip = `Baton context: ${usage.tokens.toLocaleString("en-US")} of ${usage.contextWindow.toLocaleString("en-US")} tokens (${percent}%). Click to compact.`;
+      this.item.tooltip = `Baton context: ${usage.tokens.toLocaleString("en-US")} of ${usage.contextWindow.toLocaleString("en-US")} tokens (${percent}% of the model's window). Click for compaction and context options.`;
       this.item.backgroundColor =
         percent >= 90
           ? new vscode.ThemeColor("statusBarItem.errorBackground")
@@ -85,7 +85,7 @@ export class ContextStatus implements vscode.Disposable {
             : undefined;
     } else {
       this.item.text = "$(dashboard) –";
-      this.item.tooltip = "Baton context: no figure yet. Click to compact.";
+      this.item.tooltip = "Baton context: no figure yet. Click for compaction and context options.";
       this.item.backgroundColor = undefined;
     }
     this.item.show();

@@ -16,7 +16,7 @@ export interface WebviewPage {
 export function contentSecurityPolicy(cspSource: string, nonce: string): string {
   return [
     "default-src 'none'",
-    `img-src ${cspSource} https: data:`,
+    `img-src ${cspSource} data:`,
     `style-src ${cspSource} 'unsafe-inline'`,
     `font-src ${cspSource}`,
     `script-src 'nonce-${nonce}'`,

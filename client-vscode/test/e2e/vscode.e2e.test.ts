@@ -92,7 +92,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     await runCommand(page, "Baton: Compact Session");
     const marker = sidebar.locator(".marker.compaction");
     await marker.first().waitFor({ timeout: 90_000 });
-    expect(await marker.first().innerText()).toMatch(/Compacted \(manual · (native|server)\): [\d,]+ → [\d,]+ tokens/);
+    expect(await marker.first().innerText()).toMatch(/Context compacted: [\d,]+ → [\d,]+ tokens in use/);
   }, 120_000);
 
   it("Toggle Plan Mode, a plan from the agent, Approve in the plan panel: the mode changes to build", async () => {
@@ -125,7 +125,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     await page.keyboard.type("gpt-fake-mini");
     await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: "gpt-fake-mini" }).waitFor({ timeout: 30_000 });
     await page.keyboard.press("Enter");
-    await sidebar.waitForFunction(() => document.getElementById("pick-model")?.textContent === "gpt-fake-mini", undefined, {
+    await sidebar.waitForFunction(() => document.getElementById("pick-model")?.textContent === "gpt-fake-mini ▾", undefined, {
       timeout: 30_000,
     });
     await sidebar.locator("#prompt").click();
@@ -135,9 +135,11 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
   }, 120_000);
 
-  it("rename, fork, export and delete (confirmed) from the sidebar", async () => {
+  it("rename, fork, export and delete (confirmed): the view's title actions", async () => {
     const options = () => sidebar.locator("#session-select option").allInnerTexts();
-    await sidebar.locator("#rename-session").click();
+    // The session actions are icons in the view's title bar, not rows of buttons in the sidebar.
+    await page.locator('.part.sidebar .title-actions [aria-label="New Session"], .part.sidebar .actions [aria-label="New Session"]').first().waitFor({ timeout: 30_000 });
+    await runCommand(page, "Baton: Rename Session…");
     const input = page.locator(".quick-input-widget input");
     await input.waitFor({ state: "visible", timeout: 30_000 });
     await input.fill("Greeting work");
@@ -148,7 +150,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
       { timeout: 30_000 },
     );
 
-    await sidebar.locator("#fork-session").click();
+    await runCommand(page, "Baton: Fork Session");
     await sidebar.waitForFunction(
       () => (document.querySelector("#session-select option:checked")?.textContent ?? "") === "Greeting work (fork)",
       undefined,
@@ -156,10 +158,10 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     );
     await sidebar.locator("[data-kind=assistant]", { hasText: "model: gpt-fake-mini" }).waitFor({ timeout: 30_000 });
 
-    await sidebar.locator("#export-session").click();
+    await runCommand(page, "Baton: Export Session as Markdown");
     await page.locator(".monaco-editor .view-lines", { hasText: "# Greeting work (fork)" }).first().waitFor({ timeout: 30_000 });
 
-    await sidebar.locator("#delete-session").click();
+    await runCommand(page, "Baton: Delete Session…");
     const confirm = page.locator(".monaco-dialog-box .monaco-button", { hasText: "Delete" }).first();
     await confirm.waitFor({ state: "visible", timeout: 30_000 });
     await confirm.click();

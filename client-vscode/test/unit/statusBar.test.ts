@@ -28,13 +28,13 @@ describe("context status bar", () => {
     expect(item().visible).toBe(true);
   });
 
-  it("shows the active session's context use from usage updates, and clicking compacts", async () => {
+  it("shows the active session's context use from usage updates, and clicking opens the context menu", async () => {
     services.state.setActive(SESSION);
     await services.client.ensureStarted();
     pushUpdate({ kind: "usage", tokens: 54000, contextWindow: 128000 });
     expect(item().text).toBe("$(dashboard) 42%");
     expect(item().tooltip).toContain("54,000 of 128,000 tokens");
-    expect(item().command).toBe("baton.compactSession");
+    expect(item().command).toBe("baton.contextMenu");
     expect(item().backgroundColor).toBeUndefined();
 
     pushUpdate({ kind: "usage", tokens: 120000, contextWindow: 128000 });

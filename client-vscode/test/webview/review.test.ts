@@ -147,7 +147,10 @@ describe("sidebar review and undo", () => {
     const page = await sidebar();
     await page.locator("#prompt").click();
     await page.keyboard.type("Compare @ap");
-    expect(await waitForPosted(page, "mentionQuery")).toEqual({ type: "mentionQuery", query: "ap" });
+    // One query per keystroke after "@": wait for the last one.
+    await page.waitForFunction(() =>
+      (window as unknown as { __posted: Array<{ type: string; query?: string }> }).__posted.some((m) => m.query === "ap"),
+    );
     await send(page, { type: "mentionResults", query: "ap", paths: ["src/app.py", "src/apple.ts"] });
     const list = page.locator("#mentions");
     await list.locator("[role=option]").nth(1).waitFor();

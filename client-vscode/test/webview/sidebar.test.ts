@@ -40,6 +40,7 @@ async function readySidebar(theme = false): Promise<Page> {
         role: "user",
         createdAt: "t",
         compacted: false,
+        origin: "pre_compact",
         parts: [
           { type: "pre_compact", hook: "notes", prompt: "Save your notes.", trigger: "manual", status: "started" },
           { type: "text", text: "Save your notes." },
@@ -68,14 +69,22 @@ describe("sidebar webview", () => {
     expect(await page.locator(".msg.user.compacted").count()).toBe(1);
     // Baton's own entries in the history (system messages) show as markers, in order.
     expect(await page.locator(".marker").allInnerTexts()).toEqual([
-      "Pre-compact round by notes (manual compaction)",
+      "Pre-compact round by notes before compacting",
       "Pre-compact round by notes failed: timed out after 300 s",
-      "Compacted (c-1)",
+      "Context compacted here (older messages are summarised for the agent)",
     ]);
+    // Baton's own prompt to the model is a collapsed chip, never the person's bubble.
+    expect(await page.locator(".msg.user").allInnerTexts()).toEqual(["Old question"]);
+    const chip = page.locator(".baton-prompt[data-origin=pre_compact]");
+    expect(await chip.locator("summary").innerText()).toContain("Baton asked the agent to note its work before compacting");
+    expect(await chip.locator(".baton-prompt-body").isVisible()).toBe(false);
+    await chip.locator("summary").click();
+    expect(await chip.locator(".baton-prompt-body").innerText()).toBe("Save your notes.");
+    expect(await page.locator("#welcome").isHidden()).toBe(true);
 
     await page.locator("#prompt").click();
     await page.keyboard.type("Add tests for the cache");
-    await page.click("#send");
+    await page.keyboard.press("Enter");
     expect(await waitForPosted(page, "prompt")).toEqual({ type: "prompt", sessionId: SESSION, text: "Add tests for the cache" });
     expect(await page.locator("#app").getAttribute("data-running")).toBe("true");
     expect(await page.locator("#cancel").getAttribute("disabled")).toBeNull();
@@ -98,17 +107,21 @@ describe("sidebar webview", () => {
     expect(answers.join(" ")).not.toContain("ignored");
     const card = page.locator("[data-tool-call-id=t1]");
     expect(await card.getAttribute("data-status")).toBe("completed");
-    expect(await card.getAttribute("heading")).toBe("read");
+    expect(await card.getAttribute("data-tool")).toBe("read");
+    expect(await card.locator(".tool-title").innerText()).toBe("Read store.py");
+    expect(await card.locator(".tool-status").innerText()).toBe("done");
     expect(await card.locator(".tool-output").textContent()).toBe("class Store: ...");
-    // Collapsible: output hidden until the card is opened.
+    // Collapsed: a preview of the output; the full output when the card is opened.
     expect(await card.locator(".tool-output").isVisible()).toBe(false);
-    await card.click({ position: { x: 20, y: 10 } });
+    expect(await card.locator(".tool-preview").innerText()).toBe("class Store: ...");
+    await card.locator("summary").first().click();
     await page.waitForFunction(() => document.querySelector("[data-tool-call-id=t1]")?.hasAttribute("open"));
 
     await page.click("#cancel");
     expect(await waitForPosted(page, "cancel")).toEqual({ type: "cancel", sessionId: SESSION });
     await send(page, { type: "turn", sessionId: SESSION, running: false, stopReason: "cancelled" });
     await page.waitForSelector("[data-kind=stop-cancelled]");
+    expect(await page.locator("[data-kind=stop-cancelled]").innerText()).toBe("Stopped");
     expect(await page.locator("#app").getAttribute("data-running")).toBe("false");
     expect(await page.evaluate(() => (window as unknown as { __x?: number }).__x)).toBeUndefined();
     await page.close();
@@ -129,12 +142,45 @@ describe("sidebar webview", () => {
     });
     const prompt = page.locator("[data-request-id=perm-1]");
     await prompt.waitFor();
+    // The tool in words, the command in full, and what "always" grants spelled out.
+    expect(await prompt.locator(".permission-title").innerText()).toBe("Run this command?");
     expect(await prompt.locator("pre").innerText()).toBe("pytest -q");
-    expect(await prompt.locator("vscode-button").allInnerTexts()).toEqual(["Allow once", "Always allow", "Reject"]);
-    await prompt.locator("vscode-button[data-option-kind=allow_always]").click();
+    expect(await prompt.locator("button.permission-option").allInnerTexts()).toEqual(["Allow once", "Allow all commands this session", "Reject"]);
+    expect(await prompt.locator("[data-option-kind=allow_always]").getAttribute("title")).toBe(
+      "Every shell command the agent runs in this session runs without asking",
+    );
+    await prompt.locator("[data-option-kind=allow_always]").click();
     expect(await waitForPosted(page, "permissionAnswer")).toEqual({ type: "permissionAnswer", requestId: "perm-1", optionId: "always" });
     await send(page, { type: "permissionClosed", requestId: "perm-1" });
     await prompt.waitFor({ state: "detached" });
+    await page.close();
+  });
+
+  it("permission keyboard: Enter allows once (focused), Escape rejects; writes say what they grant", async () => {
+    const page = await readySidebar();
+    const options = [
+      { optionId: "allow", kind: "allow_once" },
+      { optionId: "always", kind: "allow_always" },
+      { optionId: "reject", kind: "reject_once" },
+    ];
+    await send(page, { type: "permission", requestId: "perm-2", sessionId: SESSION, toolCall: { toolCallId: "t4", name: "edit", input: { path: "src/app.py" } }, options });
+    const edit = page.locator("[data-request-id=perm-2]");
+    await edit.waitFor();
+    expect(await edit.locator(".permission-title").innerText()).toBe("Edit src/app.py?");
+    expect(await edit.locator("[data-option-kind=allow_always]").innerText()).toBe("Allow all file changes this session");
+    await page.waitForFunction(() => document.activeElement?.getAttribute("data-option-kind") === "allow_once");
+    await page.keyboard.press("Enter");
+    expect(await waitForPosted(page, "permissionAnswer")).toEqual({ type: "permissionAnswer", requestId: "perm-2", optionId: "allow" });
+
+    await send(page, { type: "permission", requestId: "perm-3", sessionId: SESSION, toolCall: { toolCallId: "t5", name: "bash", input: { command: "rm -rf build" } }, options });
+    await page.locator("[data-request-id=perm-3]").waitFor();
+    await page.waitForFunction(() => document.activeElement?.closest("[data-request-id=perm-3]") !== null);
+    await page.keyboard.press("Escape");
+    await page.waitForFunction(() =>
+      (window as unknown as { __posted: Array<{ type: string; requestId?: string }> }).__posted.some((m) => m.requestId === "perm-3"),
+    );
+    const answers = (await posted(page)).filter((m) => m.type === "permissionAnswer");
+    expect(answers.at(-1)).toEqual({ type: "permissionAnswer", requestId: "perm-3", optionId: "reject" });
     await page.close();
   });
 
@@ -144,23 +190,21 @@ describe("sidebar webview", () => {
     expect(await waitForPosted(page, "setMode")).toEqual({ type: "setMode", sessionId: SESSION, mode: "plan" });
     await send(page, { type: "mode", sessionId: SESSION, mode: "plan" });
     await page.waitForFunction(() => document.getElementById("app")?.dataset.mode === "plan");
-    expect(await page.locator("#mode-label").innerText()).toBe("plan mode");
+    expect(await page.locator("#mode-plan").getAttribute("aria-checked")).toBe("true");
+    expect(await page.locator("#mode-build").getAttribute("aria-checked")).toBe("false");
 
     await page.selectOption("#session-select", "s-2");
     expect(await waitForPosted(page, "selectSession")).toEqual({ type: "selectSession", sessionId: "s-2" });
-    await page.click("#new-session");
-    expect(await waitForPosted(page, "newSession")).toEqual({ type: "newSession", mode: "plan" });
-    await page.click("#show-plan");
-    expect(await waitForPosted(page, "showPlan")).toEqual({ type: "showPlan", sessionId: SESSION });
-    await page.click("#compact");
-    expect(await waitForPosted(page, "compact")).toEqual({ type: "compact", sessionId: SESSION });
 
     await send(page, update({ kind: "compaction_started", trigger: "manual", strategy: "native" }));
+    await page.waitForSelector(".marker.compaction-started");
     await send(page, update({
       kind: "compaction_finished",
       compaction: { compactionId: "c-2", sessionId: SESSION, trigger: "manual", strategy: "native", tokensBefore: 12000, tokensAfter: 3000, firstKeptMessageId: null, ledger: {}, createdAt: "t" },
     }));
-    await page.waitForSelector(".marker.compaction >> text=12,000 → 3,000 tokens");
+    await page.waitForSelector(".marker.compaction >> text=12,000 → 3,000 tokens in use");
+    // The "Compacting…" marker is gone once the compaction ended.
+    expect(await page.locator(".marker.compaction-started").count()).toBe(0);
     await page.close();
   });
 
@@ -169,7 +213,7 @@ describe("sidebar webview", () => {
     await page.locator("#prompt").click();
     await page.keyboard.type("half-typed");
     const state = await page.evaluate(() => (window as unknown as { __state: unknown }).__state);
-    expect(state).toEqual({ activeSessionId: SESSION, draft: "half-typed" });
+    expect(state).toEqual({ activeSessionId: SESSION, draft: "half-typed", mode: "build" });
     await page.close();
   });
 
@@ -213,7 +257,9 @@ describe("sidebar webview", () => {
 describe("sidebar turns started by the server", () => {
   it("shows a server-started turn as running until turn_ended, and reports its end once", async () => {
     const page = await readySidebar();
-    await send(page, update({ kind: "user_message", messageId: "m9", text: "The plan is approved. Build it." }));
+    await send(page, update({ kind: "user_message", messageId: "m9", text: "The plan is approved. Build it.", origin: "approval" }));
+    await page.waitForSelector(".baton-prompt[data-origin=approval]");
+    expect(await page.locator(".msg.user", { hasText: "The plan is approved" }).count()).toBe(0);
     await page.waitForFunction(() => document.getElementById("app")?.dataset.running === "true");
     expect(await page.locator("#send").getAttribute("disabled")).not.toBeNull();
     await send(page, update({ kind: "agent_message_chunk", text: "Building." }));

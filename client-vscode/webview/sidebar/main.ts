@@ -1,18 +1,23 @@
-// The sidebar agent's webview: sessions, mode, prompt, the streamed
-// transcript, permission prompts and cancel. Talks to the host only through
-// typed, guarded messages.
+// The sidebar agent's webview: the session picker and context meter, a welcome
+// state, the streamed transcript, permission prompts and the composer (mode,
+// model, Send / Stop). Talks to the host only through typed, guarded messages.
 import "../shared/elements";
 import "./sidebar.css";
 import type { SessionInfo } from "../../src/protocol";
 import {
   parseSidebarInbound,
+  SIDEBAR_ACTIONS,
   type SessionInfoView,
+  type SetupView,
+  type SidebarAction,
   type SidebarInbound,
   type SidebarOutbound,
 } from "../../src/views/sidebar/messages";
 import type { AttachmentRef } from "../../src/views/sidebar/reviewMessages";
 import { byId, el, formatTokens, setDisabled } from "../shared/dom";
+import { interceptLinks } from "../shared/links";
 import { connectHost } from "../shared/vscodeApi";
+import { contextLine, contextTooltip } from "./numbers";
 import { renderPermission } from "./permissions";
 import { ReviewUi } from "./review";
 import { Transcript } from "./transcript";
@@ -21,6 +26,7 @@ interface SavedState {
   activeSessionId: string | null;
   draft?: string;
   attachments?: AttachmentRef[];
+  mode?: "build" | "plan";
 }
 
 const host = connectHost<SidebarOutbound, SavedState>();
@@ -30,19 +36,35 @@ const promptBox = byId<HTMLElement & { value: string }>("prompt");
 const sendButton = byId("send");
 const cancelButton = byId("cancel");
 const turnStatus = byId("turn-status");
-const modeLabel = byId("mode-label");
 const banner = byId("server-banner");
 const permissions = byId("permissions");
-const search = byId<HTMLInputElement>("session-search");
-const infoBar = byId("session-info");
-const transcript = new Transcript(byId("transcript"), (messageId) => {
-  if (activeSessionId) host.post({ type: "forkSession", sessionId: activeSessionId, messageId });
+const welcome = byId("welcome");
+const sendReason = byId("send-reason");
+const transcriptRoot = byId("transcript");
+
+const isAction = (value: string | undefined): value is SidebarAction =>
+  value !== undefined && (SIDEBAR_ACTIONS as readonly string[]).includes(value);
+const runAction = (action: SidebarAction) => host.post({ type: "action", action });
+
+const transcript = new Transcript(transcriptRoot, {
+  fork: (messageId) => {
+    if (activeSessionId) host.post({ type: "forkSession", sessionId: activeSessionId, messageId });
+  },
+  retry: () => {
+    if (!activeSessionId || running) return;
+    running = true;
+    render();
+    host.post({ type: "retry", sessionId: activeSessionId });
+  },
+  action: runAction,
+  changed: () => renderWelcome(),
 });
 
-let activeSessionId: string | null = host.getState()?.activeSessionId ?? null;
+const saved = host.getState();
+let activeSessionId: string | null = saved?.activeSessionId ?? null;
 // Undo per turn, Diff on changes, attachment chips and @file completion.
 const review = new ReviewUi({
-  transcript: byId("transcript"),
+  transcript: transcriptRoot,
   attachments: byId("attachments"),
   mentions: byId("mentions"),
   promptBox: byId("prompt"),
@@ -50,76 +72,103 @@ const review = new ReviewUi({
   sessionId: () => activeSessionId,
   changed: () => save(),
 });
-let mode: "build" | "plan" = "build";
+let mode: "build" | "plan" = saved?.mode ?? "build";
 let running = false;
+let serverStatus = "starting";
 let sessions: SessionInfo[] = [];
 let info: SessionInfoView = {};
+let setup: SetupView | undefined;
 
 function save(): void {
   const attachments = review.attachments;
-  host.setState({ activeSessionId, draft: promptBox.value, ...(attachments.length ? { attachments } : {}) });
+  host.setState({ activeSessionId, draft: promptBox.value, mode, ...(attachments.length ? { attachments } : {}) });
+}
+
+/** Why Send cannot be used now (shown under the composer), or undefined when it can. */
+function sendBlocked(): string | undefined {
+  if (running) return undefined; // Stop is the action; the status says "Working…"
+  if (serverStatus === "failed") return "The Baton server is not running: restart it above. Your prompt is kept.";
+  if (serverStatus === "stopped") return "The Baton server is stopped: restart it above. Your prompt is kept.";
+  if (serverStatus === "starting") return "Starting the Baton server…";
+  return undefined;
 }
 
 function render(): void {
   app.dataset.mode = mode;
   app.dataset.running = String(running);
   app.dataset.sessionId = activeSessionId ?? "";
-  modeLabel.textContent = activeSessionId ? `${mode} mode` : "";
-  byId("mode-plan").toggleAttribute("secondary", mode !== "plan");
-  byId("mode-build").toggleAttribute("secondary", mode !== "build");
-  setDisabled(sendButton, running || !activeSessionId);
+  byId("mode-plan").setAttribute("aria-checked", String(mode === "plan"));
+  byId("mode-build").setAttribute("aria-checked", String(mode === "build"));
+  const blocked = sendBlocked();
+  setDisabled(sendButton, running || blocked !== undefined);
+  sendButton.title = blocked ?? "Send (Enter)";
+  sendReason.hidden = blocked === undefined;
+  sendReason.textContent = blocked ?? "";
   setDisabled(cancelButton, !running);
-  setDisabled(byId("compact"), !activeSessionId);
-  setDisabled(byId("show-plan"), !activeSessionId);
-  for (const id of ["rename-session", "fork-session", "export-session", "pick-model"]) setDisabled(byId(id), !activeSessionId);
-  setDisabled(byId("delete-session"), !activeSessionId);
+  setDisabled(byId("pick-model"), !activeSessionId);
+  byId("pick-model").title = activeSessionId
+    ? "Choose the model for this session's next requests"
+    : "Send a first prompt to start a session, then choose its model";
   turnStatus.textContent = running ? "Working…" : "";
+  renderWelcome();
 }
 
-/** Newest first; the search filters by title (the active session always stays listed). */
-function visibleSessions(): SessionInfo[] {
-  const needle = search.value.trim().toLowerCase();
-  return [...sessions]
-    .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0))
-    .filter((s) => !needle || s.sessionId === activeSessionId || (s.title || "").toLowerCase().includes(needle));
-}
-
-function compact(n: number): string {
-  if (n >= 1_000_000) return `${(n / 1_000_000).toFixed(1)}M`;
-  if (n >= 1000) return `${Math.round(n / 1000)}k`;
-  return String(n);
+function renderWelcome(): void {
+  // The welcome state shows until the session has something in it.
+  welcome.hidden = serverStatus === "failed" || transcriptRoot.childElementCount > 0 || running;
+  const line = byId("welcome-model");
+  if (!setup) {
+    line.textContent = "";
+  } else if (setup.provider === "local") {
+    line.textContent = "Baton is set to use the local model. If it is not installed yet, choose below.";
+  } else if (setup.provider === "openai-compatible") {
+    line.textContent = "Baton is set to use an OpenAI-compatible server.";
+  } else if (setup.hasKey || setup.provider === "openai") {
+    line.textContent = "Baton will use OpenAI with your key. To use another model, choose below.";
+  } else {
+    line.textContent = "No model is set up yet. Choose one (you can also just send: Baton tries the local model).";
+  }
 }
 
 function renderInfo(): void {
-  infoBar.hidden = !activeSessionId;
-  byId("pick-model").textContent = info.model ?? "Model";
+  byId("pick-model").textContent = info.model ? `${info.model} ▾` : "Model ▾";
   const meter = byId<HTMLMeterElement>("context-meter");
-  const label = byId("context-label");
-  if (info.context && info.context.contextWindow > 0) {
-    const fraction = Math.min(1, info.context.tokens / info.context.contextWindow);
-    meter.value = fraction;
-    label.textContent = `${Math.round(fraction * 100)}% of ${compact(info.context.contextWindow)}`;
-  } else {
-    meter.value = 0;
-    label.textContent = "";
-  }
-  const t = info.tokens;
-  byId("token-totals").textContent =
-    t && t.requests > 0 ? `in ${formatTokens(t.input)} · cached ${formatTokens(t.cached)} · out ${formatTokens(t.output)}` : "";
+  const context = byId("context");
+  const line = contextLine(info);
+  meter.value = line.fraction;
+  byId("context-label").textContent = line.label;
+  context.hidden = !activeSessionId;
+  context.title = contextTooltip(info);
   const planLine = byId("plan-line");
   planLine.hidden = !info.plan;
-  planLine.textContent = info.plan ? `Plan: ${info.plan.path} · ${info.plan.status.replace("_", " ")} · v${info.plan.version}` : "";
+  if (info.plan) {
+    const progress = info.plan.total ? ` · ${info.plan.done ?? 0}/${info.plan.total} done` : "";
+    planLine.textContent = `Plan: ${PLAN_STATUS[info.plan.status] ?? info.plan.status}${progress}`;
+    planLine.title = `${info.plan.path} (version ${info.plan.version}). Click to open the plan.`;
+  }
 }
 
+const PLAN_STATUS: Record<string, string> = {
+  draft: "draft",
+  awaiting_approval: "waiting for your approval",
+  approved: "approved, building",
+  done: "done",
+};
+
 function renderSessions(): void {
+  const sorted = [...sessions].sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
   select.replaceChildren(
-    ...visibleSessions().map((s) => {
+    ...sorted.map((s) => {
       const option = el("option", { value: s.sessionId }, s.title || "Untitled session");
       option.selected = s.sessionId === activeSessionId;
       return option;
     }),
   );
-  if (sessions.length === 0) select.append(el("option", { value: "" }, "No sessions yet"));
+  if (sessions.length === 0 || !activeSessionId) {
+    const option = el("option", { value: "" }, sessions.length === 0 ? "New session" : "Choose a session");
+    option.selected = !activeSessionId;
+    select.prepend(option);
+  }
 }
 
 const TURN_ACTIVITY = new Set(["user_message", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update"]);
@@ -131,19 +180,31 @@ function finishTurn(stopReason: string | undefined, error: string | undefined): 
   render();
 }
 
+function showServer(status: string): void {
+  serverStatus = status;
+  app.dataset.server = status;
+  banner.hidden = status === "running" || status === "starting";
+  byId("server-banner-text").textContent =
+    status === "failed"
+      ? "The Baton server is not running. Restart it, or check the log and the Python interpreter it uses."
+      : status === "stopped"
+        ? "The Baton server is stopped."
+        : "";
+  byId("banner-python").hidden = status !== "failed";
+  render();
+}
+
 function handle(message: SidebarInbound): void {
   switch (message.type) {
     case "server":
-      app.dataset.server = message.status;
-      banner.hidden = message.status === "running";
-      banner.textContent =
-        message.status === "failed"
-          ? "The Baton server is not running. Use “Baton: Restart Server” after fixing the problem (see “Baton: Show Server Log”)."
-          : message.status === "starting"
-            ? "Starting the Baton server…"
-            : message.status === "stopped"
-              ? "The Baton server is stopped."
-              : "";
+      showServer(message.status);
+      return;
+    case "setup":
+      setup = message.setup;
+      renderWelcome();
+      return;
+    case "focusPrompt":
+      promptBox.focus();
       return;
     case "sessions":
       sessions = message.sessions;
@@ -186,7 +247,11 @@ function handle(message: SidebarInbound): void {
       return;
     }
     case "userMessage":
-      if (message.sessionId === activeSessionId) transcript.user(message.text);
+      if (message.sessionId === activeSessionId) {
+        transcript.user(message.text);
+        running = true;
+        render();
+      }
       return;
     case "turn":
       if (message.sessionId !== activeSessionId) return;
@@ -200,6 +265,7 @@ function handle(message: SidebarInbound): void {
     case "mode":
       if (message.sessionId === activeSessionId) mode = message.mode;
       render();
+      save();
       return;
     case "permission": {
       const card = renderPermission(message, (optionId) =>
@@ -207,6 +273,7 @@ function handle(message: SidebarInbound): void {
       );
       review.decoratePermission(card, message.toolCall, message.diff);
       permissions.append(card);
+      card.querySelector<HTMLElement>("[data-default]")?.focus();
       return;
     }
     case "attach":
@@ -222,7 +289,7 @@ function handle(message: SidebarInbound): void {
       permissions.querySelector(`[data-request-id="${CSS.escape(message.requestId)}"]`)?.remove();
       return;
     case "error":
-      transcript.notice("error", message.message);
+      transcript.error(message.message);
       return;
     case "sessionInfo":
       if (message.sessionId !== activeSessionId) return;
@@ -237,19 +304,31 @@ function handle(message: SidebarInbound): void {
 
 function send(): void {
   const text = promptBox.value.trim();
-  if (!text || !activeSessionId || running) return;
-  transcript.user(text);
+  if (!text || running || sendBlocked() !== undefined) return;
   const attachments = review.take();
-  review.showSent(attachments);
   running = true;
   promptBox.value = "";
+  if (activeSessionId) {
+    transcript.user(text);
+    review.showSent(attachments);
+    host.post({ type: "prompt", sessionId: activeSessionId, text, ...(attachments.length ? { attachments } : {}) });
+  } else {
+    // No session yet: the host starts one in this mode, shows the prompt and sends it.
+    host.post({ type: "prompt", sessionId: null, text, mode, ...(attachments.length ? { attachments } : {}) });
+  }
   render();
   save();
-  host.post({ type: "prompt", sessionId: activeSessionId, text, ...(attachments.length ? { attachments } : {}) });
 }
 
 function setMode(next: "build" | "plan"): void {
-  if (!activeSessionId || next === mode) return;
+  if (next === mode) return;
+  if (!activeSessionId) {
+    // Before the first prompt the mode is the new session's.
+    mode = next;
+    render();
+    save();
+    return;
+  }
   host.post({ type: "setMode", sessionId: activeSessionId, mode: next });
 }
 
@@ -258,30 +337,23 @@ cancelButton.addEventListener("click", () => {
   if (activeSessionId) host.post({ type: "cancel", sessionId: activeSessionId });
 });
 promptBox.addEventListener("keydown", (event: KeyboardEvent) => {
-  if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+  // Enter sends (Ctrl/Cmd+Enter too); Shift+Enter is a new line. The @-completion list takes Enter first.
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     send();
+  } else if (event.key === "Escape" && running && activeSessionId) {
+    host.post({ type: "cancel", sessionId: activeSessionId });
   }
 });
 promptBox.addEventListener("input", save);
-byId("new-session").addEventListener("click", () => host.post({ type: "newSession", mode }));
 byId("mode-plan").addEventListener("click", () => setMode("plan"));
 byId("mode-build").addEventListener("click", () => setMode("build"));
-byId("show-plan").addEventListener("click", () => {
-  if (activeSessionId) host.post({ type: "showPlan", sessionId: activeSessionId });
+byId("context").addEventListener("click", () => {
+  if (activeSessionId) host.post({ type: "contextMenu", sessionId: activeSessionId });
 });
-byId("compact").addEventListener("click", () => {
-  if (activeSessionId) host.post({ type: "compact", sessionId: activeSessionId });
+byId("pick-model").addEventListener("click", () => {
+  if (activeSessionId) host.post({ type: "pickModel", sessionId: activeSessionId });
 });
-search.addEventListener("input", renderSessions);
-const sessionAction = (type: "renameSession" | "deleteSession" | "forkSession" | "exportSession" | "pickModel") => () => {
-  if (activeSessionId) host.post({ type, sessionId: activeSessionId });
-};
-byId("rename-session").addEventListener("click", sessionAction("renameSession"));
-byId("delete-session").addEventListener("click", sessionAction("deleteSession"));
-byId("fork-session").addEventListener("click", sessionAction("forkSession"));
-byId("export-session").addEventListener("click", sessionAction("exportSession"));
-byId("pick-model").addEventListener("click", sessionAction("pickModel"));
 byId("plan-line").addEventListener("click", (event) => {
   event.preventDefault();
   if (activeSessionId) host.post({ type: "showPlan", sessionId: activeSessionId });
@@ -289,10 +361,25 @@ byId("plan-line").addEventListener("click", (event) => {
 select.addEventListener("change", () => {
   if (select.value && select.value !== activeSessionId) host.post({ type: "selectSession", sessionId: select.value });
 });
+// The banner's and the welcome state's buttons each name one fixed action.
+for (const button of document.querySelectorAll<HTMLElement>("[data-action]")) {
+  button.addEventListener("click", () => {
+    const action = button.dataset.action;
+    if (isAction(action)) runAction(action);
+  });
+}
+interceptLinks(document.body, (url) => host.post({ type: "openLink", url }));
+transcriptRoot.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest<HTMLElement>("[data-code-action]") : null;
+  const code = button?.closest(".code-block")?.querySelector("code")?.textContent;
+  const action = button?.dataset.codeAction;
+  if (code == null || (action !== "copy" && action !== "insert")) return;
+  host.post({ type: "codeAction", action, text: code });
+});
 
 host.onMessage(parseSidebarInbound, handle);
-const draft = host.getState()?.draft;
+const draft = saved?.draft;
 if (draft) promptBox.value = draft;
-review.setAttachments(host.getState()?.attachments ?? []);
+review.setAttachments(saved?.attachments ?? []);
 render();
 host.post({ type: "ready", activeSessionId });

@@ -160,16 +160,18 @@ export class ReviewUi {
   private decorateToolCards(): void {
     const cards = this.o.transcript.querySelectorAll<HTMLElement>(".tool-card[data-status=completed]");
     for (const card of cards) {
-      if (!CHANGING_TOOLS.has(card.getAttribute("heading") ?? "") || card.querySelector(".view-change")) continue;
+      if (!CHANGING_TOOLS.has(card.dataset.tool ?? "") || card.querySelector(".view-change")) continue;
       const toolCallId = card.dataset.toolCallId;
       if (!toolCallId) continue;
-      const button = el("button", { type: "button", class: "view-change", slot: "decorations", title: "Show this change in the diff editor" }, "Diff");
+      const button = el("button", { type: "button", class: "view-change", title: "Show this change in the diff editor" }, "Diff");
       button.addEventListener("click", (event) => {
+        event.preventDefault(); // inside the card's <summary>: do not toggle it
         event.stopPropagation();
         const sessionId = this.o.sessionId();
         if (sessionId) this.o.post({ type: "openChange", sessionId, toolCallId });
       });
-      card.insertBefore(button, card.querySelector(".tool-status"));
+      const status = card.querySelector(".tool-status");
+      status?.parentElement?.insertBefore(button, status);
     }
   }
 

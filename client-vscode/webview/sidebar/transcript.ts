@@ -1,11 +1,16 @@
 // Renders a session's conversation: messages from baton/session/load and the
 // live baton/session/update stream (answer chunks, thoughts, tool calls,
-// compaction markers).
+// compaction markers). Baton's own instructions to the model show as compact
+// chips, errors as cards with the actions that fix them.
 import type { Message, SessionUpdate } from "../../src/protocol";
+import type { SidebarAction } from "../../src/views/sidebar/messages";
 import { el, formatTokens } from "../shared/dom";
 import { setMarkdown } from "../shared/markdown";
+import { describeError } from "./errors";
+import { toolTitle } from "./tools";
 
 type Part = Message["parts"][number];
+type Origin = NonNullable<Message["origin"]> | "baton";
 
 interface OpenBlock {
   kind: "text" | "thought";
@@ -13,21 +18,45 @@ interface OpenBlock {
   source: string;
 }
 
+export interface TranscriptHandlers {
+  /** The person asks to fork after this message. */
+  fork?(messageId: string): void;
+  /** Send the failed turn's prompt again. */
+  retry?(): void;
+  action?(action: SidebarAction): void;
+  /** Something was added or removed (the welcome state follows). */
+  changed?(): void;
+}
+
+const ORIGIN_LABELS: Record<Origin, string> = {
+  approval: "Baton asked the agent to build the approved plan",
+  feedback: "Your plan feedback, sent with Baton's instructions",
+  continue: "Baton asked the agent to continue after compacting",
+  pre_compact: "Baton asked the agent to note its work before compacting",
+  baton: "Baton's instruction to the agent",
+};
+
+/** Lines of a tool's output shown while its card is collapsed. */
+const PREVIEW_LINES = 3;
+
 export class Transcript {
   private open: OpenBlock | undefined;
   private readonly tools = new Map<string, HTMLElement>();
   private pendingRender: OpenBlock | undefined;
+  /** The "Compacting…" marker of a compaction in progress (replaced when it ends). */
+  private compacting: HTMLElement | undefined;
 
   constructor(
     private readonly root: HTMLElement,
-    /** Called with a message id when the person asks to fork after that message. */
-    private readonly onFork?: (messageId: string) => void,
+    private readonly handlers: TranscriptHandlers = {},
   ) {}
 
   clear(): void {
     this.root.replaceChildren();
     this.tools.clear();
     this.open = undefined;
+    this.compacting = undefined;
+    this.handlers.changed?.();
   }
 
   load(messages: Message[]): void {
@@ -38,7 +67,8 @@ export class Transcript {
         // A pre-compact round's prompt carries its audit entry: mark where the round began.
         for (const part of message.parts) if (part.type === "pre_compact") this.part(part, compacted);
         const text = message.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
-        this.user(text, compacted);
+        if (message.origin) this.baton(text, message.origin, compacted);
+        else this.user(text, compacted);
         return;
       }
       if (message.role === "system") {
@@ -53,14 +83,14 @@ export class Transcript {
       this.open = undefined;
       // Between turns (after a turn's last answer) the session can be forked.
       const next = messages[index + 1];
-      if (this.onFork && (!next || next.role === "user")) this.forkPoint(message.id);
+      if (this.handlers.fork && (!next || next.role === "user")) this.forkPoint(message.id);
     });
     this.scroll();
   }
 
   /** After a live turn: the answer just streamed can be forked after (once). */
   addForkPoint(messageId: string): void {
-    if (!this.onFork || this.root.querySelector(`[data-kind=fork-point][data-message-id="${CSS.escape(messageId)}"]`)) return;
+    if (!this.handlers.fork || this.root.querySelector(`[data-kind=fork-point][data-message-id="${CSS.escape(messageId)}"]`)) return;
     this.open = undefined;
     this.forkPoint(messageId);
     this.scroll();
@@ -68,13 +98,30 @@ export class Transcript {
 
   private forkPoint(messageId: string): void {
     const button = el("button", { type: "button", class: "fork-here", title: "Fork: a new session with the history up to here" }, "Fork from here");
-    button.addEventListener("click", () => this.onFork?.(messageId));
+    button.addEventListener("click", () => this.handlers.fork?.(messageId));
     this.root.append(el("div", { class: "fork-point", "data-kind": "fork-point", "data-message-id": messageId }, button));
   }
 
   user(text: string, compacted = false): void {
     this.open = undefined;
     const node = el("div", { class: `msg user${compacted ? " compacted" : ""}`, "data-kind": "user" }, text);
+    this.root.append(node);
+    this.scroll();
+  }
+
+  /**
+   * A user message Baton wrote (plan approval, feedback, continue): a collapsed chip, not
+   * the person's bubble. It is still a turn's first message (data-kind=user) so Undo works;
+   * data-text carries the full text the review code matches messages by.
+   */
+  baton(text: string, origin: Origin, compacted = false): void {
+    this.open = undefined;
+    const node = el(
+      "details",
+      { class: `baton-prompt${compacted ? " compacted" : ""}`, "data-kind": "user", "data-origin": origin, "data-text": text },
+      el("summary", { title: "Baton wrote this message to the agent; open it to read it" }, ORIGIN_LABELS[origin]),
+      el("div", { class: "baton-prompt-body" }, text),
+    );
     this.root.append(node);
     this.scroll();
   }
@@ -96,7 +143,7 @@ export class Transcript {
         return;
       }
       case "compaction":
-        this.marker("compaction", `Compacted (${part.compactionId})`);
+        this.marker("compaction", "Context compacted here (older messages are summarised for the agent)");
         return;
       case "pre_compact":
         this.open = undefined;
@@ -105,9 +152,11 @@ export class Transcript {
         } else if (part.status === "completed") {
           this.marker("pre-compact", `Pre-compact round by ${part.hook} completed`);
         } else {
-          this.marker("pre-compact", `Pre-compact round by ${part.hook} (${part.trigger} compaction)`);
+          this.marker("pre-compact", `Pre-compact round by ${part.hook} before compacting`);
         }
         return;
+      case "attachment":
+        return; // shown as chips on the prompt (review.ts)
     }
   }
 
@@ -128,22 +177,27 @@ export class Transcript {
         this.setToolStatus(update.toolCallId, update.status, update.output ?? undefined);
         break;
       case "user_message":
-        this.user(update.text);
+        // The server announces only the messages it adds itself.
+        this.baton(update.text, update.origin ?? "baton");
         break;
       case "compaction_started":
         this.open = undefined;
-        this.marker("compaction-started", `Compacting (${update.trigger}, ${update.strategy})…`);
+        this.compacting?.remove();
+        this.compacting = this.marker("compaction-started", "Compacting the context…");
         break;
       case "compaction_finished": {
         this.open = undefined;
         const c = update.compaction;
+        this.endCompacting();
         this.marker(
           "compaction",
-          `Compacted (${c.trigger} · ${c.strategy}): ${formatTokens(c.tokensBefore)} → ${formatTokens(c.tokensAfter)} tokens`,
+          `Context compacted: ${formatTokens(c.tokensBefore)} → ${formatTokens(c.tokensAfter)} tokens in use` +
+            (c.trigger === "manual" ? "" : ` (${TRIGGERS[c.trigger] ?? c.trigger})`),
         );
         break;
       }
       case "compaction_failed":
+        this.endCompacting();
         this.marker("compaction-failed", `Compaction failed: ${update.error}`);
         break;
       case "turn_ended":
@@ -158,18 +212,57 @@ export class Transcript {
           return;
         }
         break;
-      case "mode":
-      case "usage":
-        return; // shown elsewhere
+      default:
+        return; // mode, usage and the rest are shown elsewhere
     }
     this.scroll();
   }
 
+  private endCompacting(): void {
+    this.compacting?.remove();
+    this.compacting = undefined;
+    for (const stale of this.root.querySelectorAll(".marker.compaction-started")) stale.remove();
+  }
+
   endTurn(stopReason: string | undefined, error: string | undefined): void {
     this.open = undefined;
-    if (stopReason && stopReason !== "end_turn") {
-      this.marker(`stop-${stopReason}`, error ? `Stopped (${stopReason}): ${error}` : `Stopped (${stopReason})`);
+    if (stopReason === "error" || (error && stopReason !== "cancelled")) {
+      this.error(error ?? "The turn stopped with an error.", true);
+    } else if (stopReason === "cancelled") {
+      this.marker("stop-cancelled", "Stopped");
+    } else if (stopReason === "max_steps") {
+      this.marker("stop-max_steps", "The agent stopped after its step limit. Send “continue” to let it go on.");
+    } else if (stopReason && stopReason !== "end_turn") {
+      this.marker(`stop-${stopReason}`, `Stopped (${stopReason})`);
     }
+    this.scroll();
+  }
+
+  /** An error card: what happened in plain words, the actions that fix it, the details folded. */
+  error(raw: string, retryable = false): void {
+    const described = describeError(raw);
+    const actions = el("div", { class: "error-actions" });
+    if (retryable && this.handlers.retry) {
+      const retry = el("button", { type: "button", class: "error-action primary", "data-error-action": "retry" }, "Retry");
+      retry.addEventListener("click", () => {
+        card.classList.add("resolved");
+        this.handlers.retry?.();
+      });
+      actions.append(retry);
+    }
+    for (const { action, label } of described.actions) {
+      const button = el("button", { type: "button", class: "error-action", "data-error-action": action }, label);
+      button.addEventListener("click", () => this.handlers.action?.(action));
+      actions.append(button);
+    }
+    const card = el(
+      "div",
+      { class: "error-card", role: "alert", "data-kind": "error" },
+      el("div", { class: "error-title" }, described.title),
+      actions,
+      el("details", { class: "error-details" }, el("summary", {}, "Details"), el("pre", {}, raw)),
+    );
+    this.root.append(card);
     this.scroll();
   }
 
@@ -198,11 +291,11 @@ export class Transcript {
       block.node.textContent = block.source;
       return;
     }
-    if (this.pendingRender && this.pendingRender !== block) setMarkdown(this.pendingRender.node, this.pendingRender.source);
+    if (this.pendingRender && this.pendingRender !== block) setMarkdown(this.pendingRender.node, this.pendingRender.source, { codeActions: true });
     this.pendingRender = block;
     requestAnimationFrame(() => {
       if (this.pendingRender === block) {
-        setMarkdown(block.node, block.source);
+        setMarkdown(block.node, block.source, { codeActions: true });
         this.pendingRender = undefined;
       }
     });
@@ -211,16 +304,26 @@ export class Transcript {
   private toolCard(toolCallId: string, name: string, input: Record<string, unknown>): HTMLElement {
     let card = this.tools.get(toolCallId);
     if (card) return card;
-    card = document.createElement("vscode-collapsible");
+    const title = toolTitle(name, input);
+    card = document.createElement("details");
     card.className = "tool-card";
     card.dataset.kind = "tool";
+    card.dataset.tool = name;
     card.dataset.toolCallId = toolCallId;
-    card.setAttribute("heading", name);
-    card.setAttribute("description", summarizeInput(name, input));
-    const status = el("span", { class: "tool-status", slot: "decorations" });
-    const inputBlock = el("pre", { class: "tool-input" }, JSON.stringify(input, null, 2));
+    const status = el("span", { class: "tool-status", role: "status" });
+    const summary = el(
+      "summary",
+      { title: `${title.action} ${title.target}`.trim() },
+      el("span", { class: `tool-icon tool-icon-${title.icon}`, "aria-hidden": "true" }, title.glyph),
+      el("span", { class: "tool-title" }, el("span", { class: "tool-action" }, title.action), " ", el("span", { class: "tool-target" }, title.target)),
+      status,
+    );
+    // Inside the summary: a closed <details> shows only its summary.
+    const preview = el("pre", { class: "tool-preview", hidden: "" });
+    summary.append(preview);
+    const inputBlock = el("details", { class: "tool-input" }, el("summary", {}, "Input"), el("pre", {}, JSON.stringify(input, null, 2)));
     const output = el("pre", { class: "tool-output", hidden: "" });
-    card.append(status, el("div", { class: "tool-body" }, inputBlock, output));
+    card.append(summary, el("div", { class: "tool-body" }, inputBlock, output));
     this.root.append(card);
     this.tools.set(toolCallId, card);
     return card;
@@ -231,27 +334,44 @@ export class Transcript {
     if (!card) return;
     card.dataset.status = status;
     const badge = card.querySelector(".tool-status");
-    if (badge) badge.textContent = status.replace("_", " ");
+    if (badge) badge.textContent = STATUS_LABELS[status] ?? status;
     if (output !== undefined) {
       const pre = card.querySelector<HTMLElement>(".tool-output");
       if (pre) {
         pre.textContent = output;
         pre.hidden = false;
       }
+      // Collapsed, the card shows the first lines of the output (failures stand out).
+      const preview = card.querySelector<HTMLElement>(".tool-preview");
+      if (preview) {
+        const lines = output.split("\n").filter((line) => line.trim() !== "");
+        preview.textContent = lines.slice(0, PREVIEW_LINES).join("\n") + (lines.length > PREVIEW_LINES ? `\n… ${lines.length - PREVIEW_LINES} more lines` : "");
+        preview.hidden = lines.length === 0;
+      }
     }
   }
 
-  private marker(kind: string, text: string): void {
-    this.root.append(el("div", { class: `marker ${kind}`, "data-kind": kind }, text));
+  private marker(kind: string, text: string): HTMLElement {
+    const node = el("div", { class: `marker ${kind}`, "data-kind": kind }, text);
+    this.root.append(node);
+    return node;
   }
 
   private scroll(): void {
     this.root.scrollTop = this.root.scrollHeight;
+    this.handlers.changed?.();
   }
 }
 
-function summarizeInput(name: string, input: Record<string, unknown>): string {
-  const pick = input.command ?? input.path ?? input.pattern;
-  if (typeof pick === "string") return pick.length > 80 ? `${pick.slice(0, 80)}…` : pick;
-  return name.startsWith("plan_") ? "plan" : "";
-}
+const STATUS_LABELS: Record<string, string> = {
+  pending: "waiting",
+  in_progress: "running",
+  completed: "done",
+  failed: "failed",
+};
+
+const TRIGGERS: Record<string, string> = {
+  auto: "automatic, the context was nearly full",
+  overflow: "the model's window overflowed",
+  model_switch: "the new model's window is smaller",
+};

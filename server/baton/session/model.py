@@ -31,6 +31,15 @@ MessageKind = Literal[
 ]
 
 
+# The kinds of user message Baton writes itself, as the wire's `origin`.
+_ORIGINS: dict[str, p.MessageOrigin] = {
+    "feedback": "feedback",
+    "approval": "approval",
+    "continue": "continue",
+    "pre_compact": "pre_compact",
+}
+
+
 @dataclass
 class StoredPart:
     type: PartType
@@ -65,6 +74,10 @@ class StoredMessage:
 
     def tool_calls(self) -> list[StoredPart]:
         return [part for part in self.parts if part.type == "tool_call"]
+
+    def origin(self) -> p.MessageOrigin | None:
+        """Why Baton wrote this user message itself; None for the person's own and the model's."""
+        return _ORIGINS.get(self.kind) if self.role == "user" else None
 
     def to_wire(self, *, compacted: bool, running: bool = False) -> p.Message:
         parts: list[Any] = []
@@ -105,6 +118,7 @@ class StoredMessage:
             parts=parts,
             compacted=compacted,
             incomplete=self.incomplete,
+            origin=self.origin(),
         )
 
 

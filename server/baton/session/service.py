@@ -277,7 +277,8 @@ class SessionService:
         state.add(message)
         if kind != "prompt":
             self.channel.send_update(
-                state.id, p.UserMessageUpdate(message_id=message.id, text=text)
+                state.id,
+                p.UserMessageUpdate(message_id=message.id, text=text, origin=message.origin()),
             )
         return message
 

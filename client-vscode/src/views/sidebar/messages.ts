@@ -19,10 +19,31 @@ export interface SessionInfoView {
   provider?: string;
   model?: string;
   tokens?: { input: number; cached: number; output: number; requests: number };
-  context?: { tokens: number; contextWindow: number };
-  /** null: the session has no plan. */
-  plan?: { path: string; status: string; version: number } | null;
+  /** The context the next request sends, of the model's window; cache figures when the server reports them. */
+  context?: { tokens: number; contextWindow: number; cachedTokens?: number; cacheHitRate?: number };
+  /** null: the session has no plan. `done`/`total`: ticked and all steps. */
+  plan?: { path: string; status: string; version: number; done?: number; total?: number } | null;
 }
+
+/** How the person can get a model: what the welcome state and error actions offer. */
+export interface SetupView {
+  /** The provider setting (undefined: the server decides: OpenAI with a key, else local). */
+  provider?: string;
+  hasKey: boolean;
+}
+
+/** Things the webview may ask the host to do for the person (each is a fixed command, no arguments). */
+export const SIDEBAR_ACTIONS = [
+  "setKey",
+  "useLocalModel",
+  "useCompatibleServer",
+  "restartServer",
+  "showLog",
+  "setPythonPath",
+  "newSession",
+  "sessions",
+] as const;
+export type SidebarAction = (typeof SIDEBAR_ACTIONS)[number];
 
 /** Host → webview. */
 export type SidebarInbound =
@@ -32,6 +53,10 @@ export type SidebarInbound =
   | { type: "update"; sessionId: string; update: SessionUpdate }
   | { type: "userMessage"; sessionId: string; text: string }
   | { type: "turn"; sessionId: string; running: boolean; stopReason?: string; error?: string }
+  /** How a model is set up (the welcome state and the actions on errors). */
+  | { type: "setup"; setup: SetupView }
+  /** Put the caret in the prompt box (New Session, the keybinding). */
+  | { type: "focusPrompt" }
   | { type: "mode"; sessionId: string; mode: Mode }
   | {
       type: "permission";
@@ -53,13 +78,23 @@ export type SidebarOutbound =
   | { type: "ready"; activeSessionId: string | null }
   | { type: "newSession"; mode: Mode }
   | { type: "selectSession"; sessionId: string }
-  | { type: "prompt"; sessionId: string; text: string; attachments?: AttachmentRef[] }
+  /** No session id: the host creates a session (in `mode`) first, so Send always works. */
+  | { type: "prompt"; sessionId: string | null; text: string; mode?: Mode; attachments?: AttachmentRef[] }
+  /** Send the failed turn's prompt again. */
+  | { type: "retry"; sessionId: string }
+  /** A link in the transcript: the host shows the URL and opens it through VS Code. */
+  | { type: "openLink"; url: string }
+  | { type: "action"; action: SidebarAction }
+  /** A code block's Copy / Insert (at the cursor of the active editor). */
+  | { type: "codeAction"; action: "copy" | "insert"; text: string }
   | ReviewOutbound
   | { type: "cancel"; sessionId: string }
   | { type: "setMode"; sessionId: string; mode: Mode }
   | { type: "permissionAnswer"; requestId: string; optionId: string }
   | { type: "showPlan"; sessionId: string }
   | { type: "compact"; sessionId: string }
+  /** The context meter was clicked: compact, history, context view. */
+  | { type: "contextMenu"; sessionId: string }
   | { type: "renameSession"; sessionId: string }
   | { type: "deleteSession"; sessionId: string }
   | { type: "forkSession"; sessionId: string; messageId?: string }
@@ -77,11 +112,16 @@ const OUTBOUND_TYPES = [
   "permissionAnswer",
   "showPlan",
   "compact",
+  "contextMenu",
   "renameSession",
   "deleteSession",
   "forkSession",
   "exportSession",
   "pickModel",
+  "retry",
+  "openLink",
+  "action",
+  "codeAction",
 ] as const;
 
 export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefined {
@@ -96,6 +136,7 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
     case "cancel":
     case "showPlan":
     case "compact":
+    case "contextMenu":
     case "renameSession":
     case "deleteSession":
     case "exportSession":
@@ -107,14 +148,29 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
       return isId(m.messageId) ? { type: "forkSession", sessionId: m.sessionId, messageId: m.messageId } : undefined;
     case "prompt": {
       const attachments = parseAttachments(m.attachments);
-      if (!isId(m.sessionId) || !isString(m.text) || m.text.trim() === "" || !attachments) return undefined;
+      const sessionId = m.sessionId === null || m.sessionId === undefined ? null : isId(m.sessionId) ? m.sessionId : undefined;
+      if (sessionId === undefined || !isString(m.text) || m.text.trim() === "" || !attachments) return undefined;
+      if (m.mode !== undefined && !isMode(m.mode)) return undefined;
       return {
         type: "prompt",
-        sessionId: m.sessionId,
+        sessionId,
         text: m.text,
+        ...(isMode(m.mode) ? { mode: m.mode } : {}),
         ...(attachments.length ? { attachments } : {}),
       };
     }
+    case "retry":
+      return isId(m.sessionId) ? { type: "retry", sessionId: m.sessionId } : undefined;
+    case "openLink":
+      return isString(m.url, 8192) && m.url !== "" ? { type: "openLink", url: m.url } : undefined;
+    case "codeAction":
+      return (m.action === "copy" || m.action === "insert") && isString(m.text)
+        ? { type: "codeAction", action: m.action, text: m.text }
+        : undefined;
+    case "action":
+      return (SIDEBAR_ACTIONS as readonly unknown[]).includes(m.action)
+        ? { type: "action", action: m.action as SidebarAction }
+        : undefined;
     case "revert":
     case "openChange":
     case "showPendingChange":
@@ -144,6 +200,8 @@ const INBOUND_TYPES = [
   "error",
   "sessionInfo",
   "forkPoint",
+  "setup",
+  "focusPrompt",
 ] as const;
 
 /** Shape check for what the host sends; the webview drops anything else. */
@@ -183,6 +241,10 @@ export function parseSidebarInbound(value: unknown): SidebarInbound | undefined 
       return parseReviewInbound(value);
     case "forkPoint":
       return isId(m.sessionId) && isId(m.messageId) ? (value as unknown as SidebarInbound) : undefined;
+    case "setup":
+      return isRecord(m.setup) && typeof m.setup.hasKey === "boolean" ? (value as unknown as SidebarInbound) : undefined;
+    case "focusPrompt":
+      return { type: "focusPrompt" };
   }
   return undefined;
 }

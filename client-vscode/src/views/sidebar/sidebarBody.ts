@@ -1,44 +1,50 @@
 // Static markup of the sidebar; everything dynamic is built by webview/sidebar.
+// Session actions live in the view's title bar (package.json `view/title`); the
+// sidebar itself keeps one header row, the transcript and the composer.
 export const SIDEBAR_BODY = `
 <main id="app" data-server="starting">
-  <header class="toolbar">
+  <header class="session-header">
     <select id="session-select" aria-label="Session"></select>
-    <vscode-button id="new-session" secondary title="New session">New</vscode-button>
-  </header>
-  <div class="toolbar session-bar" role="group" aria-label="Session">
-    <input id="session-search" type="search" placeholder="Search sessions" aria-label="Search sessions">
-    <vscode-button id="rename-session" secondary title="Rename the session">Rename</vscode-button>
-    <vscode-button id="fork-session" secondary title="Fork: a new session with this one's history, plan and compactions">Fork</vscode-button>
-    <vscode-button id="export-session" secondary title="Export the session as markdown">Export</vscode-button>
-    <vscode-button id="delete-session" secondary title="Delete the session (asks first; the plan file stays)">Delete</vscode-button>
-  </div>
-  <div id="session-info" class="session-info" hidden>
-    <vscode-button id="pick-model" secondary title="Choose the model for this session's next requests">Model</vscode-button>
-    <span class="context" title="Context window used by the next request">
+    <button id="context" class="context" type="button" aria-label="Context window in use">
       <meter id="context-meter" min="0" max="1" low="0.75" high="0.9" optimum="0" value="0"></meter>
       <span id="context-label"></span>
-    </span>
-    <span id="token-totals" class="token-totals" title="Tokens the provider reported for this session"></span>
-    <a id="plan-line" class="plan-line" href="#" hidden></a>
+    </button>
+  </header>
+  <a id="plan-line" class="plan-line" href="#" hidden></a>
+  <div id="server-banner" class="banner" role="alert" hidden>
+    <div id="server-banner-text"></div>
+    <div class="banner-actions">
+      <vscode-button id="banner-restart" data-action="restartServer">Restart Server</vscode-button>
+      <vscode-button id="banner-log" secondary data-action="showLog">Show Log</vscode-button>
+      <vscode-button id="banner-python" secondary data-action="setPythonPath">Set Python Path</vscode-button>
+    </div>
   </div>
-  <div class="toolbar mode-bar" role="group" aria-label="Mode">
-    <vscode-button id="mode-plan" secondary title="Plan: the agent writes a plan and changes no files">Plan</vscode-button>
-    <vscode-button id="mode-build" secondary title="Build: the agent works on the files">Build</vscode-button>
-    <span id="mode-label" class="mode-label"></span>
-    <vscode-button id="show-plan" secondary title="Show the session's plan">Plan view</vscode-button>
-    <vscode-button id="compact" secondary title="Compact the session's context now">Compact</vscode-button>
-  </div>
-  <div id="server-banner" class="banner" hidden></div>
+  <section id="welcome" class="welcome" hidden aria-labelledby="welcome-title">
+    <h2 id="welcome-title">Ask Baton to plan or build</h2>
+    <p>Type a task below and press <kbd>Enter</kbd>. Baton plans in a file you can review, then builds it step by step.</p>
+    <p id="welcome-model" class="welcome-model"></p>
+    <div class="welcome-choices" role="group" aria-label="Choose a model">
+      <button type="button" class="choice" data-action="useLocalModel"><span><strong>Use a local model</strong><br><span class="choice-detail">Runs on this machine; nothing leaves it.</span></span></button>
+      <button type="button" class="choice" data-action="setKey"><span><strong>Use an OpenAI API key</strong><br><span class="choice-detail">Kept in VS Code's secret storage.</span></span></button>
+      <button type="button" class="choice" data-action="useCompatibleServer"><span><strong>Use an OpenAI-compatible server</strong><br><span class="choice-detail">Ollama, LM Studio, vLLM, llama.cpp, OpenRouter…</span></span></button>
+    </div>
+  </section>
   <section id="transcript" aria-live="polite"></section>
   <section id="permissions"></section>
   <footer class="composer">
     <div id="attachments" class="attachments" aria-label="Attached to the next prompt" hidden></div>
     <ul id="mentions" class="mentions" role="listbox" aria-label="Workspace files" hidden></ul>
-    <vscode-textarea id="prompt" rows="3" resize="vertical" placeholder="Ask the agent… (@ mentions a file; Ctrl+Enter to send)"></vscode-textarea>
-    <div class="toolbar">
-      <vscode-button id="send">Send</vscode-button>
-      <vscode-button id="cancel" secondary disabled>Cancel</vscode-button>
-      <span id="turn-status" class="turn-status"></span>
+    <vscode-textarea id="prompt" rows="3" resize="vertical" placeholder="Ask Baton… (@ to attach a file, Enter to send, Shift+Enter for a new line)"></vscode-textarea>
+    <div class="composer-bar">
+      <div class="mode-switch" role="radiogroup" aria-label="Mode">
+        <button id="mode-build" type="button" role="radio" aria-checked="true" title="Build: the agent works on the files (asks before commands and writes)">Build</button>
+        <button id="mode-plan" type="button" role="radio" aria-checked="false" title="Plan: the agent writes a plan for you to review and changes no files">Plan</button>
+      </div>
+      <button id="pick-model" class="model-picker" type="button" title="Choose the model for this session's next requests">Model</button>
+      <span id="turn-status" class="turn-status" role="status"></span>
+      <vscode-button id="cancel" secondary disabled title="Stop the running turn (Ctrl+Alt+Backspace)">Stop</vscode-button>
+      <vscode-button id="send" title="Send (Enter)">Send</vscode-button>
     </div>
+    <div id="send-reason" class="send-reason" role="status" hidden></div>
   </footer>
 </main>`;

@@ -4,12 +4,20 @@
 // (retained while hidden) and is reloaded with baton/session/load.
 import * as vscode from "vscode";
 import type { BatonClient } from "../../client/batonClient";
-import type { Mode, PermissionRequestParams, PermissionResponse, SessionInfo } from "../../protocol";
+import type { Message, Mode, PermissionRequestParams, PermissionResponse, SessionInfo } from "../../protocol";
 import { FileIndex, promptContext, type AttachmentRef } from "../../review/editorContext";
 import type { SessionState } from "../../state/sessionState";
 import { errorMessage } from "../../util/errors";
 import { webviewHtml, webviewOptions } from "../webviewAssets";
-import { parseSidebarOutbound, type SessionInfoView, type SidebarInbound, type SidebarOutbound } from "./messages";
+import {
+  parseSidebarOutbound,
+  type SessionInfoView,
+  type SetupView,
+  type SidebarAction,
+  type SidebarInbound,
+  type SidebarOutbound,
+} from "./messages";
+import { countSteps } from "../plan/steps";
 import { SIDEBAR_BODY } from "./sidebarBody";
 
 export const SIDEBAR_VIEW_ID = "baton.agent";
@@ -36,6 +44,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     private readonly extensionUri: vscode.Uri,
     private readonly client: BatonClient,
     private readonly state: SessionState,
+    /** How a model is set up now (provider setting, whether a key is stored). */
+    private readonly setup: () => Promise<SetupView> = async () => ({ hasKey: false }),
   ) {
     this.disposables.push(
       client.onSessionUpdate((n) => this.post({ type: "update", sessionId: n.sessionId, update: n.update })),
@@ -65,8 +75,15 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         }
       }),
       client.onPlanDidChange((n) => {
-        this.plans.set(n.sessionId, { path: n.path, status: n.status, version: n.version });
-        if (n.sessionId === state.activeSessionId) this.postInfo(n.sessionId);
+        // The notification carries no content: ask for the plan so the line shows its progress.
+        this.plans.set(n.sessionId, { path: n.path, status: n.status, version: n.version, ...this.progressOf(n.sessionId) });
+        if (n.sessionId === state.activeSessionId) {
+          this.postInfo(n.sessionId);
+          void this.seedPlan(n.sessionId).catch(() => undefined);
+        }
+      }),
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration("baton")) void this.postSetup();
       }),
     );
   }
@@ -133,6 +150,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     switch (message.type) {
       case "ready": {
         this.post({ type: "server", status: this.client.state });
+        void this.postSetup();
         await this.client.ensureStarted();
         const sessions = await this.refreshSessions();
         const wanted = message.activeSessionId ?? this.state.activeSessionId;
@@ -152,8 +170,27 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         this.state.setActive(message.sessionId);
         await this.loadSession(message.sessionId);
         return;
-      case "prompt":
-        await this.prompt(message.sessionId, message.text, message.attachments ?? []);
+      case "prompt": {
+        // Send always works: with no session yet, start one in the mode the composer shows.
+        let sessionId = message.sessionId;
+        if (!sessionId) {
+          sessionId = await this.newSession(message.mode ?? "build");
+          this.post({ type: "userMessage", sessionId, text: message.text });
+        }
+        await this.prompt(sessionId, message.text, message.attachments ?? []);
+        return;
+      }
+      case "retry":
+        await this.retry(message.sessionId);
+        return;
+      case "openLink":
+        await openLink(message.url);
+        return;
+      case "action":
+        await this.runAction(message.action);
+        return;
+      case "codeAction":
+        await codeAction(message.action, message.text);
         return;
       case "revert":
         await vscode.commands.executeCommand("baton.undoTurn", message.sessionId, message.messageId);
@@ -188,6 +225,9 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       case "compact":
         await vscode.commands.executeCommand("baton.compactSession", message.sessionId);
         return;
+      case "contextMenu":
+        await vscode.commands.executeCommand("baton.contextMenu", message.sessionId);
+        return;
       case "renameSession":
         await vscode.commands.executeCommand("baton.renameSession", message.sessionId);
         return;
@@ -204,6 +244,50 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         await vscode.commands.executeCommand("baton.selectModel", message.sessionId);
         return;
     }
+  }
+
+  /** The welcome state's and the error actions' buttons: each runs one fixed command. */
+  private async runAction(action: SidebarAction): Promise<void> {
+    const commands: Record<SidebarAction, string> = {
+      setKey: "baton.setOpenAIApiKey",
+      useLocalModel: "baton.useLocalModel",
+      useCompatibleServer: "baton.useCompatibleServer",
+      restartServer: "baton.restartServer",
+      showLog: "baton.showServerLog",
+      setPythonPath: "baton.setPythonPath",
+      newSession: "baton.newSession",
+      sessions: "baton.switchSession",
+    };
+    await vscode.commands.executeCommand(commands[action]);
+  }
+
+  /** Tells the webview how a model is set up (the welcome state and error actions). */
+  async postSetup(): Promise<void> {
+    this.post({ type: "setup", setup: await this.setup() });
+  }
+
+  /** Puts the caret in the prompt box (after New Session, or from the keybinding). */
+  async focusPrompt(): Promise<void> {
+    await vscode.commands.executeCommand(`${SIDEBAR_VIEW_ID}.focus`);
+    this.post({ type: "focusPrompt" });
+  }
+
+  /**
+   * Sends the failed turn's prompt again. When the failed turn changed no files, it is
+   * taken back first (baton/session/revert), so the model does not see the prompt twice.
+   */
+  async retry(sessionId: string): Promise<void> {
+    const loaded = await this.client.request("baton/session/load", { sessionId });
+    const last = lastPrompt(loaded.messages);
+    if (!last) throw new Error("there is no prompt to send again");
+    const preview = await this.client
+      .request("baton/session/revert", { sessionId, messageId: last.id, dryRun: true })
+      .catch(() => undefined);
+    const changesFiles = preview ? preview.files.some((f) => f.action !== "unchanged") : true;
+    if (!changesFiles) await this.client.request("baton/session/revert", { sessionId, messageId: last.id });
+    if (!changesFiles) await this.loadSession(sessionId);
+    this.post({ type: "userMessage", sessionId, text: last.text });
+    await this.prompt(sessionId, last.text);
   }
 
   /** Adds a file or selection to the prompt box's attachments, revealing the sidebar. */
@@ -256,6 +340,17 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     return info;
   }
 
+  private progressOf(sessionId: string): { done?: number; total?: number } {
+    const known = this.plans.get(sessionId);
+    return known && known.total !== undefined ? { done: known.done ?? 0, total: known.total } : {};
+  }
+
+  private async seedPlan(sessionId: string): Promise<void> {
+    const plan = await this.client.request("baton/plan/get", { sessionId });
+    this.plans.set(sessionId, plan ? { path: plan.path, status: plan.status, version: plan.version, ...countSteps(plan.content) } : null);
+    if (sessionId === this.state.activeSessionId) this.postInfo(sessionId);
+  }
+
   /** Streamed messages carry no ids: after a turn, look up the answer the session can fork after. */
   private async postForkPoint(sessionId: string): Promise<void> {
     const loaded = await this.client.request("baton/session/load", { sessionId });
@@ -273,7 +368,9 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       this.client.request("baton/plan/get", { sessionId }).catch(() => undefined),
       this.state.usageOf(sessionId) ? undefined : this.client.request("baton/session/context", { sessionId }).catch(() => undefined),
     ]);
-    if (plan !== undefined) this.plans.set(sessionId, plan ? { path: plan.path, status: plan.status, version: plan.version } : null);
+    if (plan !== undefined) {
+      this.plans.set(sessionId, plan ? { path: plan.path, status: plan.status, version: plan.version, ...countSteps(plan.content) } : null);
+    }
     if (context && !this.state.usageOf(sessionId)) {
       this.state.setUsage(sessionId, { tokens: context.tokens, contextWindow: context.contextWindow });
     }
@@ -286,6 +383,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     this.state.setActive(sessionId);
     await this.refreshSessions();
     await this.loadSession(sessionId);
+    this.post({ type: "focusPrompt" });
     return sessionId;
   }
 
@@ -353,6 +451,56 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     this.pending.clear();
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** The last prompt of the session that is still in the model's view, with its text. */
+function lastPrompt(messages: Message[]): { id: string; text: string } | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (!m || m.role !== "user" || m.reverted) continue;
+    const text = m.parts.map((part) => (part.type === "text" ? part.text : "")).join("");
+    if (text.trim()) return { id: m.id, text };
+  }
+  return undefined;
+}
+
+/** Copy puts the code on the clipboard; Insert replaces the active editor's selection (or opens a new file). */
+async function codeAction(action: "copy" | "insert", text: string): Promise<void> {
+  if (action === "copy") {
+    await vscode.env.clipboard.writeText(text);
+    void vscode.window.setStatusBarMessage("Baton: code copied", 2000);
+    return;
+  }
+  const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+  if (!editor) {
+    const doc = await vscode.workspace.openTextDocument({ content: text });
+    await vscode.window.showTextDocument(doc, { preview: false });
+    return;
+  }
+  await editor.edit((edit) => {
+    for (const selection of editor.selections) edit.replace(selection, text);
+  });
+}
+
+/** Opens a link from a webview through VS Code, after showing the person the full URL. */
+export async function openLink(url: string): Promise<void> {
+  let uri: vscode.Uri;
+  try {
+    uri = vscode.Uri.parse(url, true);
+  } catch {
+    void vscode.window.showWarningMessage(`Baton: not a link that can be opened: ${url}`);
+    return;
+  }
+  if (!["http", "https", "mailto"].includes(uri.scheme)) {
+    void vscode.window.showWarningMessage(`Baton: only web and mail links open from the sidebar, not ${uri.scheme}: links.`);
+    return;
+  }
+  const choice = await vscode.window.showInformationMessage(
+    "Open this link in your browser?",
+    { modal: true, detail: url },
+    "Open Link",
+  );
+  if (choice === "Open Link") await vscode.env.openExternal(uri);
 }
 
 async function askInNotification(

@@ -1,0 +1,129 @@
+// The three ways to get a model (the sidebar's welcome state and error actions):
+// a local GGUF model, an OpenAI key (serverCommands), an OpenAI-compatible server.
+// Settings go to the person's user settings (never the workspace's), then the
+// server restarts with them. Also: Set Python Path, Switch Session, focus/cancel.
+import * as vscode from "vscode";
+import { OPENAI_KEY_SECRET, type Services } from "../services";
+import type { SetupView } from "../views/sidebar/messages";
+import { resolveSession } from "./activeSession";
+
+/** What the sidebar's welcome state shows about the current set-up. */
+export async function currentSetup(services: Pick<Services, "secrets">): Promise<SetupView> {
+  const provider = vscode.workspace.getConfiguration("baton").get<string>("provider");
+  const hasKey = Boolean(await services.secrets.get(OPENAI_KEY_SECRET)) || Boolean(process.env.OPENAI_API_KEY);
+  return { ...(provider ? { provider } : {}), hasKey };
+}
+
+/** Writes user settings and restarts the server once (without the "restart?" question). */
+async function applySettings(services: Services, values: Record<string, unknown>): Promise<void> {
+  const config = vscode.workspace.getConfiguration("baton");
+  services.settingsChanging = true;
+  try {
+    for (const [key, value] of Object.entries(values)) await config.update(key, value, vscode.ConfigurationTarget.Global);
+  } finally {
+    services.settingsChanging = false;
+  }
+  await services.client.restart().catch(() => undefined);
+}
+
+export async function useLocalModel(services: Services): Promise<void> {
+  const picked = await vscode.window.showQuickPick(
+    [
+      {
+        label: "$(cloud-download) Download the default model",
+        detail: "Runs `baton model install` in a terminal: a one-time download (about 1 GB), then the model runs on this machine.",
+        choice: "install" as const,
+      },
+      { label: "$(file) Use a GGUF file on this machine…", detail: "Any chat model in GGUF format.", choice: "file" as const },
+    ],
+    { title: "Baton: use a local model" },
+  );
+  if (!picked) return;
+  if (picked.choice === "file") {
+    const files = await vscode.window.showOpenDialog({
+      title: "Baton: choose a GGUF model",
+      canSelectMany: false,
+      filters: { "GGUF model": ["gguf"] },
+    });
+    const file = files?.[0];
+    if (!file) return;
+    await applySettings(services, { provider: "local", "local.modelPath": file.fsPath });
+    void vscode.window.showInformationMessage(`Baton: using the local model ${file.fsPath}.`);
+    return;
+  }
+  await applySettings(services, { provider: "local" });
+  const python = services.client.pythonCommand ?? "python3";
+  const terminal = vscode.window.createTerminal({ name: "Baton: model install" });
+  terminal.show();
+  terminal.sendText(`${quote(python)} -m baton model install`);
+  void vscode.window.showInformationMessage("Baton: when the download finishes, press Retry (or send a prompt) in the sidebar.");
+}
+
+export async function useCompatibleServer(services: Services): Promise<void> {
+  const config = vscode.workspace.getConfiguration("baton");
+  const baseUrl = await vscode.window.showInputBox({
+    title: "Baton: OpenAI-compatible server (1/3): address",
+    prompt: "The server's API base URL: Ollama, LM Studio, llama.cpp, vLLM, OpenRouter…",
+    value: config.get<string>("baseUrl") || "http://localhost:11434/v1",
+    ignoreFocusOut: true,
+    validateInput: (value) => (/^https?:\/\/\S+$/.test(value.trim()) ? undefined : "Enter an http:// or https:// URL"),
+  });
+  if (baseUrl === undefined) return;
+  const model = await vscode.window.showInputBox({
+    title: "Baton: OpenAI-compatible server (2/3): model",
+    prompt: "The model id the server knows, for example qwen2.5-coder:7b",
+    value: config.get<string>("model") ?? "",
+    ignoreFocusOut: true,
+    validateInput: (value) => (value.trim() === "" ? "Enter a model id" : undefined),
+  });
+  if (model === undefined) return;
+  const key = await vscode.window.showInputBox({
+    title: "Baton: OpenAI-compatible server (3/3): API key",
+    prompt: "Leave empty if the server needs none. Kept in VS Code's secret storage, never in settings.",
+    password: true,
+    ignoreFocusOut: true,
+  });
+  if (key === undefined) return;
+  if (key.trim()) await services.secrets.store(OPENAI_KEY_SECRET, key.trim());
+  await applySettings(services, { provider: "openai-compatible", baseUrl: baseUrl.trim(), model: model.trim() });
+  void vscode.window.showInformationMessage(`Baton: using ${model.trim()} at ${baseUrl.trim()}.`);
+}
+
+/** `baton.pythonPath` is machine-overridable: the user settings show it (filtered to that one setting). */
+export async function setPythonPath(): Promise<void> {
+  await vscode.commands.executeCommand("workbench.action.openSettings", "@id:baton.pythonPath");
+}
+
+/** The sessions list: newest first, searchable by title. */
+export async function switchSession(services: Services): Promise<void> {
+  const { sessions } = await services.client.request("baton/session/list", {});
+  const active = services.state.activeSessionId;
+  const items = [...sessions]
+    .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0))
+    .map((s) => ({
+      label: `${s.sessionId === active ? "$(check) " : ""}${s.title || "Untitled session"}`,
+      description: s.mode === "plan" ? "Plan" : "Build",
+      detail: `Last active ${new Date(s.updatedAt).toLocaleString()}`,
+      sessionId: s.sessionId,
+    }));
+  const picked = await vscode.window.showQuickPick(
+    [{ label: "$(add) New Session", description: "", detail: undefined, sessionId: "" }, ...items],
+    { title: "Baton: sessions", placeHolder: "Search sessions by title", matchOnDescription: true },
+  );
+  if (!picked) return;
+  if (picked.sessionId === "") await vscode.commands.executeCommand("baton.newSession");
+  else await services.sidebar.showSession(picked.sessionId);
+}
+
+export async function focusPrompt(services: Services): Promise<void> {
+  await services.sidebar.focusPrompt();
+}
+
+export async function cancelTurn(services: Services, given?: unknown): Promise<void> {
+  const sessionId = await resolveSession(services, given);
+  if (sessionId && services.state.isRunning(sessionId)) await services.client.notify("baton/session/cancel", { sessionId });
+}
+
+function quote(path: string): string {
+  return /^[\w./:-]+$/.test(path) ? path : `"${path.replace(/(["\\$`])/g, "\\$1")}"`;
+}
