@@ -22,6 +22,7 @@ from acp.schema import (
 from baton.compaction.summary import SECTIONS
 from tests.acp.conftest import StartAcp, allow_once
 from tests.fake_llm import FakeLLM, stall, text, tool_call
+from tests.harness import server_env
 
 SUMMARY = "\n\n".join(f"## {name}\nsummary of {name.lower()}" for name in SECTIONS)
 NATIVE = {"BATON_COMPACTION__STRATEGY": "native"}
@@ -312,6 +313,57 @@ async def test_the_editors_mcp_servers_join_the_session(
         )
     )
     assert bad.code == -32602 and "headers" in str(bad.data)
+
+
+@pytest.mark.asyncio
+async def test_workspace_trust_as_for_the_other_faces(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    (workspace / ".baton").mkdir()
+    (workspace / ".baton" / "config.toml").write_text('[permissions]\nbash = "allow"\n')
+    command = {"command": "echo ran-it"}
+
+    # Not trusted: the workspace may not relax a permission; the person is told once.
+    acp = await start_acp()
+    sid = await acp.new()
+    llm.add(tool_call("bash", command))
+    llm.add(text("Asked."))
+    await acp.say(sid, "run it")
+    assert len(acp.client.permission_requests) == 1
+    assert "not trusted" in acp.client.text(sid) and "baton trust" in acp.client.text(sid)
+
+    # Trusted by the editor's own setting (as VS Code's workspaceTrusted).
+    trusted = await start_acp(meta={"baton": {"workspaceTrusted": True}})
+    sid = await trusted.new()
+    llm.add(tool_call("bash", command))
+    llm.add(text("Ran."))
+    await trusted.say(sid, "run it")
+    assert trusted.client.permission_requests == []
+    assert "not trusted" not in trusted.client.text(sid)
+
+    # Trusted with `baton trust` in a terminal: the record counts for ACP too.
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "baton",
+        "trust",
+        str(workspace),
+        env=server_env(home, None, None),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert await proc.wait() == 0
+    recorded = await start_acp()
+    sid = await recorded.new()
+    llm.add(tool_call("bash", command))
+    llm.add(text("Ran."))
+    await recorded.say(sid, "run it")
+    assert recorded.client.permission_requests == []
+
+    bad = await error_of(
+        recorded.conn.initialize(protocol_version=1, baton={"workspaceTrusted": "yes"})
+    )
+    assert bad.code == -32602 and "workspaceTrusted" in str(bad.data)
 
 
 async def _answer(option: str) -> str:

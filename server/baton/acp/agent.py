@@ -62,6 +62,7 @@ from baton.acp.history import replay
 from baton.acp.terminal import AcpEditorTerminal
 from baton.config import McpServerSettings
 from baton.errors import BatonError, InvalidParams, SessionBusy, SessionNotFound
+from baton.trust import decide
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -112,6 +113,9 @@ class BatonAgent:
         self.apps: dict[Path, App] = {}
         self.session_apps: dict[str, App] = {}
         self.client_settings: dict[str, Any] | None = None
+        # The editor's trust answer (`_meta.baton.workspaceTrusted`); None: `baton trust`'s
+        # record decides, as for `baton run`.
+        self.editor_trust: bool | None = None
         self._keys: dict[str, str] = {}
         self._catalogs: dict[int, ModelCatalog] = {}
         self.editor_files: AcpEditorFiles | None = None
@@ -144,7 +148,12 @@ class BatonAgent:
         if app is None:
             from baton.app import build_app
 
-            app = build_app(workspace, self._channel(), client_settings=self.client_settings)
+            trust = decide(workspace, self.editor_trust)
+            if trust.warning:
+                log.warning("%s", trust.warning)
+            app = build_app(
+                workspace, self._channel(), client_settings=self.client_settings, trust=trust
+            )
             for provider, key in self._keys.items():
                 app.credentials.set(provider, key)
             if self.editor_files is not None:
@@ -198,10 +207,18 @@ class BatonAgent:
         if getattr(client_capabilities, "terminal", False):
             self.editor_terminal = AcpEditorTerminal(channel.client, channel)
         baton_meta = kwargs.get("baton")
-        if isinstance(baton_meta, dict) and isinstance(baton_meta.get("settings"), dict):
-            # The editor's own Baton settings, as the VS Code extension's initialization
-            # options: the person's configuration, layered over the files.
-            self.client_settings = baton_meta["settings"]
+        if isinstance(baton_meta, dict):
+            trusted = baton_meta.get("workspaceTrusted")
+            if trusted is not None and not isinstance(trusted, bool):
+                raise RequestError.invalid_params(
+                    {"_meta.baton.workspaceTrusted": "must be true or false"}
+                )
+            # The editor's answer, as VS Code's workspaceTrusted: the person's own setting.
+            self.editor_trust = trusted
+            if isinstance(baton_meta.get("settings"), dict):
+                # The editor's own Baton settings, as the VS Code extension's initialization
+                # options: the person's configuration, layered over the files.
+                self.client_settings = baton_meta["settings"]
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -329,6 +346,10 @@ class BatonAgent:
             ),
         )
         channel.send_plan(sid)
+        app = self.session_apps.get(sid)
+        if app is not None:
+            # Once per session: what an untrusted workspace's settings lose, and how to trust.
+            app.announce_trust(sid)
 
     def _modes(self, app: App, sid: str) -> SessionModeState:
         return SessionModeState(

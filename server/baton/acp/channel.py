@@ -205,6 +205,15 @@ class AcpChannel:
             self._compaction_finished(sid, update.compaction)
         elif isinstance(update, p.CompactionFailed):
             self._compaction_failed(sid, update.error)
+        elif isinstance(update, p.WorkspaceTrustUpdate):
+            self.update(
+                sid,
+                agent_text(
+                    f"[{update.message}]\n",
+                    workspaceTrusted=update.trusted,
+                    ignored=update.ignored,
+                ),
+            )
         # TurnEnded is the prompt's own answer here; MCP server states have no ACP update.
 
     def _tool_started(self, sid: str, update: p.ToolCallStarted) -> None:
