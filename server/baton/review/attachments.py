@@ -28,6 +28,8 @@ from baton.tools.sandbox import display_path, resolve_in_workspace
 
 # One attachment's text is cut here (the model can read the rest with its tools).
 MAX_ATTACHMENT_CHARS = 100_000
+# Files larger than this are refused as attachments rather than loaded whole.
+MAX_ATTACHED_FILE_BYTES = 16 * 1024 * 1024
 
 
 def resolve_attachments(workspace: Path, items: list[p.ContextAttachment]) -> list[StoredPart]:
@@ -79,7 +81,7 @@ def _read(workspace: Path, real: Path, shown: str, field: str) -> str:
     if real.is_dir():
         raise InvalidParams(f"{field}.uri: {shown} is a directory; attach files")
     try:
-        data = read_bytes(workspace, real)
+        data = read_bytes(workspace, real, MAX_ATTACHED_FILE_BYTES)
     except ToolFailure as exc:
         raise InvalidParams(f"{field}.uri: {exc}") from None
     if data is None:

@@ -60,8 +60,12 @@ def open_regular(workspace: Path, path: Path) -> int:
         raise
 
 
-def read_bytes(workspace: Path, path: Path) -> bytes | None:
-    """The whole content of a file inside the workspace, or None when it does not exist."""
+def read_bytes(workspace: Path, path: Path, max_bytes: int | None = None) -> bytes | None:
+    """The whole content of a file inside the workspace, or None when it does not exist.
+
+    With `max_bytes`, a file that is (or grows) larger is refused: no more than
+    `max_bytes` + 1 bytes are ever read.
+    """
     try:
         fd = open_regular(workspace, path)
     except FileNotFoundError:
@@ -69,7 +73,13 @@ def read_bytes(workspace: Path, path: Path) -> bytes | None:
     except OSError as exc:
         raise os_failure(workspace, path, exc, "read") from exc
     with os.fdopen(fd, "rb") as fh:
-        return fh.read()
+        data = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+    if max_bytes is not None and len(data) > max_bytes:
+        raise ToolFailure(
+            f"{display_path(workspace, path)} is larger than {max_bytes} bytes; "
+            "too large to load whole"
+        )
+    return data
 
 
 def atomic_write(workspace: Path, path: Path, data: bytes) -> bool:

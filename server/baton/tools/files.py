@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -33,6 +33,14 @@ from baton.tools.write_guards import refuse_sketch, strip_wrapping_fence
 
 # Characters of one line that read shows; the rest is replaced by a note.
 MAX_LINE_CHARS = 2000
+# Characters of one line read looks through (to find where it ends) before it gives
+# up on the rest of the file: a file that is one huge line costs this much at most.
+MAX_LINE_SCAN_CHARS = 64 * 1024 * 1024
+# Characters taken from the file per step while looking for the end of a long line.
+_SCAN_STEP = 1 << 16
+# Files larger than this are not loaded whole by write and edit (or read from the
+# editor's buffer): they would hold memory many times their size (text, diff, copy).
+MAX_WHOLE_FILE_BYTES = 16 * 1024 * 1024
 # Room kept under settings.tools.max_output_chars for read's closing note.
 _NOTE_RESERVE = 300
 
@@ -71,8 +79,9 @@ class ReadTool:
     read_only: ClassVar[bool] = True
 
     async def run(self, args: ReadInput, ctx: ToolContext) -> ToolResult:
-        if ctx.files is not None:
-            data = await _current(ctx, resolve_in_workspace(ctx.workspace, args.path))
+        real = resolve_in_workspace(ctx.workspace, args.path)
+        if ctx.files is not None and _size(real) <= MAX_WHOLE_FILE_BYTES:
+            data = await _current(ctx, real)
             if data is not None and not looks_binary(data):
                 return self._numbered(args, ctx, data.decode("utf-8", errors="replace"))
         return await asyncio.to_thread(self._read, args, ctx)
@@ -121,15 +130,59 @@ class ReadTool:
         return ToolResult(output=output, facts=[Fact(kind="read", path=shown)])
 
 
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _bounded_lines(text: io.TextIOBase) -> Iterator[tuple[str, int, bool]]:
+    """Each line of `text` as (its first characters, its length, whether its end was found).
+
+    At most `MAX_LINE_CHARS` + 1 characters of a line are kept, however long it
+    is; the rest is read in steps only to find where it ends, and not past
+    `MAX_LINE_SCAN_CHARS` (the last line yielded then says its end was not found).
+    """
+    while head := text.readline(MAX_LINE_CHARS + 1):
+        if head.endswith("\n"):
+            yield head[:-1], len(head) - 1, True
+            continue
+        length = len(head)
+        while more := text.readline(_SCAN_STEP):
+            if more.endswith("\n"):
+                length += len(more) - 1
+                break
+            length += len(more)
+            if length > MAX_LINE_SCAN_CHARS:
+                yield head, length, False
+                return
+        yield head, length, True
+
+
 def _numbered_lines(
     text: io.TextIOBase, *, shown: str, offset: int, limit: int, budget: int
 ) -> tuple[str, str]:
-    """Lines offset.. of `text` numbered like `cat -n`, and a note on what was left out."""
+    """Lines offset.. of `text` numbered like `cat -n`, and a note on what was left out.
+
+    Memory stays within the output budget whatever the line lengths.
+    """
     out: list[str] = []
     used = 0
     lineno = 0
-    for line in text:
+    for line, length, ended in _bounded_lines(text):
         lineno += 1
+        if not ended:
+            endless = (
+                f"[{shown}: line {lineno} goes on past {MAX_LINE_SCAN_CHARS} characters; "
+                "the rest of the file was not read]"
+            )
+            if lineno < offset:
+                raise ToolFailure(f"offset {offset} is past what read can reach: {endless}")
+            if len(out) < limit:
+                entry = f"{lineno:>6}\t{line[:MAX_LINE_CHARS]} [... line cut]"
+                out.append(entry)
+            return "\n".join(out), endless
         if lineno < offset:
             continue
         if len(out) >= limit:
@@ -137,9 +190,8 @@ def _numbered_lines(
                 f"[{shown}: lines {offset}-{lineno - 1} shown; more follow, "
                 f"continue with offset={lineno}]"
             )
-        line = line.removesuffix("\n")
-        if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + f" [... line cut: {len(line)} characters]"
+        if length > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + f" [... line cut: {length} characters]"
         entry = f"{lineno:>6}\t{line}"
         if out and used + len(entry) + 1 > budget:
             return "\n".join(out), (
@@ -283,8 +335,17 @@ def replace_exact(
 
 async def _current(ctx: ToolContext, real: Path) -> bytes | None:
     """A file's content as the model should see it: the editor's buffer where the face
-    offers one (a text file that exists on disk), the disk otherwise (None: no file)."""
-    data = await asyncio.to_thread(read_bytes, ctx.workspace, real)
+    offers one (a text file that exists on disk), the disk otherwise (None: no file).
+
+    Files over `MAX_WHOLE_FILE_BYTES` are refused rather than loaded."""
+    size = _size(real)
+    if size > MAX_WHOLE_FILE_BYTES:
+        raise ToolFailure(
+            f"{display_path(ctx.workspace, real)} is too large to change with write or edit "
+            f"({size} bytes; the limit is {MAX_WHOLE_FILE_BYTES}); use bash (sed, a script) "
+            "for a file this size"
+        )
+    data = await asyncio.to_thread(read_bytes, ctx.workspace, real, MAX_WHOLE_FILE_BYTES)
     if data is None or ctx.files is None or looks_binary(data):
         return data
     text = await ctx.files.read_text(ctx.session_id, real)
