@@ -195,12 +195,23 @@ async def test_edit_shows_a_diff_and_asks_permission(
     ]
     assert finished and finished[0]["content"][0] == diff
 
+    # Loaded elsewhere, the edit shows the same diff (from Baton's checkpoints).
+    viewer = await start_acp()
+    await viewer.conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+    [replayed] = [c for c in viewer.client.of(sid, "tool_call") if c["kind"] == "edit"]
+    assert replayed["content"][0] == diff and replayed["status"] == "completed"
+
+    # /undo takes the prompt back, file change included.
+    assert (await acp.say(sid, "/undo")).stop_reason == "end_turn"
+    assert target.read_text() == "print('hi')\n"
+    assert "app.py: restored" in acp.client.text(sid)
+
     # Rejected: nothing is written and the tool call fails.
     acp.client.policy = lambda _req: _answer("reject_once")
     llm.add(tool_call("write", {"path": "app.py", "content": "gone\n"}))
     llm.add(text("Not allowed."))
     await acp.say(sid, "replace it")
-    assert target.read_text() == "print('hello')\n"
+    assert target.read_text() == "print('hi')\n"
     assert len(acp.client.permission_requests) == 2
 
 
@@ -366,6 +377,23 @@ async def test_workspace_trust_as_for_the_other_faces(
     assert bad.code == -32602 and "workspaceTrusted" in str(bad.data)
 
 
+@pytest.mark.asyncio
+async def test_a_missing_key_asks_the_editor_to_authenticate(
+    start_acp: StartAcp, llm: FakeLLM
+) -> None:
+    acp = await start_acp(api_key=None, env={"BATON_PROVIDER": "openai"})
+    sid = await acp.new()
+    needed = await error_of(acp.say(sid, "hello"))
+    assert needed.code == -32000 and "no OpenAI API key" in str(needed.data)
+    await acp.conn.authenticate(method_id="openai-api-key", apiKey="sk-from-the-editor-0042")
+    llm.add(text("Hi."))
+    assert (await acp.say(sid, "hello again")).stop_reason == "end_turn"
+    assert llm.model_requests[-1].headers["authorization"] == "Bearer sk-from-the-editor-0042"
+    # The key never reaches the store.
+    data = (acp.cwd.parent / "home" / "data").rglob("*")
+    assert not any(b"sk-from-the-editor" in f.read_bytes() for f in data if f.is_file())
+
+
 async def _answer(option: str) -> str:
     return option
 
@@ -449,6 +477,22 @@ async def test_cancel_stops_the_turn(start_acp: StartAcp, llm: FakeLLM) -> None:
     assert result.stop_reason == "cancelled"
     llm.add(text("fresh"))
     assert (await acp.say(sid, "next")).stop_reason == "end_turn"
+
+    # Cancelled while the editor asks for permission: the question is dropped, nothing runs.
+    asking = asyncio.Event()
+
+    async def never(_req: dict[str, Any]) -> str | None:
+        asking.set()
+        await asyncio.sleep(3600)
+        return None
+
+    acp.client.policy = never
+    llm.add(tool_call("bash", {"command": "touch ran.txt"}))
+    turn = asyncio.ensure_future(acp.say(sid, "run something"))
+    await asyncio.wait_for(asking.wait(), 10)
+    await acp.conn.cancel(session_id=sid)
+    assert (await asyncio.wait_for(turn, 10)).stop_reason == "cancelled"
+    assert not (acp.cwd / "ran.txt").exists()
 
 
 @pytest.mark.asyncio

@@ -27,6 +27,7 @@ from acp.schema import (
     AvailableCommandsUpdate,
     EmbeddedResourceContentBlock,
     EnvVarAuthMethod,
+    FileEditToolCallContent,
     HttpMcpServer,
     Implementation,
     InitializeResponse,
@@ -62,6 +63,7 @@ from baton.acp.history import replay
 from baton.acp.terminal import AcpEditorTerminal
 from baton.config import McpServerSettings
 from baton.errors import BatonError, InvalidParams, SessionBusy, SessionNotFound
+from baton.logs import register_secret
 from baton.trust import decide
 
 if TYPE_CHECKING:
@@ -264,6 +266,7 @@ class BatonAgent:
         if not isinstance(key, str) or not key.strip() or len(key) > 4096:
             raise RequestError.invalid_params({"apiKey": "must be a non-empty string"})
         # As baton/auth/set: held in memory, registered with the log redactor.
+        register_secret(key)
         self._keys[provider] = key
         for app in self.apps.values():
             app.credentials.set(provider, key)
@@ -301,6 +304,7 @@ class BatonAgent:
             loaded.messages,
             records,
             compaction_updates=channel.opt_ins.compaction,
+            diffs_of=lambda call_id: recorded_diffs(app, session_id, call_id),
         ):
             if isinstance(update, dict):
                 channel.raw_update(session_id, update)
@@ -435,7 +439,7 @@ class BatonAgent:
                     result = await app.sessions.prompt(
                         p.PromptParams(session_id=session_id, text=text, context=context or None)
                     )
-                    stop = self._stop(result)
+                    stop = self._stop(result, app, session_id)
         finally:
             await channel.flush()
         usage = channel.take_usage(session_id)
@@ -451,9 +455,18 @@ class BatonAgent:
             else None,
         )
 
-    def _stop(self, result: p.PromptResult) -> Any:
+    def _needs_key(self, app: App, session_id: str) -> bool:
+        settings = app.sessions.settings()
+        provider = app.sessions.state(session_id).row.provider or settings.provider
+        return provider == "openai" and not app.credentials.has_openai_key(settings.api_key_env)
+
+    def _stop(self, result: p.PromptResult, app: App, session_id: str) -> Any:
         if result.stop_reason == "error":
-            raise RequestError.internal_error({"details": result.error or "the turn failed"})
+            details = {"details": result.error or "the turn failed"}
+            if self._needs_key(app, session_id):
+                # ACP's "authenticate first": the editor offers the auth method.
+                raise RequestError.auth_required(details)
+            raise RequestError.internal_error(details)
         return STOP_REASONS[result.stop_reason]
 
     async def _command(self, app: App, sid: str, name: str, rest: str) -> Any:
@@ -463,7 +476,7 @@ class BatonAgent:
             if not rest:
                 return "end_turn"
             result = await app.sessions.prompt(p.PromptParams(session_id=sid, text=rest))
-            return self._stop(result)
+            return self._stop(result, app, sid)
         if name == "approve":
             if rest:
                 raise InvalidParams("/approve takes no argument")
@@ -471,7 +484,9 @@ class BatonAgent:
                 raise InvalidParams("plans are not available in this server")
             app.plans.approve(p.PlanApproveParams(session_id=sid, start=True))
             task = app.sessions.state(sid).turn_task
-            return self._stop(await asyncio.shield(task)) if task is not None else "end_turn"
+            return (
+                self._stop(await asyncio.shield(task), app, sid) if task is not None else "end_turn"
+            )
         handler = {"compact": commands.compact, "undo": commands.undo, "context": commands.context}[
             name
         ]
@@ -489,6 +504,25 @@ class BatonAgent:
             app.sessions.cancel(session_id)
         except BatonError as exc:
             log.warning("session/cancel: %s", exc.message)
+
+
+def recorded_diffs(app: App, session_id: str, tool_call_id: str) -> list[FileEditToolCallContent]:
+    """What a write or edit changed, from the review checkpoints (text files only)."""
+    if app.review is None:
+        return []
+    changes = app.review.changes(
+        p.ChangesParams(session_id=session_id, tool_call_id=tool_call_id)
+    ).changes
+    return [
+        FileEditToolCallContent(
+            type="diff",
+            path=str(app.workspace / change.path),
+            old_text=change.before,
+            new_text=change.after,
+        )
+        for change in changes
+        if change.after is not None and change.omitted is None
+    ]
 
 
 def mcp_settings(server: Any) -> McpServerSettings:

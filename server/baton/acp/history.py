@@ -8,12 +8,14 @@ an agent message otherwise. Messages taken back with undo are left out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    FileEditToolCallContent,
     TextContentBlock,
     ToolCallStart,
     UserMessageChunk,
@@ -24,6 +26,12 @@ from baton.acp import translate
 from baton.acp.channel import compaction_announcement, compaction_update
 
 Replayed = Any  # an SDK update model, or a raw dict for a draft update
+# The old/new text of the files a tool call changed (from the review checkpoints).
+DiffsOf = Callable[[str], list[FileEditToolCallContent]]
+
+
+def no_diffs(tool_call_id: str) -> list[FileEditToolCallContent]:
+    return []
 
 
 def replay(
@@ -32,6 +40,7 @@ def replay(
     records: dict[str, p.CompactionRecord],
     *,
     compaction_updates: bool,
+    diffs_of: DiffsOf = no_diffs,
 ) -> list[Replayed]:
     out: list[Replayed] = []
     for message in messages:
@@ -39,7 +48,7 @@ def replay(
             continue
         meta = {"baton": {"compacted": True}} if message.compacted else None
         for part in message.parts:
-            out.extend(_part(workspace, message, part, meta, records, compaction_updates))
+            out.extend(_part(workspace, message, part, meta, records, compaction_updates, diffs_of))
     return out
 
 
@@ -54,6 +63,7 @@ def _part(
     meta: dict[str, Any] | None,
     records: dict[str, p.CompactionRecord],
     compaction_updates: bool,
+    diffs_of: DiffsOf,
 ) -> list[Replayed]:
     if isinstance(part, p.TextPart):
         if message.role == "user":
@@ -83,7 +93,9 @@ def _part(
             )
         ]
     if isinstance(part, p.ToolCallPart):
-        content = [translate.text_content(part.output)] if part.output else None
+        content: list[Any] = diffs_of(part.tool_call_id) if part.name in ("write", "edit") else []
+        if part.output:
+            content.append(translate.text_content(part.output))
         return [
             ToolCallStart(
                 session_update="tool_call",
@@ -91,7 +103,7 @@ def _part(
                 title=translate.tool_title(part.name, part.input),
                 kind=translate.tool_kind(part.name),
                 status=part.status,
-                content=content,
+                content=content or None,
                 locations=translate.locations(workspace, part.name, part.input) or None,
                 raw_input=part.input,
                 raw_output=part.output,
