@@ -111,8 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "acp":
         from baton.acp import serve
 
-        asyncio.run(serve())
-        return 0
+        return asyncio.run(serve())
     if args.command == "schema":
         from baton.protocol import json_schema
 

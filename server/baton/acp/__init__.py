@@ -7,6 +7,7 @@ see docs/acp.md for what maps to what.
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 STDIO_LIMIT = 50 * 1024 * 1024
 
 
-async def serve() -> None:
+async def serve() -> int:
     """Serve one ACP client on stdin/stdout until it closes the connection."""
     from acp.agent.connection import AgentSideConnection
     from acp.stdio import stdio_streams
@@ -24,7 +25,15 @@ async def serve() -> None:
     from baton.acp.agent import BatonAgent
     from baton.acp.transport import LineTransport
 
-    reader, writer = await stdio_streams(limit=STDIO_LIMIT)
+    try:
+        reader, writer = await stdio_streams(limit=STDIO_LIMIT)
+    except ValueError:
+        # asyncio's pipe transports refuse a regular file (`baton acp > out.txt`).
+        print(
+            "baton acp: stdin and stdout must be pipes (an editor starts it); see docs/acp.md",
+            file=sys.stderr,
+        )
+        return 2
     transport = LineTransport(reader, writer)
     agent = BatonAgent(transport)
     # BatonAgent implements the stable methods; the SDK answers the unstable ones it
@@ -35,3 +44,4 @@ async def serve() -> None:
     finally:
         await asyncio.shield(agent.aclose())
         await asyncio.shield(conn.close())
+    return 0

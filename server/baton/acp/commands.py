@@ -8,17 +8,16 @@ on `baton/session/compact`, `/plan` on setMode, `/approve` on
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from baton import protocol as p
-from baton.app import App
 from baton.errors import InvalidParams
 
-# What a command does with the session; returns the text to show (None: nothing).
-Handler = Callable[[App, str, str], Awaitable[str | None]]
+if TYPE_CHECKING:
+    from baton.app import App
 
 
 @dataclass(frozen=True)
