@@ -64,7 +64,8 @@ async def test_initialize_sessions_modes_models_and_auth(
     new = await acp.conn.new_session(cwd=str(workspace), mcp_servers=[])
     assert new.modes is not None and new.modes.current_mode_id == "build"
     assert [m.id for m in new.modes.available_modes] == ["build", "plan"]
-    [model] = new.config_options or []
+    mode, model = new.config_options or []
+    assert (mode.id, mode.category, mode.current_value) == ("mode", "mode", "build")
     assert model.id == "model" and model.category == "model"
     await acp.client.wait(lambda: acp.client.of(new.session_id, "available_commands_update"))
     [commands] = acp.client.of(new.session_id, "available_commands_update")
@@ -80,7 +81,7 @@ async def test_initialize_sessions_modes_models_and_auth(
     options = await acp.conn.set_config_option(
         config_id="model", session_id=new.session_id, value="gpt-test-mini"
     )
-    assert options.config_options[0].current_value == "gpt-test-mini"
+    assert options.config_options[1].current_value == "gpt-test-mini"
     llm.add(text("ok"))
     await acp.say(new.session_id, "hello")
     assert llm.model_requests[-1].body["model"] == "gpt-test-mini"
@@ -92,6 +93,15 @@ async def test_initialize_sessions_modes_models_and_auth(
     assert llm.model_requests[-1].headers["authorization"] == "Bearer sk-acp-key-000111222333"
     bad = await error_of(acp.conn.authenticate(method_id="password"))
     assert bad.code == -32602 and "openai-api-key" in str(bad.data)
+
+    # The first prompt named the session.
+    assert acp.client.of(new.session_id, "session_info_update")[0]["title"] == "hello"
+    # The mode is a config option too (for clients that use config options for modes).
+    switched = await acp.conn.set_config_option(
+        config_id="mode", session_id=new.session_id, value="plan"
+    )
+    assert switched.config_options[0].current_value == "plan"
+    assert acp.client.of(new.session_id, "current_mode_update")[-1]["currentModeId"] == "plan"
 
     listed = await acp.conn.list_sessions(cwd=str(workspace))
     assert [(s.session_id, s.cwd, s.title) for s in listed.sessions] == [
@@ -299,7 +309,13 @@ async def test_the_editors_mcp_servers_join_the_session(
                 command=sys.executable,
                 args=[str(demo)],
                 env=[EnvVariable(name="DEMO_GREETING", value="Ahoy")],
-            )
+            ),
+            McpServerStdio(
+                name="broken",
+                command=sys.executable,
+                args=[str(demo)],
+                env=[EnvVariable(name="DEMO_EXIT_AT_START", value="1")],
+            ),
         ],
     )
     llm.add(tool_call("editor-demo__greet", {"name": "Ada"}, call_id="call_greet"))
@@ -307,6 +323,8 @@ async def test_the_editors_mcp_servers_join_the_session(
     await acp.say(new.session_id, "greet Ada")
     assert "editor-demo__greet" in llm.model_requests[0].tool_names
     assert llm.model_requests[-1].tool_outputs()["call_greet"] == "Ahoy, Ada!"
+    # A server that cannot start is said plainly (ACP has no MCP status update).
+    assert "[MCP server broken failed:" in acp.client.text(new.session_id)
     # Asked like any MCP call.
     assert [r["toolCall"]["rawInput"] for r in acp.client.permission_requests] == [{"name": "Ada"}]
 

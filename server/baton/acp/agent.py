@@ -43,6 +43,7 @@ from acp.schema import (
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionInfo,
+    SessionInfoUpdate,
     SessionListCapabilities,
     SessionMode,
     SessionModeState,
@@ -377,23 +378,37 @@ class BatonAgent:
             )
         except Exception as exc:
             log.warning("could not list models: %s", exc)
-            return []
-        ids = [m.id for m in listed.models]
-        current = row.model or listed.current or (ids[0] if ids else None)
+            listed = None
+        mode = SessionConfigOptionSelect(
+            type="select",
+            id="mode",
+            name="Mode",
+            category="mode",
+            description="Plan: read and write the plan only; build: change files, run commands",
+            current_value=row.mode,
+            options=[SessionConfigSelectOption(value=m.id, name=m.name) for m in MODES],
+        )
+        ids = [m.id for m in listed.models] if listed is not None else []
+        current = (
+            row.model
+            or (listed.current if listed is not None else None)
+            or (ids[0] if ids else None)
+        )
         if current is None:
-            return []
+            return [mode]
         if current not in ids:
             ids.insert(0, current)
         return [
+            mode,
             SessionConfigOptionSelect(
                 type="select",
                 id="model",
                 name="Model",
                 category="model",
-                description=f"The {listed.provider} model this session uses",
+                description="The model this session uses",
                 current_value=current,
                 options=[SessionConfigSelectOption(value=i, name=i) for i in ids],
-            )
+            ),
         ]
 
     async def set_session_mode(
@@ -413,14 +428,17 @@ class BatonAgent:
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse:
         app = self._session(session_id)
-        if config_id != "model":
+        if config_id not in ("model", "mode"):
             raise RequestError.invalid_params(
-                {"configId": f"unknown option {config_id!r}; Baton offers 'model'"}
+                {"configId": f"unknown option {config_id!r}; Baton offers 'model' and 'mode'"}
             )
-        if not isinstance(value, str) or not value:
-            raise RequestError.invalid_params({"value": "a model id"})
-        async with core_errors():
-            app.sessions.set_model(p.SetModelParams(session_id=session_id, model=value))
+        if config_id == "mode":
+            await self.set_session_mode(session_id, str(value))
+        else:
+            if not isinstance(value, str) or not value:
+                raise RequestError.invalid_params({"value": "a model id"})
+            async with core_errors():
+                app.sessions.set_model(p.SetModelParams(session_id=session_id, model=value))
         return SetSessionConfigOptionResponse(config_options=await self._options(app, session_id))
 
     # ------------------------------------------------------------------ prompts
@@ -431,6 +449,7 @@ class BatonAgent:
         text, context = prompt_parts(prompt)
         command = commands.parse(text) if not context else None
         channel.take_usage(session_id)
+        title = app.sessions.state(session_id).row.title
         try:
             async with core_errors():
                 if command is not None:
@@ -441,6 +460,16 @@ class BatonAgent:
                     )
                     stop = self._stop(result, app, session_id)
         finally:
+            row = app.sessions.state(session_id).row
+            if row.title != title:
+                # The first prompt names the session.
+                channel.update(
+                    session_id,
+                    SessionInfoUpdate(
+                        session_update="session_info_update",
+                        title=row.title,
+                    ),
+                )
             await channel.flush()
         usage = channel.take_usage(session_id)
         return PromptResponse(

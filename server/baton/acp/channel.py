@@ -214,7 +214,16 @@ class AcpChannel:
                     ignored=update.ignored,
                 ),
             )
-        # TurnEnded is the prompt's own answer here; MCP server states have no ACP update.
+        elif isinstance(update, p.McpServerUpdate) and update.status == "failed":
+            # ACP has no MCP server status: a server that cannot run is said plainly.
+            self.update(
+                sid,
+                agent_text(
+                    f"\n[MCP server {update.server} failed: {update.error or 'unknown error'}]\n",
+                    mcpServer=update.server,
+                ),
+            )
+        # TurnEnded is the prompt's own answer here.
 
     def _tool_started(self, sid: str, update: p.ToolCallStarted) -> None:
         # Queued as one step: the diff may need the editor's buffer (an async read), and
