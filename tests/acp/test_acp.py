@@ -526,6 +526,13 @@ async def test_bad_input_gets_clear_errors_and_the_agent_lives(
     missing = await error_of(acp.client.raw("session/new", {"mcpServers": []}))
     assert missing.code == -32602 and "cwd" in str(missing.data)
     relative = await error_of(acp.conn.new_session(cwd="relative/dir", mcp_servers=[]))
+    # A broken settings file is said in the session, not only in a log.
+    broken = workspace / "sub"
+    (broken / ".baton").mkdir(parents=True)
+    (broken / ".baton" / "config.toml").write_text("maxSteps = [\n")
+    told = (await acp.conn.new_session(cwd=str(broken), mcp_servers=[])).session_id
+    await acp.client.wait(lambda: "Baton configuration:" in acp.client.text(told))
+    assert "not valid TOML" in acp.client.text(told)
     assert relative.code == -32602 and "absolute" in str(relative.data)
 
     sid = await acp.new()

@@ -163,8 +163,6 @@ class BatonAgent:
                 app.sessions.tool_context_extras["files"] = self.editor_files
             if self.editor_terminal is not None:
                 app.sessions.tool_context_extras["terminal"] = self.editor_terminal
-            for problem in app.config_problems():
-                log.warning("Baton configuration: %s", problem)
             self.apps[workspace] = app
         return app
 
@@ -353,7 +351,10 @@ class BatonAgent:
         channel.send_plan(sid)
         app = self.session_apps.get(sid)
         if app is not None:
-            # Once per session: what an untrusted workspace's settings lose, and how to trust.
+            # What the VS Code extension shows as warnings: broken settings or plugins...
+            for problem in app.config_problems():
+                channel.update(sid, agent_text(f"[Baton configuration: {problem}]\n"))
+            # ...and, once per session, what an untrusted workspace's settings lose.
             app.announce_trust(sid)
 
     def _modes(self, app: App, sid: str) -> SessionModeState:
