@@ -78,6 +78,8 @@ export async function undoTurn(
     done > 0 ? `Baton: undone; ${done} file${done === 1 ? "" : "s"} restored.` : "Baton: undone; no files needed restoring.",
   );
   await services.sidebar.reloadSession(sessionId);
+  // The plan file may have been restored too: its ticks follow the file.
+  await services.plans.refreshIfOpen(sessionId);
   return result;
 }
 

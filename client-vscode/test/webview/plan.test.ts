@@ -106,6 +106,53 @@ describe("plan webview", () => {
     await page.close();
   });
 
+  it("steps are read-only checkboxes and state icons with progress; a tick and an undo move them", async () => {
+    const steps = "# Plan: cache\n\n- [x] Add the store\n- [~] Wire it in\n- [!] Benchmark: blocked, no staging access\n- [ ] Tests\n- [ ] Docs\n\n```md\n- [ ] not a step\n```\n";
+    const page = await readyPlan(steps);
+    await page.waitForSelector("li.step");
+    expect(await page.locator("li.step").evaluateAll((lis) => lis.map((li) => (li as HTMLElement).dataset.state))).toEqual([
+      "done",
+      "in_progress",
+      "blocked",
+      "open",
+      "open",
+    ]);
+    expect(await page.locator("li.step").first().innerText()).toBe("Add the store");
+    expect(await page.locator("#plan-content").innerText()).not.toContain("[x]");
+    const boxes = page.locator("li.step input.step-box");
+    expect(await boxes.evaluateAll((bs) => bs.map((b) => [(b as HTMLInputElement).checked, (b as HTMLInputElement).disabled]))).toEqual([
+      [true, true],
+      [false, true],
+      [false, true],
+    ]);
+    expect(await page.locator("li.step .step-icon").evaluateAll((xs) => xs.map((x) => x.getAttribute("aria-label")))).toEqual(["In progress", "Blocked"]);
+    expect(await page.locator("#plan-progress-label").innerText()).toBe("1/5 done");
+    // A tick (a new version from the file) moves the progress; an undo (the file back) moves it back.
+    await send(page, planMessage(steps.replace("- [~] Wire", "- [x] Wire"), { version: 4, status: "approved" }));
+    await page.waitForFunction(() => document.getElementById("plan-progress-label")?.textContent === "2/5 done");
+    await send(page, planMessage(steps, { version: 5, status: "approved" }));
+    await page.waitForFunction(() => document.getElementById("plan-progress-label")?.textContent === "1/5 done");
+    await page.close();
+  });
+
+  it("notices go when the plan moves on; buttons apply only to a reviewable plan with no turn running", async () => {
+    const page = await readyPlan("# Plan\n\n- [ ] one\n");
+    await send(page, { type: "notice", level: "info", message: "Feedback sent; the agent is revising the plan." });
+    await page.waitForSelector("#notice:not([hidden])");
+    // The agent's turn runs: no approving or requesting changes meanwhile.
+    await send(page, { ...planMessage("# Plan\n\n- [ ] one\n"), running: true });
+    await page.waitForFunction(() => document.getElementById("approve")?.hasAttribute("disabled"));
+    expect(await page.locator("#request-changes-toggle").getAttribute("disabled")).not.toBeNull();
+    expect(await page.locator("#notice").isVisible()).toBe(true); // same status and version: still true
+    await send(page, { ...planMessage("# Plan\n\n- [ ] one\n- [ ] two\n", { version: 4, status: "awaiting_approval" }), running: false });
+    await page.waitForFunction(() => document.getElementById("notice")?.hidden === true);
+    expect(await page.locator("#approve").getAttribute("disabled")).toBeNull();
+    await send(page, planMessage("# Plan\n\n- [ ] one\n", { version: 5, status: "approved" }));
+    await page.waitForFunction(() => document.getElementById("request-changes-toggle")?.hasAttribute("disabled"));
+    expect(await page.locator("#approve").getAttribute("title")).toBe("The plan is approved");
+    await page.close();
+  });
+
   it("history: asks the host for versions and shows a line diff between them", async () => {
     const page = await readyPlan("# Plan\n\n- a\n- c\n");
     await page.click("#tab-history");
@@ -138,7 +185,7 @@ describe("plan webview", () => {
     await send(
       page,
       planMessage(
-        "# Plan: response cache for the API client\n\n## Steps\n\n1. Add `CacheStore` with an LRU bound (`store.py`)\n2. Wire it into `ApiClient.get` behind a `cache=` flag\n3. Tests: hit, miss, eviction, invalidation on write\n4. Document the flag in `README.md`\n\n## Risks\n\n- Stale reads after writes: invalidate on every `post`/`put`\n",
+        "# Plan: response cache for the API client\n\n## Steps\n\n- [x] Add `CacheStore` with an LRU bound (`store.py`)\n- [~] Wire it into `ApiClient.get` behind a `cache=` flag\n- [!] Benchmark against staging: blocked, no access yet\n- [ ] Tests: hit, miss, eviction, invalidation on write\n- [ ] Document the flag in `README.md`\n\n## Risks\n\n- Stale reads after writes: invalidate on every `post`/`put`\n",
       ),
     );
     await page.waitForSelector("#plan-content h1");

@@ -8,7 +8,10 @@ import { parsePlanInbound, type PlanInbound, type PlanOutbound } from "../../src
 import { byId, el, setDisabled } from "../shared/dom";
 import { setMarkdown } from "../shared/markdown";
 import { connectHost } from "../shared/vscodeApi";
+import { countSteps } from "../../src/views/plan/steps";
+import { interceptLinks } from "../shared/links";
 import { renderDiff } from "./diff";
+import { decorateSteps } from "./steps";
 
 const host = connectHost<PlanOutbound, { tab: "plan" | "history" }>();
 const app = byId("plan-app");
@@ -24,6 +27,9 @@ const diffOut = byId("diff");
 let plan: PlanInfo | null = null;
 let versions: PlanVersion[] = [];
 let busy = false;
+let running = false;
+/** The plan's status and version when the notice was shown: a notice lasts while they hold. */
+let noticeFor: string | undefined;
 const contents = new Map<number, string>();
 let wantedDiff: { from: number; to: number } | undefined;
 
@@ -41,13 +47,29 @@ function render(): void {
   byId("plan-status").textContent = plan ? (STATUS_LABELS[plan.status] ?? plan.status) : "No plan";
   byId("plan-version").textContent = plan ? `v${plan.version}` : "";
   byId("plan-path").textContent = plan?.path ?? "";
+  // Approve and Request changes apply to a draft or a plan awaiting approval, while no turn runs.
   const reviewable = plan !== null && (plan.status === "draft" || plan.status === "awaiting_approval");
-  setDisabled(approve, busy || !reviewable);
-  setDisabled(byId("request-changes-toggle"), busy || plan === null);
-  setDisabled(byId("send-feedback"), busy);
+  const why = !plan ? "There is no plan yet" : !reviewable ? `The plan is ${STATUS_LABELS[plan.status]?.toLowerCase() ?? plan.status}` : running ? "Wait until the agent's turn ends" : "";
+  setDisabled(approve, busy || running || !reviewable);
+  setDisabled(byId("request-changes-toggle"), busy || running || !reviewable);
+  approve.title = why || "Approve the plan and start building (Ctrl+Alt+Enter)";
+  byId("request-changes-toggle").title = why || "Tell the agent what to change in the plan";
+  if (!reviewable || running) feedbackBox.hidden = true;
+  setDisabled(byId("send-feedback"), busy || running);
   setDisabled(byId("open-file"), plan === null);
-  if (plan) setMarkdown(content, plan.content);
-  else content.replaceChildren(el("p", { class: "empty" }, "This session has no plan yet. In plan mode the agent writes one."));
+  const progress = plan ? countSteps(plan.content) : {};
+  const bar = byId<HTMLProgressElement>("plan-progress");
+  bar.hidden = !progress.total;
+  bar.max = progress.total ?? 1;
+  bar.value = progress.done ?? 0;
+  byId("plan-progress-label").textContent = progress.total ? `${progress.done}/${progress.total} done` : "";
+  byId("plan-activity").textContent = running && plan?.status === "approved" ? "The agent is building the plan…" : running ? "The agent is working…" : "";
+  if (plan) {
+    setMarkdown(content, plan.content);
+    decorateSteps(content);
+  } else {
+    content.replaceChildren(el("p", { class: "empty" }, "This session has no plan yet. In plan mode the agent writes one."));
+  }
 }
 
 function renderHistory(): void {
@@ -82,7 +104,12 @@ function showTab(tab: "plan" | "history"): void {
   host.setState({ tab });
 }
 
+function planKey(): string {
+  return plan ? `${plan.status}@${plan.version}` : "none";
+}
+
 function showNotice(level: "info" | "error", message: string): void {
+  noticeFor = planKey();
   notice.hidden = false;
   notice.className = `banner ${level}`;
   notice.textContent = message;
@@ -114,8 +141,15 @@ function handle(message: PlanInbound): void {
     case "plan":
       plan = message.plan;
       versions = message.versions;
+      running = message.running === true;
       if (plan) contents.set(plan.version, plan.content);
-      byId("plan-title").textContent = `Plan: ${message.title}`;
+      // The plan's own heading is in the content; the header names the session.
+      byId("plan-title").textContent = message.title;
+      // A notice is about the plan as it was: once its status or version moved on, it goes.
+      if (noticeFor !== undefined && noticeFor !== planKey()) {
+        notice.hidden = true;
+        noticeFor = undefined;
+      }
       render();
       renderHistory();
       return;
@@ -157,6 +191,7 @@ byId("tab-plan").addEventListener("click", () => showTab("plan"));
 byId("tab-history").addEventListener("click", () => showTab("history"));
 byId("show-diff").addEventListener("click", () => requestDiff(Number(fromSelect.value), Number(toSelect.value)));
 
+interceptLinks(content, (url) => host.post({ type: "openLink", url }));
 host.onMessage(parsePlanInbound, handle);
 render();
 showTab(host.getState()?.tab ?? "plan");

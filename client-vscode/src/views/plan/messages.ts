@@ -4,7 +4,8 @@ import { hasType, isInt, isRecord, isString, type Json } from "../guards";
 
 /** Host → webview. */
 export type PlanInbound =
-  | { type: "plan"; sessionId: string; title: string; plan: PlanInfo | null; versions: PlanVersion[] }
+  /** `running`: a turn of the session is running (the agent may be building the plan). */
+  | { type: "plan"; sessionId: string; title: string; plan: PlanInfo | null; versions: PlanVersion[]; running?: boolean }
   | { type: "versionContent"; version: number; content: string; author: string; createdAt: string }
   | { type: "versionUnavailable"; version: number; message: string }
   | { type: "busy"; busy: boolean }
@@ -17,9 +18,11 @@ export type PlanOutbound =
   | { type: "approve" }
   | { type: "requestChanges"; feedback: string }
   | { type: "openFile" }
-  | { type: "getVersion"; version: number };
+  | { type: "getVersion"; version: number }
+  /** A link in the plan: the host shows the URL and opens it through VS Code. */
+  | { type: "openLink"; url: string };
 
-const OUTBOUND = ["ready", "refresh", "approve", "requestChanges", "openFile", "getVersion"] as const;
+const OUTBOUND = ["ready", "refresh", "approve", "requestChanges", "openFile", "getVersion", "openLink"] as const;
 
 export function parsePlanOutbound(value: unknown): PlanOutbound | undefined {
   if (!hasType(value, OUTBOUND)) return undefined;
@@ -36,6 +39,8 @@ export function parsePlanOutbound(value: unknown): PlanOutbound | undefined {
         : undefined;
     case "getVersion":
       return isInt(m.version) ? { type: "getVersion", version: m.version } : undefined;
+    case "openLink":
+      return isString(m.url, 8192) && m.url !== "" ? { type: "openLink", url: m.url } : undefined;
   }
   return undefined;
 }

@@ -3,8 +3,9 @@ export const PLAN_BODY = `
 <main id="plan-app">
   <header class="plan-header">
     <div>
-      <h1 id="plan-title">Plan</h1>
+      <div id="plan-title" class="plan-session"></div>
       <div class="plan-meta"><span id="plan-status" class="status-badge"></span> <span id="plan-version"></span> <span id="plan-path" class="path"></span></div>
+      <div class="plan-progress"><progress id="plan-progress" max="1" value="0" hidden></progress> <span id="plan-progress-label" role="status"></span> <span id="plan-activity" class="activity"></span></div>
     </div>
     <div class="toolbar">
       <vscode-button id="approve" title="Approve the plan and start building">Approve</vscode-button>

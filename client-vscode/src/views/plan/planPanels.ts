@@ -11,9 +11,20 @@ import type { SessionState } from "../../state/sessionState";
 import { errorCode, errorMessage } from "../../util/errors";
 import { webviewHtml, webviewOptions } from "../webviewAssets";
 import { parsePlanOutbound, type PlanInbound, type PlanOutbound } from "./messages";
+import { openLink } from "../sidebar/sidebarProvider";
 import { PLAN_BODY } from "./planBody";
+import { countSteps } from "./steps";
 
 export const PLAN_VIEW_TYPE = "baton.plan";
+
+/** The tab's title: the plan's own heading (else the session's title) and its progress. */
+export function panelTitle(plan: PlanInfo | null, sessionTitle: string): string {
+  if (!plan) return `Plan: ${sessionTitle}`;
+  const heading = /^#\s+(.+)$/m.exec(plan.content)?.[1]?.trim().replace(/^Plan:\s*/i, "");
+  const { done, total } = countSteps(plan.content);
+  const progress = total ? ` (${done}/${total})` : "";
+  return `Plan: ${heading || sessionTitle}${progress}`;
+}
 
 interface KnownPlan {
   sessionId: string;
@@ -26,6 +37,7 @@ export class PlanPanels implements vscode.Disposable {
   /** Plan file (absolute path) → the session and content last seen, for saves from the editor. */
   private readonly files = new Map<string, KnownPlan>();
   private readonly disposables: vscode.Disposable[] = [];
+  private readonly running = new Map<string, boolean>();
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -41,6 +53,14 @@ export class PlanPanels implements vscode.Disposable {
         }
       }),
       client.onPlanShow((n) => void this.show(n.sessionId)),
+      // Buttons and the "building" line follow whether the session's turn is running.
+      state.onDidChangeSession((sessionId) => {
+        const running = state.isRunning(sessionId);
+        if (this.panels.has(sessionId) && this.running.get(sessionId) !== running) {
+          this.running.set(sessionId, running);
+          void this.refresh(sessionId).catch(() => undefined);
+        }
+      }),
       vscode.workspace.onDidSaveTextDocument((doc) => void this.onSaved(doc)),
     );
   }
@@ -107,6 +127,9 @@ export class PlanPanels implements vscode.Disposable {
       case "getVersion":
         await this.sendVersion(sessionId, message.version);
         return;
+      case "openLink":
+        await openLink(message.url);
+        return;
     }
   }
 
@@ -116,14 +139,23 @@ export class PlanPanels implements vscode.Disposable {
       this.client.request("baton/plan/history", { sessionId }).catch(() => ({ versions: [] })),
     ]);
     if (plan) this.remember(sessionId, plan);
+    const title = this.state.title(sessionId) ?? sessionId;
     this.post(sessionId, {
       type: "plan",
       sessionId,
-      title: this.state.title(sessionId) ?? sessionId,
+      title,
       plan,
       versions: history.versions,
+      running: this.state.isRunning(sessionId),
     });
+    const panel = this.panels.get(sessionId);
+    if (panel) panel.title = panelTitle(plan, title);
     return plan;
+  }
+
+  /** After an undo: the plan file may be back to an earlier version. */
+  async refreshIfOpen(sessionId: string): Promise<void> {
+    if (this.panels.has(sessionId)) await this.refresh(sessionId).catch(() => undefined);
   }
 
   async approve(sessionId: string): Promise<void> {
@@ -131,7 +163,7 @@ export class PlanPanels implements vscode.Disposable {
     try {
       const result = await this.client.request("baton/plan/approve", { sessionId, start: true });
       this.state.setMode(sessionId, result.mode);
-      this.post(sessionId, { type: "notice", level: "info", message: `Approved; mode is now ${result.mode}. Building…` });
+      this.post(sessionId, { type: "notice", level: "info", message: `Approved; the session is in ${result.mode} mode.` });
     } finally {
       this.post(sessionId, { type: "busy", busy: false });
     }
@@ -142,7 +174,7 @@ export class PlanPanels implements vscode.Disposable {
     this.post(sessionId, { type: "busy", busy: true });
     try {
       const result = await this.client.request("baton/plan/requestChanges", { sessionId, feedback });
-      this.post(sessionId, { type: "notice", level: "info", message: `Feedback sent; the plan is ${result.status}.` });
+      this.post(sessionId, { type: "notice", level: "info", message: "Feedback sent; the agent is revising the plan." });
     } finally {
       this.post(sessionId, { type: "busy", busy: false });
     }
