@@ -154,4 +154,5 @@ def build_app(
     log.info("baton ready for workspace %s (store %s)", workspace, db.path)
     app = App(workspace, config, credentials, db, sessions, compaction, plans, hooks, mcp=mcp)
     app.review = ReviewService(sessions, db)
+    app.review.after_revert.append(plans.restore_before)
     return app

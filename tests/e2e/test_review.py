@@ -306,6 +306,38 @@ async def test_revert_lists_shell_commands_whose_effects_stay(
     assert (workspace / "by-shell.txt").exists()
 
 
+@pytest.mark.asyncio
+async def test_revert_puts_the_plan_back_as_it_was_before_the_turn(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_baton(settings=ALLOW_WRITES)
+    plan_text = "# Plan\n\n- [ ] Write a.txt\n- [ ] Check it\n"
+    llm.add(tool_call("plan_write", {"content": plan_text}))
+    llm.add(text("planned"))
+    sid = await baton.new_session()
+    await run_turn(baton, sid, "plan it")
+    before = await baton.request("baton/plan/get", {"sessionId": sid})
+    assert "- [ ] Write a.txt" in before["content"]
+    llm.add(
+        tool_call("write", {"path": "a.txt", "content": "a\n"}),
+        tool_call("plan_edit", {"old_string": "- [ ] Write", "new_string": "- [x] Write"}),
+    )
+    llm.add(text("step one done"))
+    turn = await run_turn(baton, sid, "do step one")
+    ticked = await baton.request("baton/plan/get", {"sessionId": sid})
+    assert "- [x] Write a.txt" in ticked["content"]
+
+    await baton.request("baton/session/revert", {"sessionId": sid, "messageId": turn})
+    plan = await baton.request("baton/plan/get", {"sessionId": sid})
+    assert plan["content"] == before["content"]
+    assert plan["version"] == ticked["version"] + 1
+    on_disk = (workspace / plan["path"]).read_text()
+    assert on_disk.endswith(before["content"]) and "- [x]" not in on_disk
+    history = await baton.request("baton/plan/history", {"sessionId": sid})
+    assert [v["author"] for v in history["versions"]][-1] == "user"
+    assert not (workspace / "a.txt").exists()
+
+
 # --------------------------------------------------------------------------- editor context
 
 

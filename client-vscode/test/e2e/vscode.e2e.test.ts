@@ -138,7 +138,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
   it("rename, fork, export and delete (confirmed): the view's title actions", async () => {
     const options = () => sidebar.locator("#session-select option").allInnerTexts();
     // The session actions are icons in the view's title bar, not rows of buttons in the sidebar.
-    await page.locator('.part.sidebar .title-actions [aria-label="New Session"], .part.sidebar .actions [aria-label="New Session"]').first().waitFor({ timeout: 30_000 });
+    await page.locator('.part.sidebar [aria-label^="New Session"]').first().waitFor({ timeout: 30_000 });
     await runCommand(page, "Baton: Rename Session…");
     const input = page.locator(".quick-input-widget input");
     await input.waitFor({ state: "visible", timeout: 30_000 });

@@ -81,6 +81,28 @@ class PlanService:
             self._did_change(plan, version.version, "user")
         return version
 
+    def restore_before(self, session_id: str, tool_call_ids: set[str]) -> int | None:
+        """A revert took back the turns that made these tool calls: put the plan back.
+
+        Plan files are not checkpointed with the other files (they have versions), so the
+        versions those calls wrote are undone by writing the version before the first of
+        them again, as a new `user` version (the history keeps every version). Returns
+        the new version, or None when the reverted turns did not change the plan.
+        """
+        if self.store.get(session_id) is None:
+            return None
+        self.sync(session_id)
+        versions = self.store.versions(session_id)
+        reverted = [v for v in versions if v.tool_call_id in tool_call_ids]
+        if not reverted:
+            return None
+        earlier = [v for v in versions if v.version < reverted[0].version]
+        if not earlier or earlier[-1].sha256 == versions[-1].sha256:
+            return None  # created by the reverted turns (its file stays), or already back
+        plan, version = self.store.write(session_id, earlier[-1].content, author="user")
+        self._did_change(plan, version.version, "user")
+        return version.version
+
     def _did_change(self, plan: PlanRow, version: int, author: p.Author) -> None:
         self.channel.notify(
             "baton/plan/didChange",

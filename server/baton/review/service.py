@@ -12,7 +12,9 @@ the workspace around every command would cost more than it is worth. A revert
 lists the commands the reverted turns ran (`shellCommands`) so the person knows
 their effects stay; a file that a command changed after Baton did shows up as
 changed outside Baton (a conflict, overridable with `force`). Plan files are not
-checkpointed either: they have their own versions (`baton/plan/history`).
+checkpointed either: they have their own versions (`baton/plan/history`); after a
+revert, `after_revert` lets the plan write back the version from before the reverted
+turns' plan edits, so a step ticked in an undone turn is unticked again.
 
 A revert is synchronous from start to finish (no await), so no turn can start
 half-way through one.
@@ -183,6 +185,9 @@ class ReviewService:
         self.sessions = sessions
         self.workspace = sessions.workspace
         self.store = CheckpointStore(db)
+        # Called after a revert with the session and the reverted turns' tool-call ids
+        # (the plan puts back the versions those calls wrote).
+        self.after_revert: list[Callable[[str, set[str]], object]] = []
         sessions.on_session_loaded.append(self._attach)
         sessions.change_recorder = self.recorder
 
@@ -253,6 +258,9 @@ class ReviewService:
         )
         state.reverted.update(target_ids)
         result.revert_id = revert_id
+        call_ids = {part.data["toolCallId"] for m in targets for part in m.tool_calls()}
+        for callback in self.after_revert:
+            callback(state.id, call_ids)
         return result
 
     def _current(self, path: str) -> bytes | None:
