@@ -115,12 +115,18 @@ class AcpChannel:
             except Exception:
                 # A vanished client must not break the turn that is running.
                 log.warning("could not send an update to the ACP client", exc_info=True)
-            finally:
-                self._queue.task_done()
 
     async def flush(self) -> None:
-        """Wait until everything queued so far has been written."""
-        await self._queue.join()
+        """Wait until everything queued so far has been written (not what is queued later:
+        another session streaming at the same time does not hold this one up)."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        async def mark() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        self._put(mark)
+        await done
 
     async def aclose(self) -> None:
         if self._worker is not None:
