@@ -34,7 +34,32 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="serve JSON-RPC (LSP framing) on stdio or TCP")
-    serve.add_argument("--tcp", type=_parse_tcp, metavar="HOST:PORT", help="listen on TCP")
+    serve.add_argument(
+        "--tcp",
+        type=_parse_tcp,
+        metavar="HOST:PORT",
+        help="listen on TCP (port 0: any free port); clients authenticate with the token the"
+        " server writes to a file only you can read, and prints the path of on stderr",
+    )
+    serve.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="PATH",
+        help="with --tcp: where to write the token (default: <user runtime dir>/baton/"
+        "tcp-<port>.token)",
+    )
+    serve.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="with --tcp: allow a host that is not a loopback address (other machines can"
+        " connect; anyone with the token acts as you)",
+    )
+    serve.add_argument(
+        "--idle-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="with --tcp: stop after this many seconds without a client",
+    )
 
     run = sub.add_parser("run", help="run one headless turn in the current directory")
     run.add_argument("prompt", help="what to ask the agent")
@@ -107,7 +132,13 @@ def main(argv: list[str] | None = None) -> int:
         else None
     )
     if args.command == "serve":
-        return _serve(args.tcp)
+        if args.tcp is None and (
+            args.token_file or args.allow_remote or args.idle_timeout is not None
+        ):
+            parser.error("--token-file, --allow-remote and --idle-timeout go with --tcp")
+        if args.idle_timeout is not None and args.idle_timeout <= 0:
+            parser.error("--idle-timeout must be a positive number of seconds")
+        return _serve(args)
     if args.command == "acp":
         from baton.acp import serve
 
@@ -186,19 +217,26 @@ def _print_local_choice() -> None:
     print(f"local provider here would load: {path}")
 
 
-def _serve(tcp: tuple[str, int] | None) -> int:
+def _serve(args: argparse.Namespace) -> int:
     from platformdirs import user_cache_path
 
     from baton.lsp.attrs_code_cache import import_lsprotocol
 
     import_lsprotocol(user_cache_path("baton", appauthor=False))
+    if args.tcp:
+        from baton.lsp.tcp import serve_tcp
+
+        host, port = args.tcp
+        return serve_tcp(
+            host,
+            port,
+            token_file=args.token_file,
+            allow_remote=args.allow_remote,
+            idle_timeout=args.idle_timeout,
+        )
     from baton.lsp.server import create_server
 
-    server = create_server()
-    if tcp:
-        server.start_tcp(*tcp)
-    else:
-        server.start_io()
+    create_server().start_io()
     return 0
 
 

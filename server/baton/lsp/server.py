@@ -28,13 +28,22 @@ from baton.lsp.protocol import PARSE_ERROR, BatonProtocol
 if TYPE_CHECKING:
     from baton.app import App
     from baton.lsp.channel import LspChannel
+    from baton.lsp.tcp import TcpHub
+    from baton.session.events import ClientChannel
 
 log = logging.getLogger(__name__)
 
 
 class BatonServer(LanguageServer):
-    def __init__(self) -> None:
-        super().__init__("baton", __version__, protocol_cls=BatonProtocol)
+    def __init__(self, hub: TcpHub | None = None) -> None:
+        protocol_cls: type[BatonProtocol] = BatonProtocol
+        if hub is not None:
+            from baton.lsp.tcp import TcpProtocol
+
+            protocol_cls = TcpProtocol
+        super().__init__("baton", __version__, protocol_cls=protocol_cls)
+        # With --tcp: the listener this connection belongs to (one app for all of them).
+        self.hub = hub
         self.app: App | None = None
         self.channel: LspChannel | None = None
         # Set by `initialize`: where to work and the client's settings.
@@ -68,12 +77,15 @@ class BatonServer(LanguageServer):
         workspace, client_settings = self.start_params
         from baton.trust import decide
 
-        self.app = build_app(
-            workspace,
-            self.channel,
-            client_settings=client_settings,
-            trust=decide(workspace, self.editor_trust),
-        )
+        def build(channel: ClientChannel) -> App:
+            return build_app(
+                workspace,
+                channel,
+                client_settings=client_settings,
+                trust=decide(workspace, self.editor_trust),
+            )
+
+        self.app = build(self.channel) if self.hub is None else self.hub.app_for(build)
         problems = self.app.config_problems()
         if self.editor_trust_problem:
             problems.insert(0, self.editor_trust_problem)
@@ -118,27 +130,6 @@ class BatonServer(LanguageServer):
         finally:
             self.shutdown()  # type: ignore[no-untyped-call]
 
-    def start_tcp(self, host: str, port: int) -> None:
-        self._stop_event = stop_event = threading.Event()
-        assert isinstance(self.protocol, BatonProtocol)
-        protocol = self.protocol
-
-        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            protocol.set_writer(writer)
-            await framing.serve(protocol, lambda: reader.read(framing.CHUNK), stop_event)
-            self.shutdown()  # type: ignore[no-untyped-call]
-
-        async def main() -> None:
-            self._server = await asyncio.start_server(connection, host, port)
-            log.info("Serving on %s:%s", host, port)
-            async with self._server:
-                await self._server.serve_forever()
-
-        try:
-            asyncio.run(main())
-        except asyncio.CancelledError:
-            log.debug("Server was cancelled")
-
     def report_server_error(self, error: Exception, source: Any) -> None:
         if isinstance(error, json.JSONDecodeError | UnicodeDecodeError):
             assert isinstance(self.protocol, BatonProtocol)
@@ -162,8 +153,8 @@ def workspace_from(params: lsp.InitializeParams) -> Path:
     return Path.cwd().resolve()
 
 
-def create_server() -> BatonServer:
-    server = BatonServer()
+def create_server(hub: TcpHub | None = None) -> BatonServer:
+    server = BatonServer(hub)
 
     @server.feature(lsp.INITIALIZE)
     def on_initialize(ls: BatonServer, params: lsp.InitializeParams) -> None:
@@ -171,7 +162,18 @@ def create_server() -> BatonServer:
         client_settings = None
         if isinstance(options, dict) and isinstance(options.get("settings"), dict):
             client_settings = options["settings"]
-        ls.start_params = (workspace_from(params), client_settings)
+        workspace = workspace_from(params)
+        if ls.hub is not None:
+            # One TCP server serves one workspace: the first client's.
+            if ls.hub.workspace is None:
+                ls.hub.workspace = workspace
+            elif ls.hub.workspace != workspace:
+                raise JsonRpcException(
+                    code=-32600,
+                    message=f"this server serves {ls.hub.workspace}, not {workspace}; start "
+                    "another `baton serve --tcp` for that folder",
+                )
+        ls.start_params = (workspace, client_settings)
         trusted = options.get("workspaceTrusted") if isinstance(options, dict) else None
         if trusted is None or isinstance(trusted, bool):
             ls.editor_trust = trusted
@@ -187,7 +189,8 @@ def create_server() -> BatonServer:
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(ls: BatonServer, *args: Any) -> None:
-        if ls.app is not None:
+        # Over TCP the app is every client's: it closes when the server stops.
+        if ls.app is not None and ls.hub is None:
             await ls.app.close()
 
     return server
