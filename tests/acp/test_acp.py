@@ -21,7 +21,7 @@ from acp.schema import (
 
 from baton.compaction.summary import SECTIONS
 from tests.acp.conftest import StartAcp, allow_once
-from tests.fake_llm import FakeLLM, stall, text, tool_call
+from tests.fake_llm import FakeLLM, reasoning, stall, text, tool_call, usage
 from tests.harness import server_env
 
 SUMMARY = "\n\n".join(f"## {name}\nsummary of {name.lower()}" for name in SECTIONS)
@@ -82,9 +82,18 @@ async def test_initialize_sessions_modes_models_and_auth(
         config_id="model", session_id=new.session_id, value="gpt-test-mini"
     )
     assert options.config_options[1].current_value == "gpt-test-mini"
-    llm.add(text("ok"))
-    await acp.say(new.session_id, "hello")
+    llm.add(reasoning("weighing the greeting"), text("ok"), usage(input=120, output=7))
+    answer = await acp.say(new.session_id, "hello")
     assert llm.model_requests[-1].body["model"] == "gpt-test-mini"
+    sid = new.session_id
+    assert "weighing the greeting" in acp.client.text(sid, "agent_thought_chunk")
+    assert acp.client.text(sid) == "ok"
+    [used] = acp.client.of(sid, "usage_update")
+    assert used["used"] == 127 and used["size"] > 0
+    assert answer.usage is not None and (answer.usage.input_tokens, answer.usage.output_tokens) == (
+        120,
+        7,
+    )
 
     # The key travels as baton/auth/set's does and is used from then on.
     await acp.conn.authenticate(method_id="openai-api-key", apiKey="sk-acp-key-000111222333")
