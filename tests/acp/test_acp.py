@@ -165,7 +165,10 @@ async def test_plan_file_update_for_clients_that_opt_in(
     sid = await acp.new()
     llm.add(tool_call("plan_write", {"content": PLAN}))
     llm.add(text("Drafted."))
-    await acp.say(sid, "Plan it")
+    # /plan with a request: plan mode, then the request as a prompt.
+    await acp.say(sid, "/plan Plan it")
+    assert acp.client.of(sid, "current_mode_update")[-1]["currentModeId"] == "plan"
+    assert llm.model_requests[0].input_text().count("Plan it") >= 1
     [update] = acp.client.of(sid, "plan_update")
     [path] = sorted((workspace / ".baton" / "plans").glob("*.md"))
     assert update["plan"] == {
