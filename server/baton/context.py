@@ -1,10 +1,19 @@
 """Everything the model is sent is built here, in one place, and counted.
 
 Order (PROTOCOL.md, "What the model is sent"): instructions (system prompt and
-workspace instruction files); the checkpoint of the latest compaction (a
-summary, or the server's compacted window replayed exactly); Baton's blocks
-(the ledger, then the active plan, re-read from disk); the retained messages
-verbatim; then the new input (already the last stored message).
+workspace instruction files, the same in every mode); the checkpoint of the
+latest compaction (a summary, or the server's compacted window replayed
+exactly); Baton's blocks (the ledger, then the plan as it was when the first
+request after the compaction was built); the retained messages verbatim; then
+the new input (already the last stored message).
+
+Append, don't rewrite: between two compactions a request is the one before it
+plus what happened since, so a provider's prompt cache serves everything
+already sent. Nothing here depends on the session's mode, the tool list is the
+same in every mode (the registry refuses what a mode forbids), and what changes
+(the mode, the plan's text) reaches the model as history: a copy of the plan in
+the result of the call that changed it (`PlanSource.copies`), messages the
+session appends (`baton.session.notes`).
 """
 
 from __future__ import annotations
@@ -13,7 +22,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol, cast
 
 from baton import prompts
 from baton.compaction.artifacts import server_thresholds
@@ -42,18 +51,21 @@ INTERRUPTED_OUTPUT = "[interrupted: no result was recorded]"
 MAX_INSTRUCTION_FILE_CHARS = 40_000
 
 
+class PlanBlock(NamedTuple):
+    text: str
+    version: int
+
+
 class PlanSource(Protocol):
     """What the plan feature contributes to the model's view."""
 
-    def block(self, state: SessionState) -> str | None:
-        """The plan block (current text re-read from disk), or None when there is no plan."""
+    def block(self, state: SessionState) -> PlanBlock | None:
+        """The plan block (current text re-read from disk), or None when there is no plan.
+        Shown after a compaction's checkpoint, as it was at the first request built."""
         ...
 
-    def superseded(self, state: SessionState) -> dict[str, str]:
-        """Tool calls whose input or output carried plan text, mapped to a one-line reference.
-
-        The builder shows the reference instead of the output, and instead of the
-        `content` argument of calls that had one (plan_write)."""
+    def copies(self, state: SessionState) -> dict[str, str]:
+        """Tool call id → the plan text appended to that call's result (never changes)."""
         ...
 
 
@@ -144,10 +156,13 @@ def message_items(
     message: StoredMessage,
     *,
     masked: dict[str, str],
-    superseded: dict[str, str],
+    copies: dict[str, str],
     running_call_ids: frozenset[str] = frozenset(),
 ) -> list[Item]:
     """The provider items one stored message contributes to the model's view."""
+    if message.kind == "context":
+        # A note Baton appended (the mode, a plan changed outside the tools).
+        return [UserText(text=message.text())] if message.text() else []
     if message.role == "user":
         text = message.text()
         # Attachments (editor context) come first, then the prompt that refers to them.
@@ -170,26 +185,20 @@ def message_items(
             arguments = part.data.get("arguments") or json.dumps(
                 part.data.get("input", {}), ensure_ascii=False
             )
-            native = part.native
-            if call_id in superseded and "content" in part.data.get("input", {}):
-                # The call carried plan text (plan_write): the plan block holds the
-                # current copy, so the call shows only a reference.
-                arguments = json.dumps({"content": superseded[call_id]}, ensure_ascii=False)
-                native = None
             items.append(
                 ToolCall(
-                    call_id=call_id, name=part.data["name"], arguments=arguments, native=native
+                    call_id=call_id, name=part.data["name"], arguments=arguments, native=part.native
                 )
             )
             if call_id in running_call_ids:
                 continue
             result = message.results.get(call_id)
-            if call_id in superseded:
-                output = superseded[call_id]
-            elif call_id in masked:
+            if call_id in masked:
                 output = masked[call_id]
             elif result is not None:
                 output = result.output
+                if call_id in copies:
+                    output += "\n\n" + copies[call_id]
             else:
                 output = INTERRUPTED_OUTPUT
             outputs.append(ToolOutput(call_id=call_id, output=output))
@@ -237,12 +246,13 @@ class ContextBuilder:
     def _history(
         self,
         state: SessionState,
-        superseded: dict[str, str],
+        copies: dict[str, str],
         running_call_ids: frozenset[str],
     ) -> HistoryCache:
         view = state.view
-        # `reverted` only grows, so its size tells whether a revert happened since.
-        signature = (view.signature, tuple(sorted(superseded.items())), len(state.reverted))
+        # `reverted` only grows, so its size tells whether a revert happened since. The
+        # plan copies of settled messages never change, so they are not part of it.
+        signature = (view.signature, len(state.reverted))
         cache = state.history_cache
         if (
             not isinstance(cache, HistoryCache)
@@ -265,7 +275,7 @@ class ContextBuilder:
                 message,
                 view.first_kept_seq,
                 view.masked,
-                superseded,
+                copies,
                 running_call_ids,
                 reverted=state.reverted,
             )
@@ -281,13 +291,26 @@ class ContextBuilder:
         return out
 
     def system_prompt(self, state: SessionState) -> str:
-        text = prompts.SYSTEM.format(workspace=self.workspace, mode=state.row.mode)
-        if state.row.mode == "plan":
-            text += "\n" + prompts.PLAN_MODE
-        extra = state.extras.get("system_extra")
-        if isinstance(extra, str) and extra:
-            text += "\n" + extra
-        return text
+        """The system prompt: the same in every mode and for every session of a workspace."""
+        return prompts.SYSTEM.format(workspace=self.workspace)
+
+    def plan_block(self, state: SessionState) -> PlanBlock | None:
+        """The plan block after the current compaction's checkpoint, frozen at the first
+        request built after it (later changes are appended), so the new prefix is stable.
+
+        Frozen in memory: after a restart it is built again from the plan as it is then,
+        which starts a new prefix only if the plan changed since the compaction."""
+        view = state.view
+        compacted = view.compaction_id is not None or view.summary or view.server_window
+        if self.plans is None or not compacted:
+            return None
+        frozen = state.extras.get("plan_block")
+        if isinstance(frozen, tuple) and frozen[0] == view.compaction_id:
+            return cast(PlanBlock | None, frozen[1])
+        block = self.plans.block(state)
+        if view.compaction_id is not None:  # not a candidate view being measured
+            state.extras["plan_block"] = (view.compaction_id, block)
+        return block
 
     def build(
         self,
@@ -329,25 +352,19 @@ class ContextBuilder:
             block = ContextBlock(name="ledger", text=_tag("ledger", view.ledger_text))
             items.append(block)
             parts.append(ContextPart("ledger", item_tokens(block)))
-        superseded: dict[str, str] = {}
-        if self.plans is not None:
-            plan_text = self.plans.block(state)
-            if plan_text:
-                block = ContextBlock(name="plan", text=_tag("plan", plan_text))
-                items.append(block)
-                parts.append(ContextPart("plan", item_tokens(block)))
-            superseded = self.plans.superseded(state)
+        plan = self.plan_block(state)
+        if plan is not None:
+            block = ContextBlock(name="plan", text=_tag("plan", plan.text))
+            items.append(block)
+            parts.append(ContextPart("plan", item_tokens(block)))
+        copies = self.plans.copies(state) if self.plans is not None else {}
 
-        history = self._history(state, superseded, running_call_ids)
+        history = self._history(state, copies, running_call_ids)
         items.extend(history.items)
         history_tokens, tool_output_tokens = history.history_tokens, history.tool_output_tokens
         parts.append(ContextPart("messages", history_tokens))
         if tool_output_tokens:
             parts.append(ContextPart("tool_outputs", tool_output_tokens))
-        if view.continue_note:
-            note = UserText(text=view.continue_note)
-            items.append(note)
-            parts.append(ContextPart("continue", item_tokens(note)))
 
         estimated = sum(p.tokens for p in parts)
         window = context_window(settings, identity)
@@ -382,9 +399,9 @@ class HistoryCache:
 
     A message whose tool calls all have results can no longer change, so the
     longest prefix of such messages is converted once and only newer messages
-    are converted again; the cache resets when the view or the plan's
-    superseded calls change. This keeps a step's cost independent of the
-    session's length.
+    are converted again; the cache resets when the view changes (a compaction,
+    an undo, a revert). This keeps a step's cost independent of the session's
+    length.
     """
 
     signature: tuple[Any, ...]
@@ -406,7 +423,7 @@ def _convert(
     message: StoredMessage,
     view_first_seq: int | None,
     masked: dict[str, str],
-    superseded: dict[str, str],
+    copies: dict[str, str],
     running_call_ids: frozenset[str],
     *,
     reverted: set[str] | frozenset[str] = frozenset(),
@@ -418,9 +435,7 @@ def _convert(
         or message.id in reverted  # taken back by baton/session/revert
     ):
         return [], 0, 0
-    its = message_items(
-        message, masked=masked, superseded=superseded, running_call_ids=running_call_ids
-    )
+    its = message_items(message, masked=masked, copies=copies, running_call_ids=running_call_ids)
     history = 0
     outputs = 0
     for item in its:

@@ -77,7 +77,9 @@ def _progress_chunks(base: dict[str, Any], progress: PromptProgress) -> list[Chu
             return out
 
 
-def render(body: dict[str, Any], reply: Reply, registry: Registry, input_tokens: int) -> Rendered:
+def render(
+    body: dict[str, Any], reply: Reply, registry: Registry, input_tokens: int, cached: int = 0
+) -> Rendered:
     completion_id = registry.new_id("chatcmpl").replace("_", "-", 1)
     base = {
         "id": completion_id,
@@ -126,7 +128,7 @@ def render(body: dict[str, Any], reply: Reply, registry: Registry, input_tokens:
                 deltas.append({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
             output_chars += len(part.arguments) + len(part.name)
 
-    numbers = usage_numbers(reply, input_tokens, output_chars, reasoning_chars)
+    numbers = usage_numbers(reply, input_tokens, output_chars, reasoning_chars, cached)
     finish = _finish_reason(reply)
     extra = {"usage": None} if include_usage else {}
     chunks: list[Chunk] = [

@@ -5,11 +5,13 @@ Tests assert on what Baton *sent* far more than on what the fake answered, so a
 input items or Chat messages, and the text helpers look through both shapes.
 """
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .prefix import Segments, segments
 from .script import Reply
 
 Route = Literal["responses", "responses.compact", "chat.completions", "models", "unknown"]
@@ -102,6 +104,8 @@ class RecordedRequest:
     compactions: list[CompactionArtifact] = field(
         default_factory=list
     )  # artifacts made while answering
+    # Input tokens repeating an earlier request's prefix (fake_llm.prefix), as reported.
+    cached_tokens: int = 0
 
     # ---- dict-like view of the body
     def __getitem__(self, key: str) -> Any:
@@ -112,6 +116,11 @@ class RecordedRequest:
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.body.get(key, default) if isinstance(self.body, dict) else default
+
+    @functools.cached_property
+    def segments(self) -> Segments:
+        """The request as a prompt cache sees it (instructions, tools, items)."""
+        return segments(self.body)
 
     # ---- request metadata
     def header(self, name: str) -> str | None:

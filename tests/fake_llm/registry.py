@@ -79,14 +79,15 @@ class Registry:
 
 
 def usage_numbers(
-    reply: Reply, input_tokens: int, output_chars: int, reasoning_chars: int
+    reply: Reply, input_tokens: int, output_chars: int, reasoning_chars: int, cached: int = 0
 ) -> dict[str, int]:
-    """Estimated usage (chars / 4), with the reply's ``usage()`` overrides applied."""
+    """Estimated usage (chars / 4; ``cached`` from the common prefix with earlier requests),
+    with the reply's ``usage()`` overrides applied."""
     override = reply.usage
     reasoning = math.ceil(reasoning_chars / 4)
     numbers = {
         "input": input_tokens,
-        "cached": 0,
+        "cached": min(cached, input_tokens),
         "reasoning": reasoning,
         "output": max(1, math.ceil(output_chars / 4) + reasoning),
     }

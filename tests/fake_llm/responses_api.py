@@ -38,6 +38,7 @@ class Context:
     registry: Registry
     input_tokens: int
     items: list[dict[str, Any]]
+    cached_tokens: int = 0  # the common prefix with an earlier request (fake_llm.prefix)
     compaction_trigger: Trigger = "scripted"  # how compaction parts are logged
     auto_compact: bool = False  # prepend a compaction item (threshold passed)
 
@@ -245,7 +246,9 @@ def render(ctx: Context, reply: Reply) -> Rendered:
     for part in reply.output:
         out.add(part)
 
-    numbers = usage_numbers(reply, ctx.input_tokens, out.output_chars, out.reasoning_chars)
+    numbers = usage_numbers(
+        reply, ctx.input_tokens, out.output_chars, out.reasoning_chars, ctx.cached_tokens
+    )
     final = {**response, "status": "completed", "output": out.items, "usage": usage_block(numbers)}
     events = out.events
     failure = _failure(reply)

@@ -29,6 +29,7 @@ from .errors import (
     unparsable_body,
     wrong_api_key,
 )
+from .prefix import best_shared
 from .records import CompactionArtifact, Kind, RecordedRequest, Route, Source, estimate_tokens
 from .registry import Registry
 from .script import Compaction, Part, Reply, ReplyLike, error, reply, text, to_replies, to_reply
@@ -436,6 +437,7 @@ class FakeLLM:
 
         answer, source = self._next_reply(record)
         record.source, record.reply = source, answer
+        record.cached_tokens = self._cached_tokens(record)
         signals = self._signals
         assert signals is not None
         if answer.delay:
@@ -454,7 +456,11 @@ class FakeLLM:
 
         if record.route == "chat.completions":
             chat = chat_api.render(
-                record.body, answer, self.registry, self.token_estimator(record.body)
+                record.body,
+                answer,
+                self.registry,
+                self.token_estimator(record.body),
+                record.cached_tokens,
             )
             if record.stream:
                 frames = plan_stream(chat.chunks, answer, chat_api.MALFORMED)
@@ -501,6 +507,7 @@ class FakeLLM:
             registry=self.registry,
             input_tokens=tokens,
             items=[i for i in record.items if i.get("type") != "compaction_trigger"],
+            cached_tokens=record.cached_tokens,
             compaction_trigger="standalone"
             if record.route == "responses.compact"
             else "trigger"
@@ -511,6 +518,20 @@ class FakeLLM:
             and threshold is not None
             and tokens > threshold,
         )
+
+    def _cached_tokens(self, record: RecordedRequest) -> int:
+        """What a prompt cache would serve: the longest prefix shared with an earlier model
+        or compaction request (of the same ``prompt_cache_key`` when both carry one), in the
+        fake's token estimate (characters / 4, tool specs not counted)."""
+        key = record.get("prompt_cache_key")
+        with self._lock:
+            earlier = [
+                r
+                for r in self._requests[: record.index]
+                if r.kind != "other" and (key is None or r.get("prompt_cache_key") in (None, key))
+            ]
+        best = best_shared([r.segments for r in earlier], record.segments)
+        return min(best.without_tools // 4, self.token_estimator(record.body))
 
     def _validate(self, record: RecordedRequest) -> dict[str, Any] | None:
         if not self.strict:

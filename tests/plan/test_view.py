@@ -3,6 +3,8 @@
 Re-injection after a compaction needs no plan-specific code in the compaction
 engine: a compacted view (summary, ledger, later messages only) still gets the
 plan block from the builder, re-read from disk, with the direction to continue.
+Between compactions the plan's text is appended where it changes, never
+rewritten.
 """
 
 from __future__ import annotations
@@ -150,46 +152,53 @@ def test_compacted_view_gets_the_plan_back_from_disk(
     )
 
 
-def test_superseded_calls_show_a_reference_once(
+def test_each_change_appends_the_current_text_and_leaves_earlier_copies_alone(
     plans: PlanService, sessions: SessionStore, session_id: str, workspace: Path
 ) -> None:
     path = write_plan(plans, sessions, session_id)
-    call(sessions, session_id, "read", {"path": "./" + path}, "     1\t# Plan", "call_r1")
-    call(sessions, session_id, "read", {"path": str(workspace / path)}, "     1\t# Plan", "call_r2")
-    call(sessions, session_id, "read", {"path": "other.md"}, "other text", "call_o")
-    items = build(plans, workspace, state_of(sessions, session_id))
-    text = "\n".join(
-        getattr(i, "text", "") or getattr(i, "arguments", "") or getattr(i, "output", "")
-        for i in items
+    call(sessions, session_id, "read", {"path": path}, "     1\t# Plan", "call_r")
+    before = build(plans, workspace, state_of(sessions, session_id))
+    # No block in front of the history without a compaction: the plan_write carries the text.
+    assert not [i for i in before if isinstance(i, ContextBlock)]
+    [write] = [i for i in before if isinstance(i, ToolCall) and i.name == "plan_write"]
+    assert "Change parse()" in write.arguments
+
+    # Two edits in one step: only the step's last one carries the plan's new text.
+    edited = PLAN.replace("Change parse()", "Change parse() and lex()")
+    plans.store.write(session_id, edited, author="agent", tool_call_id="call_e1")
+    ticked = edited.replace("- [ ] Change", "- [x] Change")
+    plans.store.write(session_id, ticked, author="agent", tool_call_id="call_e2")
+    sessions.append_message(
+        session_id,
+        "assistant",
+        "step",
+        [
+            StoredPart("tool_call", {"toolCallId": cid, "name": "plan_edit", "input": {}})
+            for cid in ("call_e1", "call_e2")
+        ],
+        results=[
+            ToolResultRecord("call_e1", "completed", "Plan edited: now v2 (draft)."),
+            ToolResultRecord("call_e2", "completed", "Plan edited: now v3 (draft)."),
+        ],
     )
-    assert text.count("Change parse()") == 1
-    outputs = {i.call_id: i.output for i in items if isinstance(i, ToolOutput)}
-    assert (
-        outputs["call_w"] == "[plan v1, superseded: the current plan is in the <baton:plan> block]"
-    )
-    assert outputs["call_r1"].startswith("[plan file read, superseded")
-    assert outputs["call_r2"].startswith("[plan file read, superseded")
-    assert outputs["call_o"] == "other text"
-    [write] = [i for i in items if isinstance(i, ToolCall) and i.name == "plan_write"]
-    assert "Change parse()" not in write.arguments
+    after = build(plans, workspace, state_of(sessions, session_id))
+    assert after[: len(before)] == before  # earlier items byte-identical
+    outputs = {i.call_id: i.output for i in after if isinstance(i, ToolOutput)}
+    assert outputs["call_e1"] == "Plan edited: now v2 (draft)."
+    assert outputs["call_e2"].startswith(f"Plan edited: now v3 (draft).\n\nPlan v3 ({path})")
+    assert outputs["call_e2"].endswith(ticked.strip("\n"))
 
 
-def test_after_done_only_path_and_status_remain(
+def test_after_done_the_block_names_only_path_and_status(
     plans: PlanService, sessions: SessionStore, session_id: str, workspace: Path
 ) -> None:
     path = write_plan(plans, sessions, session_id)
-    call(sessions, session_id, "read", {"path": path}, "     1\t# Plan", "call_r1")
     plans.store.set_status(session_id, "done")
-    call(sessions, session_id, "plan_done", {}, "Plan v1 marked done.", "call_d")
-    call(sessions, session_id, "read", {"path": path}, "     3\t- [ ] Change parse()", "call_r2")
-    items = build(plans, workspace, state_of(sessions, session_id))
-    [block] = [i for i in items if isinstance(i, ContextBlock)]
-    assert block.text.startswith(f"<baton:plan>\nPlan file: {path} (status: done, version 1).")
+    block = plans.block(state_of(sessions, session_id))
+    assert block is not None
+    assert block.text.startswith(f"Plan file: {path} (status: done, version 1).")
     assert "Change parse()" not in block.text
-    outputs = {i.call_id: i.output for i in items if isinstance(i, ToolOutput)}
-    assert "the plan is done" in outputs["call_w"] and "the plan is done" in outputs["call_r1"]
-    # A read made after plan_done is the model's own fresh copy: left alone.
-    assert outputs["call_r2"] == "     3\t- [ ] Change parse()"
+    assert plans.note(state_of(sessions, session_id)) is None  # nothing to announce once done
 
 
 def test_plan_mode_draft_asks_for_plan_exit_and_awaiting_for_patience(
@@ -198,9 +207,10 @@ def test_plan_mode_draft_asks_for_plan_exit_and_awaiting_for_patience(
     write_plan(plans, sessions, session_id)
     state = state_of(sessions, session_id)
     block = plans.block(state)
-    assert block is not None and "plan_exit" in block and "Continue from" not in block
+    assert block is not None and "plan_exit" in block.text and "Continue from" not in block.text
     plans.store.set_status(session_id, "awaiting_approval")
-    assert "waiting for the person's approval" in (plans.block(state) or "")
+    block = plans.block(state)
+    assert block is not None and "waiting for the person's approval" in block.text
 
 
 def test_a_missing_file_shows_the_stored_version(
@@ -208,8 +218,8 @@ def test_a_missing_file_shows_the_stored_version(
 ) -> None:
     path = write_plan(plans, sessions, session_id)
     (workspace / path).unlink()
-    block = plans.block(state_of(sessions, session_id)) or ""
-    assert "missing on disk" in block and "Change parse()" in block
+    block = plans.block(state_of(sessions, session_id))
+    assert block is not None and "missing on disk" in block.text and "Change parse()" in block.text
 
 
 def test_no_plan_no_block(
@@ -217,31 +227,5 @@ def test_no_plan_no_block(
 ) -> None:
     state = state_of(sessions, session_id)
     assert plans.block(state) is None
-    assert plans.superseded(state) == {}
+    assert plans.copies(state) == {}
     assert plans.current(session_id) is None
-
-
-def test_every_plan_write_is_superseded_and_a_failed_one_keeps_its_error(
-    plans: PlanService, sessions: SessionStore, session_id: str, workspace: Path
-) -> None:
-    write_plan(plans, sessions, session_id)
-    # The same text again makes no version, but the call still carried the plan.
-    call(sessions, session_id, "plan_write", {"content": PLAN}, "Plan v1 written", "call_same")
-    call(
-        sessions,
-        session_id,
-        "plan_write",
-        {"content": PLAN + "- [ ] More\n"},
-        "cannot write the plan file: No space left on device",
-        "call_failed",
-        status="failed",
-    )
-    items = build(plans, workspace, state_of(sessions, session_id))
-    outputs = {i.call_id: i.output for i in items if isinstance(i, ToolOutput)}
-    assert outputs["call_same"].startswith("[plan text, superseded")
-    assert outputs["call_failed"] == (
-        "[plan_write failed, its content is left out: "
-        "cannot write the plan file: No space left on device]"
-    )
-    arguments = " ".join(i.arguments for i in items if isinstance(i, ToolCall))
-    assert "Change parse()" not in arguments

@@ -4,8 +4,8 @@ It keeps the file, the store and the client in step: every operation first
 picks up edits made on disk (recorded as `user` versions), every write and
 status change is announced with `baton/plan/didChange`, and approval and
 change requests reach the agent as user messages that start a turn. It is
-also the context builder's `PlanSource`, so the plan block is rebuilt from the
-file for every request, after a compaction or a reload as much as mid-turn.
+also the context builder's `PlanSource`: the copies of the plan's text that
+tool results carry, and the block that follows a compaction's checkpoint.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from baton import prompts
 from baton import protocol as p
 from baton.config import ConfigLoader
+from baton.context import PlanBlock
 from baton.errors import (
     BatonError,
     InvalidParams,
@@ -28,7 +29,7 @@ from baton.errors import (
 )
 from baton.plan.steps import parse_steps
 from baton.plan.store import PlanRow, PlanStore, PlanVersionRow, sha256
-from baton.plan.view import PlanSnapshot, SupersededIndex, block_text
+from baton.plan.view import CopyIndex, PlanSnapshot, block_text, copy_text, first_unchecked
 from baton.session.events import ClientChannel
 from baton.session.state import SessionState
 from baton.store.db import Database
@@ -186,7 +187,7 @@ class PlanService:
         if count == 0:
             raise InvalidParams(
                 f"old_string was not found in the plan (v{latest.version}); copy it exactly, "
-                "whitespace included, from the current text in the <baton:plan> block"
+                "whitespace included, from the plan's current text"
             )
         if count > 1:
             raise InvalidParams(
@@ -303,9 +304,11 @@ class PlanService:
         self._did_change(plan, latest.version, "user")
         self.sessions.change_mode(state, "build")
         if params.start:
-            self.sessions.start_turn(
-                state, prompts.PLAN_APPROVED_MESSAGE.format(path=plan.path), "approval"
-            )
+            text = prompts.PLAN_APPROVED_MESSAGE.format(path=plan.path)
+            step = first_unchecked(latest.content)
+            if step:
+                text += "\n" + prompts.PLAN_APPROVED_START.format(step=step)
+            self.sessions.start_turn(state, text, "approval")
         return p.PlanApproveResult(status=plan.status, mode="build")
 
     def request_changes(self, params: p.PlanRequestChangesParams) -> p.PlanStatusResult:
@@ -366,25 +369,48 @@ class PlanService:
             return None
         return PlanSnapshot(plan.path, plan.status, latest.version, latest.content, missing)
 
-    def block(self, state: SessionState) -> str | None:
+    def block(self, state: SessionState) -> PlanBlock | None:
         snapshot = self.snapshot(state.id)
-        return block_text(snapshot, state.row.mode) if snapshot is not None else None
+        if snapshot is None:
+            return None
+        return PlanBlock(block_text(snapshot, state.row.mode), snapshot.version)
 
-    def superseded(self, state: SessionState) -> dict[str, str]:
-        plan = self.store.get(state.id)
-        latest = self.store.latest(state.id)
-        if plan is None or latest is None:
+    def note(self, state: SessionState) -> tuple[int, str] | None:
+        """(version, block text) of a plan that is not done (the session's context notes)."""
+        snapshot = self.snapshot(state.id)
+        if snapshot is None or snapshot.status == "done":
+            return None
+        return snapshot.version, block_text(snapshot, state.row.mode)
+
+    def copies(self, state: SessionState) -> dict[str, str]:
+        """Tool call id → the plan text its result carries (see `plan.view.copy_calls`).
+
+        Each text is that version's stored content, which never changes, so a
+        copy is sent the same way every time."""
+        written_by = self.store.written_by(state.id)
+        if not written_by:
             return {}
-        snapshot = PlanSnapshot(plan.path, plan.status, latest.version, "")
-        index = state.extras.get("plan_superseded")
-        if not isinstance(index, SupersededIndex):
-            index = state.extras["plan_superseded"] = SupersededIndex()
-        return index.compute(
-            state.messages,
-            workspace=self.workspace,
-            plan=snapshot,
-            written_by=self.store.written_by(state.id),
-        )
+        index = state.extras.get("plan_copies")
+        if not isinstance(index, CopyIndex):
+            index = state.extras["plan_copies"] = CopyIndex()
+        calls = index.compute(state.messages, written_by)
+        if not calls:
+            return {}
+        plan = self.store.get(state.id)
+        if plan is None:
+            return {}
+        texts: dict[int, str] = state.extras.setdefault("plan_copy_texts", {})
+        out: dict[str, str] = {}
+        for call_id, version in calls.items():
+            if version not in texts:
+                row = self.store.version(state.id, version)
+                texts[version] = copy_text(plan.path, version, row.content if row else "")
+            out[call_id] = texts[version]
+        return out
+
+    def written_versions(self, session_id: str) -> dict[str, int]:
+        """Tool call id → the plan version it wrote (the session's context notes)."""
+        return self.store.written_by(session_id)
 
     def current(self, session_id: str) -> PlanRef | None:
         """(path, status, version) of the session's plan, for the compaction ledger."""

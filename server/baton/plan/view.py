@@ -1,18 +1,18 @@
-"""What the model sees of a plan: one current copy in its block, references elsewhere.
+"""What the model sees of a plan: its text where it changed, appended, never rewritten.
 
-The block is built from the file's current content every time a request is
-built, so the person's edits in the editor count and a compaction (or a
-reload) never loses the plan: the context builder always puts the block in
-front of the retained messages. Every earlier place that carried plan text (a
-`plan_write` call's content, a `read` of the plan file) is shown as a one-line
-reference instead, so the plan's text appears exactly once in any request.
+Requests only grow between compactions (providers cache exact prefixes), so
+the plan's text enters the history where it changes and stays as it was sent:
+a `plan_write` carries it in its arguments; the result of a step's last
+`plan_edit` carries the new text (`copy_calls`); a change made outside the
+tools (the person's edit in the editor) is appended as a message by the
+session's context notes. The latest copy is the current plan; the system
+prompt says older copies are out of date. After a compaction the plan's block
+(`block_text`) stands in front of the retained messages, with the ledger.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 from baton import prompts
 from baton import protocol as p
@@ -72,168 +72,70 @@ def block_text(plan: PlanSnapshot, mode: p.Mode) -> str:
     return "\n".join(lines) + "\n\n" + plan.content.strip("\n")
 
 
-def superseded_calls(
-    messages: list[StoredMessage],
-    *,
-    workspace: Path,
-    plan: PlanSnapshot,
-    written_by: dict[str, int],
-) -> dict[str, str]:
-    """Tool calls that carried plan text, mapped to the reference the model sees instead.
+# The tools whose successful call may make a new plan version.
+CHANGING_TOOLS = frozenset({"plan_write", "plan_edit"})
 
-    Every `plan_write` call (its `content`; a failed one keeps its error) and
-    every successful `read` of the plan file. Once the plan is done, reads made
-    after the latest `plan_done` are left as they are: the plan is no longer in
-    the block, so such a read is the model's only copy.
+
+def copy_calls(messages: list[StoredMessage], written_by: dict[str, int]) -> dict[str, int]:
+    """Tool calls whose result carries the plan's text: call id → the version it shows.
+
+    In each message, the last call that made a new version, when it is a
+    `plan_edit` (a `plan_write` already carries its text, in its arguments).
+    Every such copy is the current plan when it is sent; later copies make it
+    out of date, and it stays as it was sent.
     """
-    done = plan.status == "done"
-    plan_file = _normalise(workspace, plan.path)
-    calls = [
-        (part.data.get("name"), part.data["toolCallId"], part.data.get("input"), message)
-        for message in messages
-        for part in message.tool_calls()
-        if part.data["toolCallId"] in message.results
-    ]
-    done_at = -1
-    if done:
-        done_at = max(
-            (i for i, c in enumerate(calls) if c[0] == "plan_done" and _succeeded(c[3], c[1])),
-            default=-1,
-        )
-    out: dict[str, str] = {}
-    for index, (name, call_id, arguments, message) in enumerate(calls):
-        ok = _succeeded(message, call_id)
-        if name == "plan_write":
-            if not ok:
-                error = message.results[call_id].output.strip().splitlines() or [""]
-                out[call_id] = prompts.PLAN_WRITE_FAILED.format(error=error[0][:300])
-                continue
-            # A write that changed nothing made no version: still the plan's text.
-            label = f"v{written_by[call_id]}" if call_id in written_by else "text"
-            template = prompts.PLAN_WRITE_REFERENCE_DONE if done else prompts.PLAN_WRITE_REFERENCE
-            out[call_id] = template.format(label=label, path=plan.path)
-        elif name == "read" and ok and _reads(workspace, arguments, plan_file):
-            if not done:
-                out[call_id] = prompts.PLAN_READ_REFERENCE
-            elif index < done_at:
-                out[call_id] = prompts.PLAN_READ_REFERENCE_DONE.format(path=plan.path)
+    out: dict[str, int] = {}
+    for message in messages:
+        out.update(_message_copy(message, written_by))
     return out
 
 
-def _succeeded(message: StoredMessage, call_id: str) -> bool:
-    result = message.results.get(call_id)
-    return result is not None and result.status == "completed"
+def _message_copy(message: StoredMessage, written_by: dict[str, int]) -> dict[str, int]:
+    last: tuple[str, str] | None = None
+    for part in message.tool_calls():
+        call_id = part.data["toolCallId"]
+        if part.data.get("name") in CHANGING_TOOLS and call_id in written_by:
+            last = (part.data["name"], call_id)
+    if last is None or last[0] != "plan_edit":
+        return {}
+    return {last[1]: written_by[last[1]]}
 
 
-def _normalise(workspace: Path, path: str) -> str:
-    joined = path if os.path.isabs(path) else os.path.join(workspace, path)
-    return os.path.realpath(joined)
-
-
-def _reads(workspace: Path, arguments: object, plan_file: str) -> bool:
-    if not isinstance(arguments, dict):
-        return False
-    path = arguments.get("path")
-    return isinstance(path, str) and bool(path) and _normalise(workspace, path) == plan_file
-
-
-@dataclass
-class _Scan:
-    """What `SupersededIndex` has learnt from a prefix of the history."""
-
-    count: int = 0  # messages scanned
-    order: int = 0  # calls with a result seen, to order reads against plan_done
-    writes: dict[str, tuple[bool, str]] = field(default_factory=dict)  # id → (ok, error)
-    reads: list[tuple[int, str]] = field(default_factory=list)  # (order, id) plan-file reads
-    last_done: int = -1  # order of the latest successful plan_done
-
-    def copy(self) -> _Scan:
-        return _Scan(self.count, self.order, dict(self.writes), list(self.reads), self.last_done)
-
-
-class SupersededIndex:
-    """`superseded_calls`, computed incrementally: the same answer in time independent of
-    the history's length.
-
-    A message whose tool calls all have results never changes again, so the
-    longest prefix of such messages is scanned once and kept; only the newer
-    messages are scanned on each request. Paths are resolved once per distinct
-    path and request.
-    """
+class CopyIndex:
+    """`copy_calls`, computed incrementally: a message whose tool calls all have
+    results never changes again, so the longest prefix of such messages is
+    scanned once; only newer messages are scanned on each request."""
 
     def __init__(self) -> None:
-        self._key: str | None = None
-        self._base = _Scan()
+        self._count = 0
+        self._copies: dict[str, int] = {}
 
-    def compute(
-        self,
-        messages: list[StoredMessage],
-        *,
-        workspace: Path,
-        plan: PlanSnapshot,
-        written_by: dict[str, int],
-    ) -> dict[str, str]:
-        plan_file = _normalise(workspace, plan.path)
-        if plan_file != self._key or self._base.count > len(messages):
-            self._key, self._base = plan_file, _Scan()
-        resolved: dict[str, bool] = {}
-        scan = self._base
-        for index in range(self._base.count, len(messages)):
+    def compute(self, messages: list[StoredMessage], written_by: dict[str, int]) -> dict[str, int]:
+        if self._count > len(messages):
+            self._count, self._copies = 0, {}
+        out = dict(self._copies)
+        settled = True
+        for index in range(self._count, len(messages)):
             message = messages[index]
-            if scan is self._base and not _all_answered(message):
-                scan = self._base.copy()
-            _scan_message(message, scan, workspace, plan_file, resolved)
-            scan.count = index + 1
-        return _references(scan, plan, written_by)
+            found = _message_copy(message, written_by)
+            out.update(found)
+            settled = settled and _all_answered(message)
+            if settled:
+                self._copies.update(found)
+                self._count = index + 1
+        return out
 
 
 def _all_answered(message: StoredMessage) -> bool:
     return all(part.data["toolCallId"] in message.results for part in message.tool_calls())
 
 
-def _scan_message(
-    message: StoredMessage,
-    scan: _Scan,
-    workspace: Path,
-    plan_file: str,
-    resolved: dict[str, bool],
-) -> None:
-    for part in message.tool_calls():
-        call_id = part.data["toolCallId"]
-        if call_id not in message.results:
-            continue
-        order = scan.order
-        scan.order += 1
-        name = part.data.get("name")
-        ok = _succeeded(message, call_id)
-        if name == "plan_write":
-            lines = message.results[call_id].output.strip().splitlines() or [""]
-            scan.writes[call_id] = (ok, lines[0][:300])
-        elif name == "read" and ok:
-            arguments = part.data.get("input")
-            path = arguments.get("path") if isinstance(arguments, dict) else None
-            if isinstance(path, str) and path:
-                if path not in resolved:
-                    resolved[path] = _normalise(workspace, path) == plan_file
-                if resolved[path]:
-                    scan.reads.append((order, call_id))
-        elif name == "plan_done" and ok:
-            scan.last_done = order
-
-
-def _references(scan: _Scan, plan: PlanSnapshot, written_by: dict[str, int]) -> dict[str, str]:
-    done = plan.status == "done"
-    out: dict[str, str] = {}
-    for call_id, (ok, error) in scan.writes.items():
-        if not ok:
-            out[call_id] = prompts.PLAN_WRITE_FAILED.format(error=error)
-            continue
-        label = f"v{written_by[call_id]}" if call_id in written_by else "text"
-        template = prompts.PLAN_WRITE_REFERENCE_DONE if done else prompts.PLAN_WRITE_REFERENCE
-        out[call_id] = template.format(label=label, path=plan.path)
-    for order, call_id in scan.reads:
-        if not done:
-            out[call_id] = prompts.PLAN_READ_REFERENCE
-        elif order < scan.last_done:
-            out[call_id] = prompts.PLAN_READ_REFERENCE_DONE.format(path=plan.path)
-    return out
+def copy_text(plan_path: str, version: int, content: str) -> str:
+    """What a copy adds to its call's result."""
+    step = first_unchecked(content)
+    return prompts.PLAN_COPY.format(
+        version=version,
+        path=plan_path,
+        next=prompts.PLAN_COPY_NEXT.format(step=step) if step else "",
+        content=content.strip("\n"),
+    )

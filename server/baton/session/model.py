@@ -28,6 +28,7 @@ MessageKind = Literal[
     "continue",  # auto-continue after compaction
     "pre_compact",  # the prompt of a pre-compact round
     "compaction",  # marker of a compaction in the history
+    "context",  # a note Baton appended for the model: the mode, a plan changed on disk
 ]
 
 

@@ -27,10 +27,11 @@ from baton.context import (
     threshold_tokens,
 )
 from baton.errors import InvalidParams, ProviderError, SessionBusy, SessionNotFound
-from baton.providers.base import OpaqueItem, Provider, ProviderIdentity, ToolCall
+from baton.providers.base import ModelRequest, OpaqueItem, Provider, ProviderIdentity, ToolCall
 from baton.review.attachments import resolve_attachments
 from baton.session.events import ClientChannel
 from baton.session.model import MessageKind, StoredMessage, StoredPart
+from baton.session.notes import ContextNotes, PlanVersions
 from baton.session.state import SessionState
 from baton.session.turn import Turn, _parse_arguments
 from baton.store.db import Database
@@ -46,6 +47,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TITLE = "New session"
 TITLE_CHARS = 60
+
+
+class PlanFeature(PlanSource, PlanVersions, Protocol):
+    """The plan feature as the session sees it (PlanService)."""
 
 
 class ProviderSource(Protocol):
@@ -106,7 +111,7 @@ class SessionService:
         providers: ProviderSource,
         tools: ToolRegistry,
         *,
-        plans: PlanSource | None = None,
+        plans: PlanFeature | None = None,
     ) -> None:
         self.workspace = workspace.resolve()
         self.db = db
@@ -117,6 +122,8 @@ class SessionService:
         self.providers = providers
         self.tools = tools
         self.context = ContextBuilder(self.workspace, plans)
+        # What changed since the model was last told (the mode, the plan): appended notes.
+        self.notes = ContextNotes(self.store, plans)
         self.turn_hooks: TurnHooks | None = None
         self.tool_hooks: ToolHooks | None = None
         # Called on `baton/session/cancel` (features stop work that is not the turn task).
@@ -241,13 +248,27 @@ class SessionService:
         self, state: SessionState, settings: Settings, identity: ProviderIdentity | None
     ) -> BuiltContext:
         running = state.turn.running_call_ids if state.turn and state.busy else frozenset()
+        # Every tool in every mode: the list is part of the cached prefix; a tool the
+        # mode forbids is refused when called, with the reason.
         return self.context.build(
             state,
             settings,
-            tools=self.tools.specs(state.row.mode),
+            tools=self.tools.specs(),
             identity=identity,
             running_call_ids=running,
         )
+
+    def request_prefix(
+        self, state: SessionState, settings: Settings, identity: ProviderIdentity | None
+    ) -> ModelRequest:
+        """The request a step would send now (instructions, tools, items): a request that
+        appends to it (a compaction's summary request) reuses the provider's prompt cache."""
+        return self.build_context(state, settings, identity).request
+
+    def sync_notes(self, state: SessionState) -> None:
+        """Append what the model has not been told yet (the mode, a changed plan)."""
+        block = self.context.plan_block(state)
+        self.notes.sync(state, block_version=block.version if block is not None else None)
 
     def context_info(self, session_id: str) -> p.ContextResult:
         state = self.state(session_id)
@@ -302,6 +323,7 @@ class SessionService:
             title = " ".join(text.split())[:TITLE_CHARS] or DEFAULT_TITLE
             self.store.update_session(state.id, title=title)
             state.row.title = title
+        self.sync_notes(state)
         self.add_user_message(state, text, kind, extra_parts=extra_parts)
         turn = Turn(self, state)
         task = asyncio.create_task(turn.run(), name=f"turn-{state.id}")
@@ -344,6 +366,8 @@ class SessionService:
             await prepare(turn)
         if self.turn_hooks is not None:
             await self.turn_hooks.before_step(turn)
+        # After a compaction the hooks may have run: its notes go after its marker.
+        self.sync_notes(turn.state)
 
     async def check_compaction(
         self, turn: Turn, built: BuiltContext, provider: Provider

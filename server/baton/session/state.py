@@ -30,8 +30,6 @@ class View:
     server_window: list[OpaqueItem | Item] | None = None
     ledger_text: str | None = None
     masked: dict[str, str] = field(default_factory=dict)
-    # Auto compaction interrupted work: the next request ends with a continue message.
-    continue_note: str | None = None
 
     @property
     def signature(self) -> tuple[Any, ...]:

@@ -2,9 +2,11 @@
 
 They work through the session's PlanService (`ctx.plan`), which keeps the file,
 its versions and the client in step; its refusals (a missing `old_string`, a
-plan that is not in a state to submit) reach the model as the tool's error. None of them returns the plan's text: the
-model always sees the current plan once, in the <baton:plan> block, so a tool
-output that repeated it would only spend context. Writing the plan file is not
+plan that is not in a state to submit) reach the model as the tool's error. The
+model sees the plan's text where it changed: `plan_write`'s own arguments, and
+the plan's new text appended to the result of a step's last `plan_edit` by the
+context builder (`baton.plan.view.copy_calls`), so no tool output here repeats
+it. Writing the plan file is not
 a change to the workspace that needs permission, so these tools run in plan
 mode too (`plan_exit` only there).
 """
@@ -54,8 +56,7 @@ class PlanWriteTool:
     name: ClassVar[str] = "plan_write"
     description: ClassVar[str] = (
         "Create the session's plan file, or replace its whole text. Use once to write the "
-        "plan; change it afterwards with plan_edit. The current plan is always shown to you "
-        "in the <baton:plan> block."
+        "plan; change it afterwards with plan_edit."
     )
     input_model: ClassVar[type[ToolInput]] = PlanWriteInput
     read_only: ClassVar[bool] = False
@@ -75,7 +76,8 @@ class PlanEditTool:
     name: ClassVar[str] = "plan_edit"
     description: ClassVar[str] = (
         "Replace one exact occurrence of old_string in the plan with new_string: refine a "
-        "step, add one, or tick it off (`- [ ]` → `- [x]`). Prefer this to plan_write."
+        "step, add one, or tick it off (`- [ ]` → `- [x]`). Prefer this to plan_write. The "
+        "result shows the plan's new text."
     )
     input_model: ClassVar[type[ToolInput]] = PlanEditInput
     read_only: ClassVar[bool] = False
@@ -91,8 +93,8 @@ class PlanEditTool:
 class PlanShowTool:
     name: ClassVar[str] = "plan_show"
     description: ClassVar[str] = (
-        "Open the plan in the person's editor. Returns only an acknowledgement; the plan's "
-        "text is already in the <baton:plan> block."
+        "Open the plan in the person's editor. Returns only an acknowledgement; you already "
+        "have the plan's current text."
     )
     input_model: ClassVar[type[ToolInput]] = NoInput
     read_only: ClassVar[bool] = False

@@ -7,8 +7,10 @@ so a turn always goes on. Only `asyncio.CancelledError` (the turn was
 cancelled) propagates.
 
 A tool may declare `modes: ClassVar[tuple[str, ...]]` (e.g. `("plan",)` for
-plan_exit) to be offered only in those modes; without it, read-only tools are
-offered in every mode and the others in build mode only.
+plan_exit) to run only in those modes; without it, read-only tools run in
+every mode and the others in build mode only. A session offers every tool in
+every mode (the tool list is part of the provider's cached prefix) and a call
+the mode forbids gets an error saying why.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class ToolRegistry:
 
     def __init__(self, tools: list[Tool] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
-        self._specs: dict[tuple[Mode, tuple[str, ...]], list[ToolSpec]] = {}
+        self._specs: dict[tuple[Mode | None, tuple[str, ...]], list[ToolSpec]] = {}
         for tool in tools or []:
             self.register(tool)
 
@@ -75,8 +77,10 @@ class ToolRegistry:
         )
         return [name for _, name in ranked if mode is None or available(self._tools[name], mode)]
 
-    def specs(self, mode: Mode) -> list[ToolSpec]:
-        """What the model is offered in `mode`, in a stable order.
+    def specs(self, mode: Mode | None = None) -> list[ToolSpec]:
+        """What the model is offered, in a stable order: every tool (the session offers
+        the same list in every mode, so a mode switch keeps the provider's prompt cache),
+        or with `mode` only those available in it.
 
         Built once per tool set and mode: every model step asks for them.
         """

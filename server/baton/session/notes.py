@@ -1,0 +1,137 @@
+"""What changed since the model was last told, appended to the history as notes.
+
+Providers cache exact prefixes, so nothing per-turn goes into the instructions
+or in front of the history: before a turn's prompt is stored, and before each
+model step, the session compares what the model has been told in its current
+view with how things are, and appends a message (kind `context`) for each
+difference:
+
+- the mode, with its rules, when it is not the mode last announced (the
+  instructions say build mode holds until a note says otherwise; a switch, or a
+  compaction that took the announcement out of view);
+- the plan (its block: status, where to go on, text), when the last copy the
+  model was shown is not its latest version (the person edited the file, a
+  compaction kept an older copy after the plan's block): the plan tools' own
+  changes are already in their calls and results (`baton.plan.view.copy_calls`).
+
+A note is stored like any message, so it is sent the same way from then on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from baton import prompts
+from baton.session.model import StoredMessage, StoredPart
+from baton.session.state import SessionState
+from baton.store.sessions import SessionStore
+
+MODE_TEXT = {"plan": prompts.MODE_PLAN, "build": prompts.MODE_BUILD}
+
+
+class PlanVersions(Protocol):
+    """What the notes need of the plan feature (PlanService)."""
+
+    def note(self, state: SessionState) -> tuple[int, str] | None:
+        """(version, the plan's block text) of a plan that is not done, else None."""
+        ...
+
+    def written_versions(self, session_id: str) -> dict[str, int]:
+        """Tool call id → the version that call wrote."""
+        ...
+
+
+@dataclass
+class _Told:
+    """What the model has been told in the current view, as far as it was scanned."""
+
+    signature: tuple[Any, ...]
+    scanned: int = 0  # messages whose contribution is final
+    # The instructions say a session is in build mode until a note says otherwise.
+    mode: str | None = "build"
+    plan_version: int | None = None  # of the last copy in view, in order
+
+
+class ContextNotes:
+    def __init__(self, store: SessionStore, plans: PlanVersions | None = None) -> None:
+        self.store = store
+        self.plans = plans
+
+    def sync(self, state: SessionState, *, block_version: int | None = None) -> list[StoredMessage]:
+        """Append the notes the model is owed; returns them (usually none).
+
+        `block_version`: the plan version the block after the current compaction's
+        checkpoint shows (the context builder's), which comes before every retained
+        message. What counts is the version of the last copy in order: a retained
+        message may hold a copy older than the block's."""
+        written = self.plans.written_versions(state.id) if self.plans is not None else {}
+        mode, version = self._told(state, written)
+        if version is None:
+            version = block_version or 0
+        added: list[StoredMessage] = []
+        if mode != state.row.mode:
+            added.append(self._append(state, MODE_TEXT[state.row.mode], {"mode": state.row.mode}))
+        plan = self.plans.note(state) if self.plans is not None else None
+        if plan is not None and plan[0] != version:
+            latest, block = plan
+            text = prompts.PLAN_CHANGED.format(version=latest, block=block)
+            added.append(self._append(state, text, {"planVersion": latest}))
+        return added
+
+    def _append(self, state: SessionState, text: str, meta: dict[str, Any]) -> StoredMessage:
+        message = self.store.append_message(
+            state.id, "system", "context", [StoredPart("text", {"text": text})], meta=meta
+        )
+        state.add(message)
+        return message
+
+    def _told(self, state: SessionState, written: dict[str, int]) -> tuple[str | None, int | None]:
+        view = state.view
+        signature = (view.signature, len(state.reverted))
+        told = state.extras.get("told")
+        if (
+            not isinstance(told, _Told)
+            or told.signature != signature
+            or told.scanned > len(state.messages)
+        ):
+            told = state.extras["told"] = _Told(signature)
+        mode, version = told.mode, told.plan_version
+        settled = True
+        for index in range(told.scanned, len(state.messages)):
+            message = state.messages[index]
+            if _in_view(message, state):
+                mode, version = _scan(message, written, mode, version)
+            settled = settled and all(
+                part.data["toolCallId"] in message.results for part in message.tool_calls()
+            )
+            if settled:
+                told.mode, told.plan_version, told.scanned = mode, version, index + 1
+        return mode, version
+
+
+def _in_view(message: StoredMessage, state: SessionState) -> bool:
+    first = state.view.first_kept_seq
+    return (
+        message.kind != "compaction"
+        and (first is None or message.seq >= first)
+        and message.id not in state.reverted
+    )
+
+
+def _scan(
+    message: StoredMessage, written: dict[str, int], mode: str | None, version: int | None
+) -> tuple[str | None, int | None]:
+    if message.kind == "context":
+        told_mode = message.meta.get("mode")
+        if isinstance(told_mode, str):
+            mode = told_mode
+        told_version = message.meta.get("planVersion")
+        if isinstance(told_version, int):
+            version = told_version
+        return mode, version
+    for part in message.tool_calls():
+        wrote = written.get(part.data["toolCallId"])
+        if wrote is not None:
+            version = wrote
+    return mode, version
