@@ -280,6 +280,8 @@ export interface ContextResult {
   threshold: number;
   items: ContextItem[];
   serverArtifact?: boolean;
+  cachedTokens?: number;
+  cacheHitRate?: number | null;
 }
 /**
  * Params or result with no fields.

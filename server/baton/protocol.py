@@ -396,6 +396,11 @@ class ContextResult(WireModel):
     items: list[ContextItem]
     # Extension: whether an opaque server-side compaction artifact is in the view.
     server_artifact: bool = False
+    # Extension: input tokens of the session's model requests that the provider's prompt
+    # cache served (as the provider reported them), and their share of all input tokens
+    # (left out before any request reported usage).
+    cached_tokens: int = 0
+    cache_hit_rate: float | None = None
 
 
 # --------------------------------------------------------------------------- compaction

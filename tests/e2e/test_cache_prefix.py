@@ -119,3 +119,26 @@ async def test_every_request_appends_to_the_one_before(
         "[mode: plan",
         "[mode: build",
     ]
+
+
+@pytest.mark.asyncio
+async def test_cached_tokens_are_recorded_per_request_and_summed(
+    baton: BatonClient, llm: FakeLLM
+) -> None:
+    sid = await baton.new_session(mode="plan")
+    empty = await baton.request("baton/session/context", {"sessionId": sid})
+    assert (empty["cachedTokens"], empty.get("cacheHitRate")) == (0, None)
+    llm.add(tool_call("plan_write", {"content": PLAN}))
+    llm.add(text("Drafted."))
+    await baton.prompt(sid, "Plan a login page")
+    llm.add(text("Yes."))
+    await baton.prompt(sid, "Is it ready?")
+    first, second, third = llm.model_requests
+    # The fake serves each request's shared prefix from its cache, as a provider would.
+    assert first.cached_tokens == 0 < second.cached_tokens < third.cached_tokens
+    context = await baton.request("baton/session/context", {"sessionId": sid})
+    cached = first.cached_tokens + second.cached_tokens + third.cached_tokens
+    assert context["cachedTokens"] == cached
+    assert context["cacheHitRate"] == pytest.approx(
+        cached / (first.tokens + second.tokens + third.tokens)
+    )

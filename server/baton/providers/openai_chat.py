@@ -19,6 +19,7 @@ wins: then the text is left exactly as written.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -147,6 +148,25 @@ def _usage(data: dict[str, Any]) -> Usage:
     )
 
 
+def with_timings(usage: Usage | None, timings: dict[str, Any] | None) -> Usage | None:
+    """llama.cpp's `timings` say how the prompt was read: `prompt_n` tokens evaluated,
+    `cache_n` reused from the KV cache of the previous request (its common prefix). Its
+    `usage` may leave the cached part out, so the prompt is the two together."""
+    if timings is None or not isinstance(timings.get("cache_n"), int):
+        return usage
+    cached = _int(timings.get("cache_n"))
+    prompt = _int(timings.get("prompt_n")) + cached
+    if usage is None:
+        return Usage(
+            input_tokens=prompt,
+            output_tokens=_int(timings.get("predicted_n")),
+            cached_tokens=cached,
+        )
+    return dataclasses.replace(
+        usage, input_tokens=max(usage.input_tokens, prompt), cached_tokens=cached
+    )
+
+
 class ChatStreamParser:
     """Accumulates Chat Completions chunks; `finish()` yields the finished items.
 
@@ -173,6 +193,7 @@ class ChatStreamParser:
         self._reasoning: list[str] = []
         self._calls: dict[int, _PartialCall] = {}
         self._usage: Usage | None = None
+        self._timings: dict[str, Any] | None = None
         self._refusal = False
         # Calls written as text are held back from the live text (the final items decide).
         self._gate = ToolCallTextGate(tool_names) if text_tool_calls and tool_names else None
@@ -187,6 +208,9 @@ class ChatStreamParser:
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self._usage = _usage(usage)
+        timings = chunk.get("timings")  # llama.cpp: prompt tokens evaluated vs served from cache
+        if isinstance(timings, dict):
+            self._timings = timings
         events: list[StreamEvent] = []
         progress = chunk.get("prompt_progress")  # llama.cpp, asked with `return_progress`
         if isinstance(progress, dict):
@@ -266,8 +290,9 @@ class ChatStreamParser:
         if text:
             events.append(ItemDone(AssistantText(text)))
         events.extend(ItemDone(c) for c in calls)
-        if self._usage is not None:
-            events.append(self._usage)
+        usage = with_timings(self._usage, self._timings)
+        if usage is not None:
+            events.append(usage)
         events.append(Finished(self._reason(bool(calls))))
         return events
 

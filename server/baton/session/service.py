@@ -35,6 +35,7 @@ from baton.session.notes import ContextNotes, PlanVersions
 from baton.session.state import SessionState
 from baton.session.turn import Turn, _parse_arguments
 from baton.store.db import Database
+from baton.store.requests import RequestLog
 from baton.store.sessions import SessionStore
 from baton.tools.base import ToolContext, ToolResult
 from baton.tools.limits import sized_for_window
@@ -116,6 +117,8 @@ class SessionService:
         self.workspace = workspace.resolve()
         self.db = db
         self.store = SessionStore(db)
+        # Every model request's reported tokens, cached ones among them.
+        self.requests = RequestLog(db)
         self.config = config
         self.credentials = credentials
         self.channel = channel
@@ -274,7 +277,10 @@ class SessionService:
         state = self.state(session_id)
         settings = self.settings()
         built = self.build_context(state, settings, self.identity_for(state, settings))
+        totals = self.requests.totals(state.id)
         return p.ContextResult(
+            cached_tokens=totals.cached_tokens,
+            cache_hit_rate=totals.cache_hit_rate,
             tokens=built.tokens,
             context_window=built.context_window,
             threshold=built.threshold_tokens,

@@ -286,6 +286,9 @@ class Turn:
         self.state.add(message)
         self._last_message = message
         if c.usage is not None:
+            self.service.requests.record(
+                self.session_id, self.purpose, c.usage, provider.identity, message.id
+            )
             self.state.calibration = calibration(c.usage.input_tokens, built.estimated_tokens)
             self.state.last_input_tokens = c.usage.input_tokens
             self.emit(

@@ -150,4 +150,35 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX reverted_messages_by_session ON reverted_messages(session_id);
     """,
+    # 6: one row per model request with the tokens the provider reported, the part of the
+    # input its prompt cache served among them (OpenAI's cached_tokens, llama.cpp's cache_n).
+    # Rows of earlier requests come from the usage their step messages stored.
+    """
+    CREATE TABLE model_requests (
+        seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id    TEXT NOT NULL REFERENCES sessions(id),
+        message_id    TEXT,
+        purpose       TEXT NOT NULL,
+        provider      TEXT,
+        model         TEXT,
+        input_tokens  INTEGER NOT NULL,
+        cached_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        created_at    TEXT NOT NULL
+    );
+    CREATE INDEX model_requests_by_session ON model_requests(session_id, seq);
+    INSERT INTO model_requests
+        (session_id, message_id, purpose, provider, model,
+         input_tokens, cached_tokens, output_tokens, created_at)
+        SELECT session_id, id,
+               CASE WHEN json_extract(meta, '$.preCompact') THEN 'pre_compact' ELSE 'turn' END,
+               json_extract(meta, '$.identity.provider'), json_extract(meta, '$.identity.model'),
+               COALESCE(json_extract(meta, '$.usage.input'), 0),
+               COALESCE(json_extract(meta, '$.usage.cached'), 0),
+               COALESCE(json_extract(meta, '$.usage.output'), 0),
+               created_at
+        FROM messages
+        WHERE json_type(meta, '$.usage') = 'object'
+        ORDER BY seq;
+    """,
 ]
