@@ -15,6 +15,7 @@ import { ReviewController } from "./review/reviewController";
 import { REVIEW_SCHEME, ReviewDocuments } from "./review/reviewDocuments";
 import { SessionState } from "./state/sessionState";
 import { ContextStatus } from "./status/contextStatus";
+import { CompactionHistory, HISTORY_SCHEME } from "./views/compactionHistory";
 import { PlanPanels } from "./views/plan/planPanels";
 import { SIDEBAR_VIEW_ID, SidebarProvider } from "./views/sidebar/sidebarProvider";
 
@@ -68,7 +69,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
   const review = new ReviewController(client, reviewDocuments, (params, token) => sidebar.askPermission(params, token), firstFolder);
   const plans = new PlanPanels(context.extensionUri, client, state);
   const status = new ContextStatus(client, state);
-  services = { client, state, sidebar, plans, secrets: context.secrets, output, review };
+  const history = new CompactionHistory(client, state);
+  services = { client, state, sidebar, plans, secrets: context.secrets, output, review, history };
 
   context.subscriptions.push(
     output,
@@ -85,6 +87,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     reviewDocuments,
     review,
     vscode.workspace.registerTextDocumentContentProvider(REVIEW_SCHEME, reviewDocuments),
+    history,
+    vscode.workspace.registerTextDocumentContentProvider(HISTORY_SCHEME, history),
+    vscode.languages.registerCodeLensProvider({ scheme: HISTORY_SCHEME }, history),
+    // A compaction that ends refreshes an open history document.
+    client.onSessionUpdate(({ sessionId, update }) => {
+      if (update.kind === "compaction_finished") history.refresh(sessionId);
+    }),
     client.onSessionUpdate(({ sessionId, update }) => {
       if (update.kind === "mode") state.setMode(sessionId, update.mode);
       else if (update.kind === "turn_ended") state.setRunning(sessionId, false);

@@ -2,6 +2,7 @@
 import type * as vscode from "vscode";
 import type { BatonClient } from "./client/batonClient";
 import type { ReviewController } from "./review/reviewController";
+import type { CompactionHistory } from "./views/compactionHistory";
 import type { SessionState } from "./state/sessionState";
 import type { PlanPanels } from "./views/plan/planPanels";
 import type { SidebarProvider } from "./views/sidebar/sidebarProvider";
@@ -15,6 +16,8 @@ export interface Services {
   output: vscode.LogOutputChannel;
   /** Diffs before edits, and completed changes, in VS Code's diff editor. */
   review: ReviewController;
+  /** Compaction history as a read-only document with Undo per record. */
+  history: CompactionHistory;
   /** Baton itself is writing settings (and restarts the server after): do not ask to restart. */
   settingsChanging?: boolean;
 }

@@ -45,55 +45,25 @@ export async function compactWithInstructions(services: Services, given?: unknow
 
 export async function showCompactionHistory(services: Services, given?: unknown): Promise<void> {
   const sessionId = await resolveSession(services, given);
-  if (!sessionId) return;
-  const { compactions } = await services.client.request("baton/session/compactions", { sessionId });
-  if (compactions.length === 0) {
-    void vscode.window.showInformationMessage("Baton: this session has not been compacted yet.");
-    return;
-  }
-  const items = [...compactions].reverse().map((record) => ({
-    label: `$(archive) ${record.trigger} · ${record.strategy}${record.undone ? " (undone)" : ""}`,
-    description: describeRecord(record),
-    detail: new Date(record.createdAt).toLocaleString(),
-    record,
-  }));
-  const picked = await vscode.window.showQuickPick(items, {
-    title: "Baton: compaction history",
-    placeHolder: "Pick a compaction to see its summary",
-    matchOnDescription: true,
-  });
-  if (!picked) return;
-  const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: recordAsMarkdown(picked.record) });
-  await vscode.window.showTextDocument(doc, { preview: true });
+  if (sessionId) await services.history.show(sessionId);
 }
 
-export function recordAsMarkdown(record: CompactionRecord): string {
-  const lines = [
-    `# Compaction ${record.compactionId}`,
-    "",
-    `- Trigger: ${record.trigger}`,
-    `- Strategy: ${record.strategy}`,
-    `- Tokens: ${describeRecord(record)}`,
-    `- Time: ${record.createdAt}`,
-    "",
-  ];
-  if (record.strategy === "native") {
-    lines.push("## Summary", "", record.summary ?? "_(no summary)_", "");
-  } else {
-    lines.push("_Server-side compaction: the provider's artifact is opaque and never sent to the client._", "");
-  }
-  const ledger = record.ledger;
-  const modified = ledger.filesModified ?? [];
-  const commands = ledger.commands ?? [];
-  if (modified.length || commands.length || (ledger.filesRead ?? []).length) {
-    lines.push("## Ledger", "");
-    for (const f of modified) lines.push(`- ${f.action}: \`${f.path}\``);
-    for (const f of ledger.filesRead ?? []) lines.push(`- read: \`${f}\``);
-    for (const c of commands) lines.push(`- ran \`${c.command}\` (exit ${c.exitCode ?? "?"})`);
-    lines.push("");
-  }
-  for (const note of record.notes ?? []) lines.push(`> ${note}`);
-  return lines.join("\n");
+/** "Undo this compaction" in the history: asks first, then baton/session/uncompact. */
+export async function undoCompaction(services: Services, sessionId: unknown, compactionId: unknown): Promise<void> {
+  if (typeof sessionId !== "string" || typeof compactionId !== "string") return;
+  const choice = await vscode.window.showWarningMessage(
+    "Undo this compaction?",
+    {
+      modal: true,
+      detail: "The agent sees the messages from before it again (and any later compaction is undone too). Nothing is deleted; you can compact again.",
+    },
+    "Undo Compaction",
+  );
+  if (choice !== "Undo Compaction") return;
+  await services.client.request("baton/session/uncompact", { sessionId, compactionId });
+  services.history.refresh(sessionId);
+  await services.sidebar.reloadSession(sessionId);
+  void vscode.window.setStatusBarMessage("Baton: compaction undone", 3000);
 }
 
 const CONTEXT_ITEMS: Record<string, string> = {

@@ -3,7 +3,7 @@ import * as vscode from "vscode";
 import { StartupError } from "../client/startupError";
 import type { Services } from "../services";
 import { errorMessage } from "../util/errors";
-import { compactSession, compactWithInstructions, contextMenu, showCompactionHistory } from "./compactionCommands";
+import { compactSession, compactWithInstructions, contextMenu, showCompactionHistory, undoCompaction } from "./compactionCommands";
 import { approvePlan, openPlanFile, showPlan } from "./planCommands";
 import {
   acceptChange,
@@ -52,6 +52,7 @@ export const COMMANDS: Readonly<Record<string, Handler>> = {
   "baton.focusPrompt": (s) => focusPrompt(s),
   "baton.cancelTurn": (s, id) => cancelTurn(s, id),
   "baton.contextMenu": (s, id) => contextMenu(s, id),
+  "baton.undoCompaction": (s, id, compactionId) => undoCompaction(s, id, compactionId),
 };
 
 export function registerCommands(services: Services): vscode.Disposable[] {

@@ -6,6 +6,7 @@ stdin closes or it is terminated.
 Replies, decided per request so the order of requests does not matter:
 - a request offering no tools (a summary for native compaction): a summary;
 - the last user message contains PLEASE PLAN: plan_write, then plan_exit, then a line;
+- the order to build an approved plan: tick its first step (plan_edit), then a line;
 - the last user message contains WHICH MODEL: the model the request was sent to;
 - PLEASE WRITE: `write` README.md (again once if the first was rejected), then a line;
 - WHAT IS ATTACHED: how many times README.md's attachment block is in the request;
@@ -29,7 +30,7 @@ from tests.fake_llm.script import text, tool_call  # noqa: E402
 
 GREETING = "Hello from the fake model."
 NEW_README = "# e2e workspace\n\nRewritten by the agent.\n"
-PLAN = "# Plan: greet the world\n\n1. Write `hello.txt`\n2. Check it\n"
+PLAN = "# Plan: greet the world\n\n- [ ] Write `hello.txt`\n- [ ] Check it\n"
 SUMMARY = (
     "## Objective\nSay hello.\n\n## Important Details\nNone.\n\n"
     "## Work State\nCompleted: greeting.\n\n## Next Move\nWait for the user.\n\n## Relevant Files\nNone.\n"
@@ -57,6 +58,13 @@ def answer(req: Any) -> Any:
     if "WHAT IS ATTACHED" in last:
         seen = req.input_text().count('<baton:attachment path="README.md" lines="1-1">')
         return text(f"Attached: README.md lines 1-1, seen {seen} time(s).")
+    if "is approved. Build it now" in last:
+        if "plan_edit" not in [c.get("name") for c in req.function_calls()]:
+            return tool_call(
+                "plan_edit",
+                {"old_string": "- [ ] Write `hello.txt`", "new_string": "- [x] Write `hello.txt`"},
+            )
+        return text("Building from the approved plan.")
     if "approved" in last.lower() or "build" in last.lower():
         return text("Building from the approved plan.")
     return text(GREETING)

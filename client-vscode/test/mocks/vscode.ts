@@ -298,6 +298,27 @@ export const workspace = {
   }),
 };
 
+export class Range {
+  constructor(
+    readonly startLine: number,
+    readonly startCharacter: number,
+    readonly endLine: number,
+    readonly endCharacter: number,
+  ) {}
+}
+
+export class CodeLens {
+  constructor(
+    readonly range: Range,
+    readonly command?: { title: string; command: string; arguments?: unknown[] },
+  ) {}
+}
+
+export const languages = {
+  registerCodeLensProvider: vi.fn((_selector: unknown, _provider: unknown) => new Disposable()),
+  setTextDocumentLanguage: vi.fn(async (doc: unknown, _language: string) => doc),
+};
+
 export const extensions = {
   getExtension: vi.fn(() => undefined),
 };

@@ -73,17 +73,21 @@ describe("command wiring", () => {
     ]);
   });
 
-  it("Show Compaction History lists trigger, strategy, tokens and time, and opens the summary", async () => {
-    vscode.window.showQuickPick.mockImplementationOnce(async (items: unknown) => (items as unknown[])[0]);
+  it("Show Compaction History opens a read-only document in plain words with Undo on each record", async () => {
     await run("baton.showCompactionHistory");
-    const items = vscode.window.showQuickPick.mock.calls[0]?.[0] as Array<{ label: string; description: string; detail: string }>;
-    expect(items[0]?.label).toContain("manual · native");
-    expect(items[0]?.description).toBe("12,000 → 3,000 tokens");
-    expect(items[0]?.detail).toBeTruthy();
-    const doc = vscode.workspace.openTextDocument.mock.calls[0]?.[0] as { content: string; language: string };
-    expect(doc.language).toBe("markdown");
-    expect(doc.content).toContain("Ship the thing");
-    expect(doc.content).toContain("ran `pytest` (exit 1)");
+    const uri = vscode.workspace.openTextDocument.mock.calls[0]?.[0] as { scheme: string; path: string };
+    expect(uri.scheme).toBe("baton-history"); // a virtual document: read-only, never dirty
+    expect(vscode.languages.setTextDocumentLanguage).toHaveBeenCalledWith(expect.anything(), "markdown");
+    const history = services.history;
+    const text = await history.provideTextDocumentContent(uri as never);
+    expect(text).toContain("- **Why:** You asked for it.");
+    expect(text).toContain("- **Context in use:** 12,000 → 3,000 tokens (75% smaller).");
+    expect(text).toContain("Ship the thing");
+    expect(text).not.toMatch(/manual · |level \d|compaction_trigger/);
+    const lenses = history.provideCodeLenses({ uri: { toString: () => (uri as { toString(): string }).toString() } } as never);
+    expect(lenses.map((l) => l.command?.title)).toEqual(["Undo this compaction"]);
+    expect(lenses[0]?.command?.command).toBe("baton.undoCompaction");
+    expect(text).toContain("- ran `pytest` (failed, exit code 1)");
   });
 
   it("Set OpenAI API Key stores the key in secret storage and hands it to the server, never to settings", async () => {

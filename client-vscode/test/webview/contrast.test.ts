@@ -27,7 +27,7 @@ async function ratios(page: Page, selector: string): Promise<Array<{ label: stri
       };
       return 0.2126 * f(r ?? 0) + 0.7152 * f(g ?? 0) + 0.0722 * f(b ?? 0);
     };
-    return [...document.querySelectorAll<HTMLElement>(sel)].map((node) => {
+    return Array.from(document.querySelectorAll<HTMLElement>(sel)).map((node) => {
       const style = getComputedStyle(node);
       const [a, b] = [lum(parse(style.color)), lum(parse(style.backgroundColor))];
       const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
