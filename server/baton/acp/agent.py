@@ -176,12 +176,23 @@ class BatonAgent:
                 return candidate
         raise _error(SessionNotFound(session_id))
 
-    def _add_mcp_servers(self, app: App, servers: list[Any] | None) -> None:
-        """The editor's MCP servers join the workspace's (all checked before any is added)."""
-        converted = [mcp_settings(server) for server in servers or []]
-        if app.mcp is not None:
-            for settings in converted:
+    def _add_mcp_servers(self, app: App, servers: list[Any] | None) -> list[str]:
+        """The editor's MCP servers join the workspace's; returns why any was left out (a
+        server Baton cannot connect to must not cost the person the whole session)."""
+        left_out: list[str] = []
+        for server in servers or []:
+            try:
+                settings = mcp_settings(server)
+            except ValueError as exc:
+                left_out.append(str(exc))
+                continue
+            if app.mcp is not None:
                 app.mcp.client_servers[settings.name] = settings
+        return left_out
+
+    def _tell_left_out(self, sid: str, left_out: list[str]) -> None:
+        for reason in left_out:
+            self._channel().update(sid, agent_text(f"[MCP server left out: {reason}]\n"))
 
     # ------------------------------------------------------------------ initialize, auth
 
@@ -277,10 +288,11 @@ class BatonAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         app = self._app(cwd)
-        self._add_mcp_servers(app, mcp_servers)
+        left_out = self._add_mcp_servers(app, mcp_servers)
         async with core_errors():
             sid = app.sessions.new_session(p.SessionNewParams()).session_id
         self.session_apps[sid] = app
+        self._after_reply(lambda: self._tell_left_out(sid, left_out))
         self._after_reply(lambda: self._announce(sid))
         return NewSessionResponse(
             session_id=sid,
@@ -294,8 +306,9 @@ class BatonAgent:
         app = self._app(cwd)
         async with core_errors():
             loaded = app.sessions.load(session_id)
-        self._add_mcp_servers(app, mcp_servers)
+        left_out = self._add_mcp_servers(app, mcp_servers)
         self.session_apps[session_id] = app
+        self._tell_left_out(session_id, left_out)
         channel = self._channel()
         records = {r.compaction_id: r for r in app.compaction.compactions(session_id).compactions}
         for update in replay(
@@ -556,7 +569,8 @@ def recorded_diffs(app: App, session_id: str, tool_call_id: str) -> list[FileEdi
 
 
 def mcp_settings(server: Any) -> McpServerSettings:
-    """An ACP `mcpServers` entry as a Baton server entry (names made safe for tool names)."""
+    """An ACP `mcpServers` entry as a Baton server entry (names made safe for tool names);
+    ValueError saying why for one Baton cannot connect to."""
     name = re.sub(r"[^A-Za-z0-9_-]", "-", server.name).strip("-") or "client"
     if isinstance(server, McpServerStdio):
         return McpServerSettings(
@@ -566,13 +580,9 @@ def mcp_settings(server: Any) -> McpServerSettings:
         )
     if isinstance(server, HttpMcpServer):
         if server.headers:
-            raise RequestError.invalid_params(
-                {"mcpServers": f"{server.name}: Baton's HTTP MCP client sends no headers"}
-            )
+            raise ValueError(f"{server.name}: Baton's HTTP MCP client sends no headers")
         return McpServerSettings(name=name, url=server.url)
-    raise RequestError.invalid_params(
-        {"mcpServers": f"{server.name}: only stdio and http MCP servers are supported"}
-    )
+    raise ValueError(f"{server.name}: only stdio and http MCP servers are supported")
 
 
 def prompt_parts(blocks: list[Any]) -> tuple[str, list[p.ContextAttachment]]:
