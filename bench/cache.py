@@ -314,6 +314,15 @@ async def main(args: argparse.Namespace) -> int:
     ]  # fmt: skip
     for name, value, target, ok in checks:
         print(f"{name:<36} {value:>6.1%}  (target {target:.0%}: {'met' if ok else 'missed'})")
+    # Any scheme that shows the model the plan's current text after each revision writes
+    # the plan once and sends each revised text as new input at least once.
+    plan, _ = make_plan(args.plan_tokens)
+    size = len(plan) // 4
+    floor = (size * args.output + args.revisions * size * args.input) / 1e6
+    print(
+        f"{'floor: write once, each revision new':<36} {floor / plan_r.cost(prices):>6.1%}"
+        "  (of the baseline's cost, for any scheme showing the current text)"
+    )
     cost_b = plan_b.cost(prices) + build_b.cost(prices)
     cost_r = plan_r.cost(prices) + build_r.cost(prices)
     print(f"{'both scenarios, cost vs baseline':<36} {cost_b / cost_r:>6.1%}")

@@ -142,3 +142,40 @@ async def test_cached_tokens_are_recorded_per_request_and_summed(
     assert context["cacheHitRate"] == pytest.approx(
         cached / (first.tokens + second.tokens + third.tokens)
     )
+
+
+@pytest.mark.asyncio
+async def test_after_a_compaction_the_new_prefix_is_stable(
+    baton: BatonClient, llm: FakeLLM, workspace: Path
+) -> None:
+    sid = await baton.new_session(mode="plan", title="Compacted")
+    llm.add(tool_call("plan_write", {"content": PLAN}))
+    llm.add(text("Drafted."))
+    await baton.prompt(sid, "Plan a login page")
+    await baton.request("baton/plan/approve", {"sessionId": sid})
+    llm.on_request(lambda req: text("## Summary\nplanned a login page") if not req.tools else None)
+    await baton.request("baton/session/compact", {"sessionId": sid})
+    llm.on_request(lambda req: None)
+    llm.add(tool_call("plan_edit", {"old_string": "- [ ] Add the", "new_string": "- [x] Add the"}))
+    llm.add(text("Ticked."))
+    await baton.prompt(sid, "Build the first step")
+    path = workspace / (await baton.request("baton/plan/get", {"sessionId": sid}))["path"]
+    path.write_text(path.read_text() + "- [ ] Update the docs\n")
+    llm.add(text("Noted."))
+    await baton.prompt(sid, "I added a step")
+    first, tick, noted = llm.model_requests[-3:]
+    # The first request after the compaction: the checkpoint, the ledger, the plan block
+    # re-read from disk, then the mode note and the new prompt.
+    texts = first.texts("user")
+    ledger = next(i for i, t in enumerate(texts) if t.startswith("<baton:ledger>"))
+    assert texts[ledger + 1].startswith("<baton:plan>")
+    assert "- [ ] Add the login form" in texts[ledger + 1]
+    # The plan-mode note went with the compacted messages: build mode, the default, holds.
+    assert texts[-1] == "Build the first step"
+    assert not [t for t in texts if t.startswith("[mode: plan]")]
+    # From there on, requests only append: the tick's copy and the person's edit come after.
+    assert_appended(first, tick)
+    assert_appended(tick, noted)
+    assert "- [x] Add the login form" in tick.tool_outputs()[tick.function_calls()[-1]["call_id"]]
+    assert noted.texts("user")[-2].startswith("[plan: v3 is the current plan")
+    assert "Update the docs" in noted.texts("user")[-2]
