@@ -150,6 +150,8 @@ async def test_plan_mode_plan_arrives_as_plan_updates_and_ticks_off(
     llm.add(text("Built."))
     assert (await acp.say(sid, "/approve")).stop_reason == "end_turn"
     assert acp.client.of(sid, "current_mode_update")[-1]["currentModeId"] == "build"
+    options = acp.client.of(sid, "config_option_update")[-1]["configOptions"]
+    assert options[0]["id"] == "mode" and options[0]["currentValue"] == "build"
     statuses = [[e["status"] for e in u["entries"]] for u in acp.client.of(sid, "plan")]
     assert ["in_progress", "pending", "pending"] in statuses
     assert statuses[-1] == ["completed", "pending", "pending"]

@@ -126,6 +126,7 @@ class BatonAgent:
 
     def on_connect(self, conn: Client) -> None:
         self.channel = AcpChannel(conn, self.transport, self.session_apps.get)
+        self.channel.options_of = self._options_of
 
     def _channel(self) -> AcpChannel:
         if self.channel is None:
@@ -374,6 +375,10 @@ class BatonAgent:
         return SessionModeState(
             current_mode_id=app.sessions.state(sid).row.mode, available_modes=list(MODES)
         )
+
+    async def _options_of(self, sid: str) -> list[Any]:
+        app = self.session_apps.get(sid)
+        return await self._options(app, sid) if app is not None else []
 
     async def _options(self, app: App, sid: str) -> list[Any]:
         """The model choice as a select config option (empty when no model is known)."""

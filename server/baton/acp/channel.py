@@ -23,6 +23,7 @@ from acp.schema import (
     AgentPlanUpdate,
     AgentThoughtChunk,
     AllowedOutcome,
+    ConfigOptionUpdate,
     CurrentModeUpdate,
     FileEditToolCallContent,
     PermissionOption,
@@ -95,6 +96,8 @@ class AcpChannel:
         self.transport = transport
         self.app_of = app_of
         self.opt_ins = ClientOptIns()
+        # The session's config options now (set by the agent; None: none are offered).
+        self.options_of: Callable[[str], Awaitable[list[Any]]] | None = None
         self._queue: asyncio.Queue[Callable[[], Awaitable[None]]] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
         self._views: dict[str, _SessionView] = {}
@@ -185,6 +188,8 @@ class AcpChannel:
                     session_update="current_mode_update", current_mode_id=update.mode
                 ),
             )
+            # Clients that show the mode as a config option follow it there too.
+            self._put(lambda: self._send_options(sid))
         elif isinstance(update, p.UsageUpdate):
             usage = self.view(sid).usage
             usage.input_tokens += update.input_tokens or 0
@@ -299,6 +304,18 @@ class AcpChannel:
                 raw_output=update.output,
             ),
         )
+
+    async def _send_options(self, sid: str) -> None:
+        if self.options_of is None:
+            return
+        options = await self.options_of(sid)
+        if options:
+            await self.client.session_update(
+                session_id=sid,
+                update=ConfigOptionUpdate(
+                    session_update="config_option_update", config_options=options
+                ),
+            )
 
     # ------------------------------------------------------------------ compaction
 
