@@ -5,9 +5,10 @@ revision answering a short piece of feedback. Two agents do it:
 
 * Baton: the model writes the plan once with `plan_write`, then each round
   makes one small `plan_edit` and resubmits with `plan_exit` (which ends the
-  turn, so a round is one model request). The plan reaches the model once per
-  request, in the <baton:plan> block; the earlier `plan_write` shows as a
-  one-line reference.
+  turn, so a round is one model request). The plan reaches the model where it
+  changes: in the `plan_write`, then in each `plan_edit`'s result (older copies
+  stay as sent, so the provider's prompt cache serves them; see
+  `bench/cache.py` for the cache and cost figures).
 * Baseline: a plan mode without a file. Each round the model restates the
   whole revised plan in its answer, and every earlier restatement stays in the
   history it is sent next time.
@@ -39,6 +40,8 @@ from baton.auth import Credentials
 from baton.config import ConfigLoader
 from baton.context import item_tokens
 from baton.plan.service import PlanService
+from baton.plan.source import PlanContext
+from baton.plan.store import PlanStore
 from baton.providers.base import AssistantText, Item, ToolCall
 from baton.providers.factory import ProviderRegistry
 from baton.session.events import NullChannel
@@ -116,9 +119,11 @@ def output_tokens(items: list[Item]) -> int:
 
 
 def make_service(
-    workspace: Path, db: Database, tools: ToolRegistry, plans: PlanService | None
-) -> SessionService:
+    workspace: Path, db: Database, tools: ToolRegistry, with_plans: bool
+) -> tuple[SessionService, PlanService | None]:
+    """The sessions (and the plan service on them), wired as `baton.app.build_app` does."""
     config = ConfigLoader(workspace, environ={})
+    context = PlanContext(PlanStore(workspace, db), NullChannel()) if with_plans else None
     service = SessionService(
         workspace,
         db,
@@ -127,12 +132,13 @@ def make_service(
         NullChannel(),
         ProviderRegistry(),
         tools,
-        plans=plans,
+        plans=context,
     )
-    if plans is not None:
-        plans.attach(service)
-        service.tool_context_extras["plan"] = plans
-    return service
+    if context is None:
+        return service, None
+    plans = PlanService(context, config, NullChannel(), service)
+    service.tool_context_extras["plan"] = plans
+    return service, plans
 
 
 def measure(service: SessionService, state: SessionState) -> Round:
@@ -197,8 +203,8 @@ async def run_baton(
     tools = default_registry()
     for tool in plan_tools():
         tools.register(tool)
-    plans = PlanService(workspace, db, ConfigLoader(workspace, environ={}), NullChannel())
-    service = make_service(workspace, db, tools, plans)
+    service, plans = make_service(workspace, db, tools, with_plans=True)
+    assert plans is not None
     state = service.state(service.store.create_session("Make sessions resumable", "plan").id)
     rounds: list[Round] = []
 
@@ -237,7 +243,7 @@ async def run_baton(
 async def run_baseline(
     workspace: Path, db: Database, plan: str, edits: list[tuple[str, str, str, str]]
 ) -> list[Round]:
-    service = make_service(workspace, db, default_registry(), None)
+    service, _ = make_service(workspace, db, default_registry(), with_plans=False)
     state = service.state(service.store.create_session("Make sessions resumable", "plan").id)
     rounds: list[Round] = []
     texts = [plan] + [revised for *_, revised in edits]
@@ -301,11 +307,6 @@ async def main(rounds: int, plan_tokens: int) -> int:
     # the plan at least once per revision, and writes it once: a floor that holds
     # even with no system prompt, tools or history at all.
     floor = (rounds + 1) * estimate(plan)
-    blocks = sum(b.plan_block_tokens for b in baton)
-    print(
-        f"of Baton's input, the plan block is {blocks:,} ({blocks / bi:.0%}); the rest is the "
-        f"system prompt, tool specs and the short history"
-    )
     print(
         f"floor for any scheme that shows the plan once per revision request: "
         f"{floor:,} tokens = {floor / at:.1%} of the baseline"

@@ -18,6 +18,8 @@ from baton.hooks.lifecycle import LifecycleHooks
 from baton.hooks.plugins import drop_workspace_plugins, load_workspace_plugins
 from baton.mcp_servers import McpManager
 from baton.plan.service import PlanService
+from baton.plan.source import PlanContext
+from baton.plan.store import PlanStore
 from baton.providers.factory import ProviderRegistry
 from baton.review.service import ReviewService
 from baton.session.events import ClientChannel
@@ -137,14 +139,16 @@ def build_app(
     tools = default_registry()
     for tool in plan_tools():
         tools.register(tool)
-    plans = PlanService(workspace, db, config, channel)
+    # What the model is shown of a plan depends on the plan store alone; the plan methods
+    # (which start turns) are built on the sessions.
+    plan_context = PlanContext(PlanStore(workspace, db), channel)
     sessions = SessionService(
-        workspace, db, config, credentials, channel, ProviderRegistry(), tools, plans=plans
+        workspace, db, config, credentials, channel, ProviderRegistry(), tools, plans=plan_context
     )
-    plans.attach(sessions)
+    plans = PlanService(plan_context, config, channel, sessions)
     sessions.tool_context_extras["plan"] = plans
     engine = CompactionEngine(sessions, CompactionStore(db, sessions.store))
-    engine.plan_state = plans.ledger_state
+    engine.plan_state = plan_context.ledger_state
     compaction = CompactionService(sessions, engine)
     install_server_compaction(engine)
     # MCP servers start lazily, at the first model step that needs the tool list.

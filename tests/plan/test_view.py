@@ -15,9 +15,10 @@ from typing import Any, Literal
 import pytest
 
 from baton import protocol as p
-from baton.config import ConfigLoader, Settings
+from baton.config import Settings
 from baton.context import ContextBuilder
-from baton.plan.service import PlanService
+from baton.plan.source import PlanContext
+from baton.plan.store import PlanStore
 from baton.plan.view import first_unchecked
 from baton.providers.base import ContextBlock, ToolCall, ToolOutput, UserText
 from baton.session.model import StoredMessage, StoredPart, ToolResultRecord
@@ -45,8 +46,8 @@ def channel() -> Recorder:
 
 
 @pytest.fixture
-def plans(workspace: Path, db: Database, channel: Recorder) -> PlanService:
-    return PlanService(workspace, db, ConfigLoader(workspace, environ={}), channel)  # type: ignore[arg-type]
+def plans(workspace: Path, db: Database, channel: Recorder) -> PlanContext:
+    return PlanContext(PlanStore(workspace, db), channel)  # type: ignore[arg-type]
 
 
 def state_of(sessions: SessionStore, sid: str) -> SessionState:
@@ -79,12 +80,12 @@ def call(
     )
 
 
-def build(plans: PlanService, workspace: Path, state: SessionState) -> list[Any]:
+def build(plans: PlanContext, workspace: Path, state: SessionState) -> list[Any]:
     builder = ContextBuilder(workspace, plans)
     return builder.build(state, Settings(), tools=[], identity=None).request.items
 
 
-def write_plan(plans: PlanService, sessions: SessionStore, sid: str) -> str:
+def write_plan(plans: PlanContext, sessions: SessionStore, sid: str) -> str:
     """The agent's plan_write, stored as the loop stores it; returns the plan's path."""
     plan, _ = plans.store.create(
         sid,
@@ -106,7 +107,7 @@ def test_first_unchecked_step() -> None:
 
 
 def test_compacted_view_gets_the_plan_back_from_disk(
-    plans: PlanService, sessions: SessionStore, session_id: str, workspace: Path, channel: Recorder
+    plans: PlanContext, sessions: SessionStore, session_id: str, workspace: Path, channel: Recorder
 ) -> None:
     path = write_plan(plans, sessions, session_id)
     sessions.update_session(session_id, mode="build")
@@ -153,7 +154,7 @@ def test_compacted_view_gets_the_plan_back_from_disk(
 
 
 def test_each_change_appends_the_current_text_and_leaves_earlier_copies_alone(
-    plans: PlanService, sessions: SessionStore, session_id: str, workspace: Path
+    plans: PlanContext, sessions: SessionStore, session_id: str, workspace: Path
 ) -> None:
     path = write_plan(plans, sessions, session_id)
     call(sessions, session_id, "read", {"path": path}, "     1\t# Plan", "call_r")
@@ -190,7 +191,7 @@ def test_each_change_appends_the_current_text_and_leaves_earlier_copies_alone(
 
 
 def test_after_done_the_block_names_only_path_and_status(
-    plans: PlanService, sessions: SessionStore, session_id: str, workspace: Path
+    plans: PlanContext, sessions: SessionStore, session_id: str, workspace: Path
 ) -> None:
     path = write_plan(plans, sessions, session_id)
     plans.store.set_status(session_id, "done")
@@ -202,7 +203,7 @@ def test_after_done_the_block_names_only_path_and_status(
 
 
 def test_plan_mode_draft_asks_for_plan_exit_and_awaiting_for_patience(
-    plans: PlanService, sessions: SessionStore, session_id: str, workspace: Path
+    plans: PlanContext, sessions: SessionStore, session_id: str, workspace: Path
 ) -> None:
     write_plan(plans, sessions, session_id)
     state = state_of(sessions, session_id)
@@ -214,7 +215,7 @@ def test_plan_mode_draft_asks_for_plan_exit_and_awaiting_for_patience(
 
 
 def test_a_missing_file_shows_the_stored_version(
-    plans: PlanService, sessions: SessionStore, session_id: str, workspace: Path
+    plans: PlanContext, sessions: SessionStore, session_id: str, workspace: Path
 ) -> None:
     path = write_plan(plans, sessions, session_id)
     (workspace / path).unlink()
@@ -223,7 +224,7 @@ def test_a_missing_file_shows_the_stored_version(
 
 
 def test_no_plan_no_block(
-    plans: PlanService, sessions: SessionStore, session_id: str, workspace: Path
+    plans: PlanContext, sessions: SessionStore, session_id: str, workspace: Path
 ) -> None:
     state = state_of(sessions, session_id)
     assert plans.block(state) is None

@@ -3,23 +3,22 @@
 It keeps the file, the store and the client in step: every operation first
 picks up edits made on disk (recorded as `user` versions), every write and
 status change is announced with `baton/plan/didChange`, and approval and
-change requests reach the agent as user messages that start a turn. It is
-also the context builder's `PlanSource`: the copies of the plan's text that
-tool results carry, and the block that follows a compaction's checkpoint.
+change requests reach the agent as user messages that start a turn. What the
+model is shown of the plan comes from `PlanContext` (`baton.plan.source`),
+which depends on the store alone; the sessions this service starts turns in
+are given to it when it is built (`baton.app.build_app`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Protocol
 
 from baton import prompts
 from baton import protocol as p
 from baton.config import ConfigLoader
-from baton.context import PlanBlock
 from baton.errors import (
-    BatonError,
     InvalidParams,
     NoPlan,
     NotFound,
@@ -27,15 +26,12 @@ from baton.errors import (
     PlanStateError,
     SessionBusy,
 )
-from baton.plan.steps import parse_steps
-from baton.plan.store import PlanRow, PlanStore, PlanVersionRow, sha256
-from baton.plan.view import CopyIndex, PlanSnapshot, block_text, copy_text, first_unchecked
+from baton.plan.source import PlanContext
+from baton.plan.store import PlanRow, PlanVersionRow, sha256
+from baton.plan.view import first_unchecked
 from baton.session.events import ClientChannel
+from baton.session.model import DEFAULT_TITLE, MessageKind
 from baton.session.state import SessionState
-from baton.store.db import Database
-
-if TYPE_CHECKING:
-    from baton.session.service import SessionService
 
 log = logging.getLogger(__name__)
 
@@ -43,44 +39,38 @@ log = logging.getLogger(__name__)
 REVIEWABLE: tuple[p.PlanStatus, ...] = ("draft", "awaiting_approval")
 
 
-class PlanRef(NamedTuple):
-    """Where a session's plan is and how far it got (for the compaction ledger)."""
+class Sessions(Protocol):
+    """What the plan methods need of the sessions (SessionService)."""
 
-    path: str
-    status: p.PlanStatus
-    version: int
+    def state(self, session_id: str) -> SessionState: ...
+
+    def change_mode(self, state: SessionState, mode: p.Mode) -> None: ...
+
+    def start_turn(
+        self, state: SessionState, text: str, kind: MessageKind = "prompt"
+    ) -> asyncio.Task[p.PromptResult]: ...
 
 
 class PlanService:
     def __init__(
-        self, workspace: Path, db: Database, config: ConfigLoader, channel: ClientChannel
+        self,
+        context: PlanContext,
+        config: ConfigLoader,
+        channel: ClientChannel,
+        sessions: Sessions,
     ) -> None:
-        self.workspace = workspace.resolve()
-        self.store = PlanStore(self.workspace, db)
+        self.context = context
+        self.store = context.store
+        self.workspace = context.store.workspace
         self.config = config
         self.channel = channel
-        self._sessions: SessionService | None = None
-
-    def attach(self, sessions: SessionService) -> None:
-        """Give the service the sessions it needs (titles, modes, turns); set once at start-up."""
-        self._sessions = sessions
-
-    @property
-    def sessions(self) -> SessionService:
-        if self._sessions is None:
-            raise RuntimeError("PlanService used before attach()")
-        return self._sessions
+        self.sessions = sessions
 
     # ------------------------------------------------------------------ disk and client
 
     def sync(self, session_id: str) -> PlanVersionRow | None:
         """Record an edit made to the file on disk as a `user` version, and announce it."""
-        version = self.store.sync(session_id)
-        if version is not None:
-            plan = self.store.get(session_id)
-            assert plan is not None
-            self._did_change(plan, version.version, "user")
-        return version
+        return self.context.sync(session_id)
 
     def restore_before(self, session_id: str, tool_call_ids: set[str]) -> int | None:
         """A revert took back the turns that made these tool calls: put the plan back.
@@ -105,16 +95,7 @@ class PlanService:
         return version.version
 
     def _did_change(self, plan: PlanRow, version: int, author: p.Author) -> None:
-        self.channel.notify(
-            "baton/plan/didChange",
-            p.PlanDidChangeNotification(
-                session_id=plan.session_id,
-                path=plan.path,
-                version=version,
-                status=plan.status,
-                author=author,
-            ),
-        )
+        self.context.did_change(plan, version, author)
 
     def _show(self, plan: PlanRow, version: int) -> None:
         self.channel.notify(
@@ -242,8 +223,6 @@ class PlanService:
 
     def _name_hint(self, session_id: str) -> str:
         """The session's title, or its first request when it has no title of its own."""
-        from baton.session.service import DEFAULT_TITLE
-
         state = self.sessions.state(session_id)
         if state.row.title and state.row.title != DEFAULT_TITLE:
             return state.row.title
@@ -346,92 +325,6 @@ class PlanService:
             author=row.author,
             created_at=row.created_at,
             sha256=row.sha256,
-        )
-
-    # ------------------------------------------------------------------ PlanSource
-
-    def snapshot(self, session_id: str) -> PlanSnapshot | None:
-        """The plan as the model should see it now, re-read from disk; None without a plan."""
-        plan = self.store.get(session_id)
-        if plan is None:
-            return None
-        missing = False
-        try:
-            self.sync(session_id)
-            missing = self.store.read_content(plan) is None
-        except BatonError as exc:
-            # The model still gets the last version; the person sees the problem in the log.
-            log.warning("plan file of session %s unreadable: %s", session_id, exc.message)
-            missing = True
-        plan = self.store.get(session_id) or plan
-        latest = self.store.latest(session_id)
-        if latest is None:
-            return None
-        return PlanSnapshot(plan.path, plan.status, latest.version, latest.content, missing)
-
-    def block(self, state: SessionState) -> PlanBlock | None:
-        snapshot = self.snapshot(state.id)
-        if snapshot is None:
-            return None
-        return PlanBlock(block_text(snapshot, state.row.mode), snapshot.version)
-
-    def note(self, state: SessionState) -> tuple[int, str] | None:
-        """(version, block text) of a plan that is not done (the session's context notes)."""
-        snapshot = self.snapshot(state.id)
-        if snapshot is None or snapshot.status == "done":
-            return None
-        return snapshot.version, block_text(snapshot, state.row.mode)
-
-    def copies(self, state: SessionState) -> dict[str, str]:
-        """Tool call id → the plan text its result carries (see `plan.view.copy_calls`).
-
-        Each text is that version's stored content, which never changes, so a
-        copy is sent the same way every time."""
-        written_by = self.store.written_by(state.id)
-        if not written_by:
-            return {}
-        index = state.extras.get("plan_copies")
-        if not isinstance(index, CopyIndex):
-            index = state.extras["plan_copies"] = CopyIndex()
-        calls = index.compute(state.messages, written_by)
-        if not calls:
-            return {}
-        plan = self.store.get(state.id)
-        if plan is None:
-            return {}
-        texts: dict[int, str] = state.extras.setdefault("plan_copy_texts", {})
-        out: dict[str, str] = {}
-        for call_id, version in calls.items():
-            if version not in texts:
-                row = self.store.version(state.id, version)
-                texts[version] = copy_text(plan.path, version, row.content if row else "")
-            out[call_id] = texts[version]
-        return out
-
-    def written_versions(self, session_id: str) -> dict[str, int]:
-        """Tool call id → the plan version it wrote (the session's context notes)."""
-        return self.store.written_by(session_id)
-
-    def current(self, session_id: str) -> PlanRef | None:
-        """(path, status, version) of the session's plan, for the compaction ledger."""
-        snapshot = self.snapshot(session_id)
-        if snapshot is None:
-            return None
-        return PlanRef(snapshot.path, snapshot.status, snapshot.version)
-
-    def ledger_state(self, state: SessionState) -> p.PlanState | None:
-        """The plan line of the compaction ledger (the engine's `plan_state` seam)."""
-        snapshot = self.snapshot(state.id)
-        if snapshot is None:
-            return None
-        return p.PlanState(
-            path=snapshot.path,
-            status=snapshot.status,
-            version=snapshot.version,
-            steps=[
-                p.PlanStep(text=step.text, state=step.state, reason=step.reason)
-                for step in parse_steps(snapshot.content)
-            ],
         )
 
 

@@ -14,6 +14,9 @@ from baton import protocol as p
 from baton.providers.base import Native
 from baton.tools.base import Fact
 
+# The title of a session until it gets one (its first prompt, or the person's).
+DEFAULT_TITLE = "New session"
+
 # Part types as stored. "opaque" (a provider artifact) never reaches a client.
 PartType = Literal[
     "text", "reasoning", "tool_call", "compaction", "pre_compact", "opaque", "attachment"

@@ -30,7 +30,8 @@ from baton.errors import InvalidParams, ProviderError, SessionBusy, SessionNotFo
 from baton.providers.base import ModelRequest, OpaqueItem, Provider, ProviderIdentity, ToolCall
 from baton.review.attachments import resolve_attachments
 from baton.session.events import ClientChannel
-from baton.session.model import MessageKind, StoredMessage, StoredPart
+from baton.session.manage import load_extras
+from baton.session.model import DEFAULT_TITLE, MessageKind, StoredMessage, StoredPart
 from baton.session.notes import ContextNotes, PlanVersions
 from baton.session.state import SessionState
 from baton.session.turn import Turn, _parse_arguments
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TITLE = "New session"
 TITLE_CHARS = 60
 
 
@@ -196,8 +196,6 @@ class SessionService:
         ]
         for wire in messages:
             wire.reverted = wire.id in state.reverted
-        from baton.session.manage import load_extras
-
         return p.SessionLoadResult(
             session_id=state.id,
             title=state.row.title,
