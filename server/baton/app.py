@@ -10,6 +10,7 @@ from typing import Any
 from baton import protocol as p
 from baton.auth import Credentials
 from baton.compaction.engine import CompactionEngine
+from baton.compaction.recall import RecallSource
 from baton.compaction.server import install_server_compaction
 from baton.compaction.service import CompactionService
 from baton.config import ConfigLoader
@@ -147,6 +148,7 @@ def build_app(
     )
     plans = PlanService(plan_context, config, channel, sessions)
     sessions.tool_context_extras["plan"] = plans
+    sessions.tool_context_extras["recall"] = RecallSource(sessions)
     engine = CompactionEngine(sessions, CompactionStore(db, sessions.store))
     engine.plan_state = plan_context.ledger_state
     compaction = CompactionService(sessions, engine)

@@ -53,6 +53,9 @@ class CompactionSettings(_Section):
     # Tokens of the newest tool outputs that pruning never masks.
     protect_tool_output_tokens: int | None = Field(None, ge=0)
     auto_continue: bool = True
+    # Seconds a compaction's summary calls may take in all; past it the summary is
+    # built by code from the ledger, the plan and the messages.
+    summary_timeout: float = Field(600.0, gt=0, le=7200)
 
 
 class PermissionSettings(_Section):

@@ -48,6 +48,7 @@ from baton.tokens import ITEM_OVERHEAD, estimate
 log = logging.getLogger(__name__)
 
 INTERRUPTED_OUTPUT = "[interrupted: no result was recorded]"
+RECALL_LINE = "(The exact text of everything summarised here is one `recall` away.)"
 MAX_INSTRUCTION_FILE_CHARS = 40_000
 
 
@@ -345,7 +346,9 @@ class ContextBuilder:
             items.extend(replay)
             parts.append(ContextPart("checkpoint", sum(item_tokens(i) for i in replay)))
         elif view.summary:
-            block = ContextBlock(name="summary", text=_tag("summary", view.summary))
+            block = ContextBlock(
+                name="summary", text=_tag("summary", f"{view.summary.strip()}\n\n{RECALL_LINE}")
+            )
             items.append(block)
             parts.append(ContextPart("checkpoint", item_tokens(block)))
         if view.ledger_text:

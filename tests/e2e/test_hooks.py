@@ -89,7 +89,8 @@ def pre_compact_parts(loaded: dict[str, Any]) -> list[dict[str, Any]]:
 async def short_history(baton: BatonClient, llm: FakeLLM) -> str:
     sid = await baton.new_session()
     llm.add(text("hello"))
-    assert (await baton.prompt(sid, "hi"))["stopReason"] == "end_turn"
+    # Long enough to be worth a summary: a tiny session has nothing to compact.
+    assert (await baton.prompt(sid, "hi " + "with some context " * 60))["stopReason"] == "end_turn"
     return sid
 
 
@@ -123,7 +124,7 @@ async def test_command_hook_runs_a_pre_compact_round_with_the_full_tool_set(
     assert is_summary_request(summary_request)
     assert "CHECKPOINT.md" in summary_request.input_text()
     assert record["preCompact"] == [{"hook": CHECKPOINT_HOOK, "ran": True}]
-    assert record["summary"] == FULL_SUMMARY
+    assert record.get("summary") == FULL_SUMMARY, record["notes"]
 
     loaded = await baton.load(sid)
     started, closed = pre_compact_parts(loaded)
@@ -248,7 +249,7 @@ async def test_failing_hooks_leave_the_compaction_complete_with_errors_recorded(
     assert all(not o["ran"] for name, o in outcomes.items() if name != "good")
     assert outcomes["good"] == {"hook": "good", "ran": True}
     assert (workspace / "saved.txt").read_text() == "kept"
-    assert record["summary"] == FULL_SUMMARY
+    assert record.get("summary") == FULL_SUMMARY, record["notes"]
     assert not baton.updates(sid, "compaction_failed")
     # The hung hook's child was killed with its process group.
     pid = int(child_pid.read_text())
@@ -290,7 +291,7 @@ async def test_round_limits_time_and_steps_are_recorded(
         {"hook": "slow", "ran": True, "error": "timed out after 1 s"},
         {"hook": "busy", "ran": True, "error": "stopped at the step limit (2 steps)"},
     ]
-    assert record["summary"] == FULL_SUMMARY
+    assert record.get("summary") == FULL_SUMMARY, record["notes"]
     parts = pre_compact_parts(await baton.load(sid))
     assert [(p["hook"], p["status"], p.get("error")) for p in parts] == [
         ("slow", "started", None),
@@ -317,7 +318,7 @@ async def test_an_unanswered_permission_ends_the_round_and_the_compaction_goes_o
     record = await asyncio.wait_for(baton.request("baton/session/compact", {"sessionId": sid}), 20)
     error = "the permission request for bash was not answered within 1 s"
     assert record["preCompact"] == [{"hook": "notes", "ran": True, "error": error}]
-    assert record["summary"] == FULL_SUMMARY
+    assert record.get("summary") == FULL_SUMMARY, record["notes"]
     assert time.monotonic() - started < 10
     await asyncio.wait_for(withdrawn.wait(), 5)
     assert not (workspace / "notes.txt").exists()
@@ -345,7 +346,7 @@ async def test_cancel_stops_the_round_and_the_compaction_goes_on(
     finally:
         llm.release()
     assert record["preCompact"] == [{"hook": "long", "ran": True, "error": "cancelled"}]
-    assert record["summary"] == FULL_SUMMARY
+    assert record.get("summary") == FULL_SUMMARY, record["notes"]
 
 
 @pytest.mark.asyncio
@@ -365,7 +366,8 @@ async def test_round_inside_a_running_turn_then_the_turn_finishes(
     llm.add(text("saved"))
     llm.add(text(FULL_SUMMARY))
     llm.add(text("finished"))
-    prompt = asyncio.ensure_future(baton.prompt(sid, "sleep then answer"))
+    # Long enough to be worth a summary: a tiny session has nothing to compact.
+    prompt = asyncio.ensure_future(baton.prompt(sid, "sleep then answer " + "context " * 120))
     await baton.wait_update("tool_call_update", sid)
     record = await baton.request("baton/session/compact", {"sessionId": sid})
     result = await asyncio.wait_for(prompt, 20)
@@ -439,7 +441,7 @@ async def test_a_provider_error_in_the_round_is_recorded_without_a_nested_compac
     [outcome] = record["preCompact"]
     assert outcome["ran"] is True
     assert outcome["error"].startswith("provider error:")
-    assert record["summary"] == FULL_SUMMARY
+    assert record.get("summary") == FULL_SUMMARY, record["notes"]
     # Without a prompt the round gets Baton's default one.
     assert llm.model_requests[1].last_user_text() == DEFAULT_PROMPT
     # The overflow in the round did not start a compaction of its own.
@@ -490,10 +492,13 @@ async def test_compacting_context_and_prompt_shape_the_summary_request(
     assert is_summary_request(summary_request)
     user_part = summary_request.last_user_text() or ""
     assert "- Keep the port number 8123." in user_part
-    assert user_part.startswith("Summarise for the BATON-TEST handover.")
+    # The hook's prompt replaces Baton's instructions line, right after Baton's opening.
+    assert "is being compacted. Summarise for the BATON-TEST handover." in user_part
     assert summaries.INSTRUCTIONS not in user_part
-    # Baton's own exact-facts requirements stay in the system part.
-    assert summary_request.instructions == summaries.system_prompt()
+    # Baton's own requirements stay, after the hook's part; the session's instructions
+    # are reused unchanged (the prompt cache holds).
+    assert "Write markdown with exactly these five sections" in user_part
+    assert summary_request.instructions == llm.model_requests[0].instructions
     assert any("compacting hook broken failed: exited with code 2" in n for n in record["notes"])
 
 
@@ -610,7 +615,9 @@ async def test_no_hook_input_contains_an_api_key(
     sid = await baton.new_session()
     llm.add(tool_call("write", {"path": "keys.txt", "content": f"{TEST_KEY} {client_key}"}))
     llm.add(text(f"I wrote {TEST_KEY} and {client_key}"))
-    await baton.prompt(sid, f"store my keys {TEST_KEY} and {client_key} in keys.txt")
+    await baton.prompt(
+        sid, f"store my keys {TEST_KEY} and {client_key} in keys.txt " + "please " * 150
+    )
     llm.add(text(FULL_SUMMARY))
     await baton.request("baton/session/compact", {"sessionId": sid})
     # The client's key was used for the model, and the tool really got the keys.

@@ -22,9 +22,10 @@ async def test_fail_then_pass_command_keeps_its_runs_and_resolved_error(
     llm.add(tool_call("bash", {"command": "echo ok > flag.txt"}))
     llm.add(tool_call("bash", {"command": "cat flag.txt"}))
     llm.add(text("Fixed."))
-    await baton.prompt(sid, "make cat flag.txt pass")
+    await baton.prompt(sid, "make cat flag.txt pass " + "carefully " * 100)
     llm.add(text("## Summary\nnone"))
     record = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert record["committed"] is True, record["notes"]
     ledger = record["ledger"]
     runs = {c["command"]: c["exitCodes"] for c in ledger["commands"]}
     assert runs["cat flag.txt"] == [1, 0]

@@ -37,7 +37,9 @@ async def two_turns(baton: BatonClient, llm: FakeLLM, workspace: Path) -> str:
     sid = await baton.new_session(title="Notes")
     llm.add(text("Reading."), tool_call("read", {"path": "notes.txt"}, call_id="call_r1"))
     llm.add(text("It has alpha and beta."), usage(input=120, output=8, cached=100))
-    assert (await baton.prompt(sid, "what is in notes.txt?"))["stopReason"] == "end_turn"
+    # Long enough to be worth a summary: a tiny session has nothing to compact.
+    question = "what is in notes.txt? " + "Explain in detail. " * 60
+    assert (await baton.prompt(sid, question))["stopReason"] == "end_turn"
     llm.add(text("Second answer."), usage(input=200, output=5, cached=150))
     assert (await baton.prompt(sid, "and then?"))["stopReason"] == "end_turn"
     return sid
@@ -324,7 +326,7 @@ async def test_export_is_markdown_without_artifacts_or_keys(
     llm.add(reasoning("secret scratch thoughts"), tool_call("read", {"path": "a.txt"}))
     llm.add(tool_call("bash", {"command": "exit 3"}))
     llm.add(text("The file has **x**."), usage(input=50, output=7, cached=10))
-    await baton.prompt(sid, f"look at a.txt; my key is {TEST_KEY}")
+    await baton.prompt(sid, f"look at a.txt; my key is {TEST_KEY} " + "context " * 150)
     llm.add(text(SUMMARY))
     await baton.request("baton/session/compact", {"sessionId": sid})
     llm.add(text("After compaction."))

@@ -227,8 +227,10 @@ def collect(run: Run, evidence: Evidence) -> None:
                     update.get("output"),
                 )
         elif kind == "compaction_finished":
-            cid = update["compaction"]["compactionId"]
-            evidence.compactions.setdefault(sid, set()).add(cid)
+            # "nothing to compact" answers are record-shaped but never stored.
+            if update["compaction"].get("committed", True):
+                cid = update["compaction"]["compactionId"]
+                evidence.compactions.setdefault(sid, set()).add(cid)
             pending_text.pop(sid, None)
         elif kind == "user_message":
             evidence.user_messages.setdefault(sid, set()).add(update["messageId"])
@@ -278,7 +280,8 @@ class Workload:
                     record = await baton.request(
                         "baton/session/compact", {"sessionId": sid, "strategy": strategy}
                     )
-                    run.records.append((sid, record["compactionId"]))
+                    if record.get("committed", True):
+                        run.records.append((sid, record["compactionId"]))
                 elif op == "plan_update":
                     plan = await baton.request("baton/plan/get", {"sessionId": sid})
                     if plan is not None:

@@ -10,14 +10,26 @@ interrupted work. Nothing is deleted: a compaction only changes the view.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from dataclasses import replace as dc_replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from baton import protocol as p
+from baton.compaction import guard
 from baton.compaction import summary as summaries
 from baton.compaction.artifacts import window_from_json, window_to_json
+from baton.compaction.claims import check_summary
+from baton.compaction.cut import (
+    KEEP_SHARE,
+    choose_cut,
+    keep_budget,
+    message_tokens,
+    protected_call_ids,
+    protected_start,
+)
 from baton.compaction.ledger import build_ledger, render_ledger
 from baton.compaction.prune import plan_masks
 from baton.config import Settings
@@ -29,6 +41,7 @@ from baton.providers.base import (
     ItemDone,
     ModelRequest,
     Provider,
+    Sampling,
     TextDelta,
     UserText,
 )
@@ -36,7 +49,7 @@ from baton.session.events import ProgressReporter
 from baton.session.model import StoredMessage, StoredPart
 from baton.session.state import SessionState, View
 from baton.store.compactions import CompactionStore, StoredCompaction
-from baton.tokens import estimate
+from baton.tokens import ITEM_OVERHEAD, estimate
 
 if TYPE_CHECKING:
     from baton.session.service import SessionService
@@ -45,12 +58,13 @@ log = logging.getLogger(__name__)
 
 # After compacting, aim this far below the trigger so work can go on before the next one.
 TARGET_FRACTION = 0.6
+# How often (in streamed characters) a summary is checked for a loop.
+LOOP_CHECK_CHARS = 400
 CONTINUE_TEXT = (
     "[Baton] The conversation was compacted to fit the context window while you were working. "
     "Your summary, the ledger of exact facts and the plan above are current. Continue the task "
     "from where you left off; do not start over."
 )
-PROMPT_KINDS = {"prompt", "feedback", "approval", "continue", "pre_compact"}
 
 
 @dataclass
@@ -116,6 +130,9 @@ class CompactionJob:
     prompt_override: str | None = None
     notes: list[str] = field(default_factory=list)
     ledger_text: str = ""
+    ledger: p.Ledger = field(default_factory=p.Ledger)
+    # Summary model calls made so far (the record's notes report them).
+    summary_calls: int = 0
     # The view a native compaction starts from instead of the session's current one
     # (the server feature: a native view of the local history behind a server chain).
     base_view: View | None = None
@@ -157,25 +174,71 @@ def in_view(state: SessionState, view: View) -> list[StoredMessage]:
     ]
 
 
+class NothingToCompact(Exception):
+    """Nothing can be gained: the result is not committed; the message has the figures."""
+
+
+# The parts of a view that are not history (the target "history at most half" ignores them).
+FIXED_PARTS = frozenset({"system", "instructions", "tools"})
+# A region smaller than this is not worth a summary request (the summary and the
+# request's own overhead would be about as large as what they replace).
+MIN_REGION_TOKENS = 200
+# The summary's output budget: this share of what it replaces, within these bounds
+# (docs/compaction.md, "The summary's budget").
+SUMMARY_SHARE = 0.2
+MIN_SUMMARY_TOKENS = 128
+MAX_SUMMARY_TOKENS = 2_000
+# A summary this many times over its bound is rejected (the provider ignored the bound).
+OVER_BUDGET = 2
+
+
+def summary_budget(replaced_tokens: int, usable_window: int) -> int:
+    """max_output_tokens for a summary of `replaced_tokens` (see SUMMARY_SHARE)."""
+    bound = min(MAX_SUMMARY_TOKENS, max(MIN_SUMMARY_TOKENS, usable_window // 8))
+    return max(MIN_SUMMARY_TOKENS, min(bound, int(replaced_tokens * SUMMARY_SHARE)))
+
+
+def history_tokens(built: BuiltContext) -> int:
+    return built.tokens - sum(part.tokens for part in built.parts if part.kind in FIXED_PARTS)
+
+
 class NativeStrategy:
-    """Prune old tool outputs; then summarise the oldest messages, escalating if needed."""
+    """Prune old tool outputs; then summarise the oldest messages, escalating if needed.
+
+    Targets: a manual or overflow compaction brings the history (everything but
+    instructions and tools) to at most half of what it was; an automatic one
+    brings the whole view to TARGET_FRACTION of the threshold. Whatever the
+    trigger, the committed view is smaller than the one before, or nothing is
+    committed (`NothingToCompact`).
+    """
 
     name: p.Strategy = "native"
 
     async def run(self, job: CompactionJob) -> View:
-        engine, state, settings = job.engine, job.state, job.settings
+        state, settings = job.state, job.settings
         before = job.before
         old = job.base_view if job.base_view is not None else state.view
         messages = in_view(state, old)
         calib = state.calibration or 1.0
-        target_est = int(before.threshold_tokens * TARGET_FRACTION / calib)
         usable = before.usable_window
+        forced = job.request.trigger in ("manual", "overflow")
+        history_before = history_tokens(before)
+        if forced:
+            target = before.tokens - history_before + history_before // 2
+        else:
+            target = int(before.threshold_tokens * TARGET_FRACTION)
+        if job.request.trigger != "model_switch":
+            # A model switch replaces a chain the new model cannot be sent: the local
+            # history needs only to fit. Every other compaction must shrink the view.
+            target = min(target, before.tokens - 1)
         protect = settings.compaction.protect_tool_output_tokens
         if protect is None:
             protect = min(40_000, usable // 4)
-        keep = settings.compaction.keep_recent_tokens
-        if keep is None:
-            keep = max(1_000, min(20_000, usable // 4))
+        keep_recent = settings.compaction.keep_recent_tokens
+        if keep_recent is None:
+            keep_recent = max(1_000, min(20_000, usable // 4))
+        protected = protected_start(messages, state)
+        exempt = protected_call_ids(messages, protected) | self._exempt(state)
 
         # Phase 1: prune.
         job.report("Pruning old tool outputs", 20)
@@ -183,8 +246,8 @@ class NativeStrategy:
             messages,
             old.masked,
             protect_tokens=protect,
-            needed_tokens=max(0, before.estimated_tokens - target_est),
-            exempt=self._exempt(state),
+            needed_tokens=max(0, int((before.tokens - target) / calib)),
+            exempt=exempt,
         )
         masked = {**old.masked, **masks}
         pruned_view = View(
@@ -195,56 +258,106 @@ class NativeStrategy:
             ledger_text=job.ledger_text,
             masked=masked,
         )
-        # Manual and overflow compactions always summarise: the person asked for it, or
-        # the provider has just shown that the estimate was too low.
-        forced = job.request.trigger in ("manual", "overflow")
-        if not forced and old.server_window is None:
+        pruned: BuiltContext | None = None
+        if old.server_window is None:
             pruned = job.build(pruned_view)
-            if pruned.tokens <= int(before.threshold_tokens * TARGET_FRACTION):
+            if not forced and pruned.tokens <= target:
                 job.notes.append(f"pruned {len(masks)} old tool outputs; no summary was needed")
                 return pruned_view
 
         # Phase 2+: summarise the oldest messages, escalating until the view fits.
         summary = old.summary if old.server_window is None else None
-        summarised_until = old.first_kept_seq
-        levels = [(keep, protect), (keep // 4, 0), (0, 0)]
-        last_view = pruned_view
-        for level, (keep_tokens, protect_tokens) in enumerate(levels, start=1):
-            if protect_tokens == 0:
-                extra, _ = plan_masks(
-                    messages, masked, protect_tokens=0, exempt=self._exempt(state)
-                )
+        summarised = old.first_kept_seq
+        messages_tokens = sum(message_tokens(m, masked) for m in messages)
+        keep = min(
+            keep_budget(messages_tokens, keep_recent),
+            self._room(job, target, messages_tokens, calib),
+        )
+        last: tuple[View, BuiltContext] | None = None
+        for level, keep_tokens in enumerate((keep, keep // 4, 0), start=1):
+            if level == 3:
+                extra, _ = plan_masks(messages, masked, protect_tokens=0, exempt=exempt)
                 masked = {**masked, **extra}
-            boundary = choose_boundary(messages, masked, keep_tokens, state)
-            region = _region(messages, boundary, summarised_until)
-            if not region and summary is None and forced:
-                # A forced compaction of a short history still compacts: everything but
-                # the person's pending input goes into the summary.
-                boundary = choose_boundary(messages, masked, 0, state)
-                region = _region(messages, boundary, summarised_until)
-            if region or summary is None:
-                job.report(f"Summarising {len(region)} messages (level {level})", 40 + 15 * level)
-                summary = await engine.summarise(job, region, masked, previous=summary)
-            summarised_until = boundary
+            cut = choose_cut(messages, masked, keep_tokens, protected)
+            boundary = messages[cut.index].seq if cut.index < len(messages) else None
+            region = _region(messages, boundary, summarised)
+            region_tokens = sum(message_tokens(m, masked) for m in region)
+            if not region or (summary is None and region_tokens < MIN_REGION_TOKENS):
+                continue  # nothing (worth) summarising at this level: keep fewer
+            job.report(f"Summarising {len(region)} messages (level {level})", 40 + 15 * level)
+            summary = await job.engine.summarise(
+                job, region, masked, previous=summary, boundary=boundary, old=old
+            )
+            summarised = boundary
             view = View(
                 first_kept_seq=boundary if boundary is not None else _after_last(state),
                 summary=summary,
                 ledger_text=job.ledger_text,
                 masked={k: v for k, v in masked.items() if _kept(k, messages, boundary)},
             )
-            last_view = view
             built = job.build(view)
-            if built.tokens <= before.threshold_tokens:
+            if last is None or built.tokens < last[1].tokens:
+                last = (view, built)
+            if built.tokens <= target:
                 if level > 1:
-                    job.notes.append(f"escalated to level {level} to fit the window")
+                    job.notes.append(f"escalated to level {level} to fit the target")
                 return view
-        built = job.build(last_view)
+            kept = round(cut.kept_tokens * calib)
+            if built.tokens - kept > target and level < 3:
+                # Even summarising every kept message would miss the target (the ledger,
+                # plan and summary alone are too big): another call would gain nothing.
+                break
+        if last is not None and last[1].tokens < before.tokens:
+            view, built = last
+            if forced or built.tokens <= before.threshold_tokens:
+                job.notes.append(
+                    f"history {history_before} → {history_tokens(built)} tokens: the target "
+                    f"({target} tokens in all) was out of reach (the ledger, plan and summary "
+                    "alone are larger)"
+                )
+                return view
+        if last is None and pruned is not None and pruned.tokens < before.tokens and masks:
+            job.notes.append(
+                f"nothing to summarise; pruned {len(masks)} old tool outputs"
+                + ("; the instructions were not applied" if job.request.instructions else "")
+            )
+            return pruned_view
+        if last is None or last[1].tokens >= before.tokens:
+            after = last[1].tokens if last else before.tokens
+            raise NothingToCompact(
+                f"nothing to compact: the view is {before.tokens} tokens (history "
+                f"{history_before}); "
+                + (
+                    f"a summary would make it {after}"
+                    if last
+                    else "everything left is the step in progress, the last complete step "
+                    f"and messages too small to summarise (under {MIN_REGION_TOKENS} tokens)"
+                )
+                + (
+                    "; the instructions were not applied: nothing to summarise"
+                    if job.request.instructions and last is None
+                    else ""
+                )
+            )
+        built = last[1]
         raise CompactionError(
             f"the session cannot fit the context window: after compacting as far as possible the "
             f"model would still be sent {built.tokens} tokens, over the compaction threshold of "
             f"{before.threshold_tokens} ({_largest_parts(built)}). Shorten the plan or the "
             f"workspace instruction files, or use a model with a larger window."
         )
+
+    def _room(self, job: CompactionJob, target: int, messages_tokens: int, calib: float) -> int:
+        """Estimated tokens of verbatim messages that still let the view meet `target`
+        with a summary at its full budget: so one summary call is the norm.
+
+        Continuous in the history's size, so the kept part grows smoothly with it.
+        """
+        blocks = job.build(
+            View(first_kept_seq=_after_last(job.state), ledger_text=job.ledger_text)
+        ).tokens
+        summary = summary_budget(int(messages_tokens * (1 - KEEP_SHARE)), job.before.usable_window)
+        return max(0, int((target - blocks) / calib) - summary - ITEM_OVERHEAD)
 
     def _exempt(self, state: SessionState) -> frozenset[str]:
         """Outputs never masked: calls of the turn still running."""
@@ -289,50 +402,13 @@ def choose_boundary(
     keep_tokens: int,
     state: SessionState,
 ) -> int | None:
-    """The seq of the oldest message kept verbatim (None: keep everything).
-
-    Newest messages are kept up to `keep_tokens`. A tool call lives in the same
-    message as its result, so any message boundary keeps them together. The
-    latest message is always kept when it is the person's pending input.
-    """
+    """The seq of the oldest message kept verbatim (None: keep everything before it)."""
     if not messages:
         return None
-    kept = 0
-    boundary_index = len(messages)
-    for index in range(len(messages) - 1, -1, -1):
-        size = _message_tokens(messages[index], masked, state)
-        if kept + size > keep_tokens:
-            break
-        kept += size
-        boundary_index = index
-    last = messages[-1]
-    if boundary_index == len(messages) and last.role == "user":
-        boundary_index = len(messages) - 1
-    # Prefer to start at the person's message of a turn when one is in the kept range.
-    for index in range(boundary_index, len(messages)):
-        if messages[index].role == "user" and messages[index].kind in PROMPT_KINDS:
-            boundary_index = index
-            break
-    if boundary_index >= len(messages):
+    cut = choose_cut(messages, masked, keep_tokens, protected_start(messages, state))
+    if cut.index >= len(messages):
         return _after_last(state)
-    if boundary_index == 0:
-        return messages[0].seq
-    return messages[boundary_index].seq
-
-
-def _message_tokens(message: StoredMessage, masked: dict[str, str], state: SessionState) -> int:
-    total = 0
-    for part in message.parts:
-        if part.type in ("text", "reasoning"):
-            total += estimate(part.data.get("text", ""))
-        elif part.type == "tool_call":
-            total += estimate(part.data.get("arguments") or "") + 8
-            call_id = part.data["toolCallId"]
-            if call_id in masked:
-                total += estimate(masked[call_id])
-            elif call_id in message.results:
-                total += estimate(message.results[call_id].output)
-    return total + 4
+    return messages[cut.index].seq
 
 
 class CompactionEngine:
@@ -414,10 +490,35 @@ class CompactionEngine:
                     self.plan_state(state),
                 )
                 job.ledger_text = render_ledger(ledger)
-                view = await strategy.run(job)
-                view.ledger_text = job.ledger_text
-                record = self._commit(job, view, ledger, pre, strategy.name)
-                report("Done", 100)
+                job.ledger = ledger
+                try:
+                    view = await strategy.run(job)
+                    view.ledger_text = job.ledger_text
+                    after = job.build(view)
+                    # A server artifact's size is the provider's to know (its estimate is a
+                    # guess from encrypted bytes), so only native views are held to it.
+                    if (
+                        strategy.name == "native"
+                        and request.trigger != "model_switch"
+                        and after.tokens >= job.before.tokens
+                    ):
+                        raise NothingToCompact(
+                            f"nothing to compact: the new view would be {after.tokens} tokens, "
+                            f"not smaller than the {job.before.tokens} before it"
+                        )
+                except NothingToCompact as nothing:
+                    if request.trigger != "manual" and before.tokens >= before.threshold_tokens:
+                        # It had to fit and cannot: a failure, not a no-op.
+                        raise CompactionError(
+                            f"the session cannot fit the context window: {nothing} "
+                            f"({_largest_parts(before)}). Shorten the plan or the workspace "
+                            "instruction files, or use a model with a larger window."
+                        ) from nothing
+                    report("Nothing to compact", 100)
+                    record = self._uncommitted(job, ledger, pre, strategy.name, str(nothing))
+                else:
+                    record = self._commit(job, view, ledger, pre, strategy.name)
+                    report("Done", 100)
         except BaseException as exc:
             if isinstance(exc, BatonError):
                 message = exc.message
@@ -437,6 +538,8 @@ class CompactionEngine:
                 log.error("compaction crashed", exc_info=exc)
             raise CompactionError(f"compaction failed: {message}") from exc
         channel.send_update(state.id, p.CompactionFinished(compaction=record))
+        if not record.committed:
+            return record
         try:
             await self.hooks.compacted(state, record)
         except Exception:
@@ -499,6 +602,31 @@ class CompactionEngine:
         state.view = view
         return record
 
+    def _uncommitted(
+        self,
+        job: CompactionJob,
+        ledger: p.Ledger,
+        pre: list[p.PreCompactOutcome],
+        strategy: p.Strategy,
+        reason: str,
+    ) -> p.CompactionRecord:
+        """The answer when nothing could be gained: record-shaped, stored nowhere."""
+        log.info("compaction of %s not committed: %s", job.state.id, reason)
+        return p.CompactionRecord(
+            compaction_id="",
+            session_id=job.state.id,
+            trigger=job.request.trigger,
+            strategy=strategy,
+            tokens_before=job.before.tokens,
+            tokens_after=job.before.tokens,
+            first_kept_message_id=None,
+            ledger=ledger,
+            pre_compact=pre,
+            created_at=utc_now(),
+            notes=[reason, *job.notes],
+            committed=False,
+        )
+
     def serialise_view(self, view: View) -> dict[str, Any]:
         return view_to_json(view)
 
@@ -511,22 +639,163 @@ class CompactionEngine:
         masked: dict[str, str],
         *,
         previous: str | None,
+        boundary: int | None = None,
+        old: View | None = None,
     ) -> str:
-        """Anchored summary of `region`, in chunks that fit the window."""
-        settings = job.settings
+        """The summary of everything before `boundary`: one model call as a rule.
+
+        The request is the session's own (same instructions, the same items up to
+        the cut) with the summary request appended, so it is mostly a prompt-cache
+        hit; when that prefix cannot fit the window, the region is rendered as a
+        transcript in chunks instead. A looping answer is stopped as it streams and
+        retried once with other sampling; a second loop, a timeout or an empty
+        answer falls back to a summary built by code. Missing sections are filled
+        by code, and statements the ledger contradicts are replaced.
+        """
         provider = self._summary_provider(job)
         window = job.before.usable_window
-        max_out = max(256, min(4_000, window // 6))
-        chunk_tokens = max(1_000, window - max_out - 1_500 - estimate(previous or ""))
-        summary = previous
-        if not region and previous:
-            return previous
-        for chunk in _chunks(region, masked, chunk_tokens):
-            transcript = summaries.render_transcript(chunk, masked)
-            summary = await self._summarise_once(
-                job, provider, transcript, summary, max_out, settings
+        replaced = sum(message_tokens(m, masked) for m in region) + estimate(previous or "")
+        max_out = summary_budget(replaced, window)
+        deadline = asyncio.get_running_loop().time() + job.settings.compaction.summary_timeout
+        calls_before = job.summary_calls
+        text: str | None = None
+        for attempt, sampling in enumerate(guard.ATTEMPTS, start=1):
+            answer, problem = await self._attempt(
+                job, provider, region, masked, previous, boundary, old, max_out, sampling, deadline
             )
-        return summary or "## " + "\n\nnone\n\n## ".join(summaries.SECTIONS) + "\n\nnone"
+            if problem is None and estimate(answer) > OVER_BUDGET * max_out:
+                # A provider that ignores max_output_tokens (or a proxy that drops it):
+                # copying code into the summary is what made views bigger than before.
+                job.notes.append(
+                    f"the summary was {estimate(answer)} tokens, over {OVER_BUDGET}× its bound "
+                    f"of {max_out}, and was rejected"
+                )
+                break
+            if problem is None and answer.strip():
+                text = answer.strip()
+                break
+            if problem == "timeout":
+                job.notes.append(
+                    f"the summary request ran past compaction.summaryTimeout "
+                    f"({job.settings.compaction.summary_timeout:g} s) and was stopped"
+                )
+                break
+            if problem is None:
+                job.notes.append("the model returned an empty summary")
+                break
+            job.notes.append(f"summary attempt {attempt} looped ({problem}) and was rejected")
+        if text is None:
+            job.notes.append("used a summary built from the ledger, the plan and the messages")
+            text = summaries.structured_summary(region, previous, _current_step(job.ledger))
+        text, missing = summaries.complete_sections(text)
+        if missing:
+            job.notes.append(
+                "summary accepted without sections: " + ", ".join(missing) + " (added as none)"
+            )
+        text, corrections = check_summary(text, job.ledger)
+        if corrections:
+            job.notes.append(
+                f"corrected {len(corrections)} summary statement(s) the ledger contradicts: "
+                + "; ".join(c.reason for c in corrections)
+            )
+        job.notes.append(
+            f"summary: {job.summary_calls - calls_before} model call(s), "
+            f"max_output_tokens {max_out}, {estimate(text)} tokens replacing {replaced}"
+        )
+        return text
+
+    async def _attempt(
+        self,
+        job: CompactionJob,
+        provider: Provider,
+        region: Sequence[StoredMessage],
+        masked: dict[str, str],
+        previous: str | None,
+        boundary: int | None,
+        old: View | None,
+        max_out: int,
+        sampling: Sampling,
+        deadline: float,
+    ) -> tuple[str, str | None]:
+        """One summary attempt: (text, None) or (partial text, why it was rejected)."""
+        words = max(60, int(max_out * 0.7))
+        instructions = job.request.instructions
+        base = job.prompt_override or summaries.INSTRUCTIONS
+        request = self._in_place_request(job, provider, boundary, old, max_out, words)
+        if request is not None:
+            return await self._ask(job, provider, replace(request, sampling=sampling), deadline)
+        window = job.before.usable_window
+        chunk_tokens = max(1_000, window - max_out - 2_500 - estimate(previous or ""))
+        summary = previous
+        for chunk in _chunks(region, masked, chunk_tokens):
+            prompt = summaries.user_prompt(
+                summaries.render_transcript(chunk, masked),
+                previous=summary,
+                instructions=instructions,
+                hook_context=job.hook_context,
+                ledger=job.ledger_text,
+                base_instructions=base,
+            )
+            text, problem = await self._ask(
+                job,
+                provider,
+                ModelRequest(
+                    instructions=summaries.system_prompt(words),
+                    items=[UserText(text=prompt)],
+                    tools=[],
+                    purpose="summary",
+                    max_output_tokens=max_out,
+                    cache_key=job.state.id,
+                    sampling=sampling,
+                ),
+                deadline,
+            )
+            if problem is not None or not text.strip():
+                return text, problem
+            summary = text.strip()
+        return summary or "", None
+
+    def _in_place_request(
+        self,
+        job: CompactionJob,
+        provider: Provider,
+        boundary: int | None,
+        old: View | None,
+        max_out: int,
+        words: int,
+    ) -> ModelRequest | None:
+        """The session's request up to the cut, the summary request appended; None when
+        it cannot fit the window (then the region goes as a transcript)."""
+        state = job.state
+        view = old if old is not None else state.view
+        if view.server_window is not None:
+            return None  # a server chain's items are not the history to summarise
+        partial = dc_replace(
+            state,
+            messages=[m for m in state.messages if boundary is None or m.seq < boundary],
+            history_cache=None,
+        )
+        built = self.build_with_view(partial, job.settings, provider, view)
+        prompt = summaries.in_place_prompt(
+            words=words,
+            ledger=job.ledger_text,
+            anchored=view.summary is not None,
+            instructions=job.request.instructions,
+            hook_context=job.hook_context,
+            base_instructions=job.prompt_override or summaries.INSTRUCTIONS,
+        )
+        tools = sum(part.tokens for part in built.parts if part.kind == "tools")
+        need = built.tokens - tools + round(estimate(prompt) * state.calibration) + max_out
+        if need > job.before.usable_window:
+            return None
+        return ModelRequest(
+            instructions=built.request.instructions,
+            items=[*built.request.items, UserText(text=prompt)],
+            tools=[],
+            purpose="summary",
+            max_output_tokens=max_out,
+            cache_key=state.id,
+        )
 
     def _summary_provider(self, job: CompactionJob) -> Provider:
         model = job.settings.compaction.model
@@ -539,63 +808,37 @@ class CompactionEngine:
             model=model,
         )
 
-    async def _summarise_once(
-        self,
-        job: CompactionJob,
-        provider: Provider,
-        transcript: str,
-        previous: str | None,
-        max_out: int,
-        settings: Settings,
-    ) -> str:
-        base = job.prompt_override or summaries.INSTRUCTIONS
-        prompt = summaries.user_prompt(
-            transcript,
-            previous=previous,
-            instructions=job.request.instructions,
-            hook_context=job.hook_context,
-            base_instructions=base,
-        )
-        items: list[Any] = [UserText(text=prompt)]
-        text = await self._ask(provider, items, max_out, job.state.id)
-        missing = summaries.missing_sections(text)
-        if missing:
-            items += [
-                AssistantText(text=text),
-                UserText(
-                    text=summaries.RETRY.format(
-                        missing=", ".join(missing), sections=", ".join(summaries.SECTIONS)
-                    )
-                ),
-            ]
-            retry = await self._ask(provider, items, max_out, job.state.id)
-            still = summaries.missing_sections(retry)
-            if len(still) <= len(missing) and retry.strip():
-                text, missing = retry, still
-            if missing:
-                job.notes.append("summary accepted without sections: " + ", ".join(missing))
-        if not text.strip():
-            job.notes.append("the model returned an empty summary; the previous one was kept")
-            return previous or ""
-        return text.strip()
-
-    async def _ask(self, provider: Provider, items: list[Any], max_out: int, cache_key: str) -> str:
-        request = ModelRequest(
-            instructions=summaries.system_prompt(),
-            items=items,
-            tools=[],
-            purpose="summary",
-            max_output_tokens=max_out,
-            cache_key=cache_key,
-        )
+    async def _ask(
+        self, job: CompactionJob, provider: Provider, request: ModelRequest, deadline: float
+    ) -> tuple[str, str | None]:
+        """Stream one summary; stop as soon as it loops or the deadline passes."""
+        job.summary_calls += 1
         deltas: list[str] = []
         final: list[str] = []
-        async for event in provider.stream(request):
-            if isinstance(event, TextDelta):
-                deltas.append(event.text)
-            elif isinstance(event, ItemDone) and isinstance(event.item, AssistantText):
-                final.append(event.item.text)
-        return "".join(final) if final else "".join(deltas)
+        size = checked = 0
+        events = provider.stream(request)
+        try:
+            async with asyncio.timeout_at(deadline):
+                async for event in events:
+                    if isinstance(event, TextDelta):
+                        deltas.append(event.text)
+                        size += len(event.text)
+                        if size - checked >= LOOP_CHECK_CHARS:
+                            checked = size
+                            loop = guard.looping("".join(deltas))
+                            if loop is not None:
+                                return "".join(deltas), loop
+                    elif isinstance(event, ItemDone) and isinstance(event.item, AssistantText):
+                        final.append(event.item.text)
+        except TimeoutError:
+            return "".join(deltas), "timeout"
+        finally:
+            # Stop generating now (a loop or a timeout): closing the stream drops the request.
+            close = getattr(events, "aclose", None)
+            if close is not None:
+                await close()
+        text = "".join(final) if final else "".join(deltas)
+        return text, guard.looping(text)
 
     # ------------------------------------------------------------------ undo
 
@@ -641,3 +884,12 @@ def _chunks(
         chunks[-1].append(message)
         size += tokens
     return [c for c in chunks if c] or [[]]
+
+
+def _current_step(ledger: p.Ledger) -> str | None:
+    steps = ledger.plan.steps if ledger.plan is not None else []
+    for state in ("in_progress", "open"):
+        for step in steps:
+            if step.state == state:
+                return step.text
+    return None

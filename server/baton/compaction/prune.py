@@ -17,13 +17,13 @@ from baton.tokens import estimate
 MIN_MASKED_TOKENS = 50
 
 
-def mask_note(name: str, args: dict[str, object], output: str) -> str:
+def mask_note(call_id: str, name: str, args: dict[str, object], output: str) -> str:
     detail = json.dumps(args, ensure_ascii=False)
     if len(detail) > 160:
         detail = detail[:157] + "…"
     return (
         f"[output pruned by compaction: {name} {detail} returned {len(output):,} characters;"
-        " run the tool again if you need it]"
+        f' `recall {{"call_id": "{call_id}"}}` returns it exactly]'
     )
 
 
@@ -68,7 +68,7 @@ def plan_masks(
         size = estimate(output)
         if size < MIN_MASKED_TOKENS:
             continue
-        note = mask_note(name, args, output)
+        note = mask_note(call_id, name, args, output)
         masks[call_id] = note
         saved += size - estimate(note)
         if needed_tokens is not None and saved >= needed_tokens:

@@ -111,8 +111,17 @@ class CompactionService:
             built = await model_switch(turn, built, provider)
         if not settings.compaction.auto or built.tokens < built.threshold_tokens:
             return built
-        await self.engine.compact(turn.state, CompactRequest("auto", interrupted=turn.steps > 0))
+        record = await self.engine.compact(
+            turn.state, CompactRequest("auto", interrupted=turn.steps > 0)
+        )
         rebuilt = self.sessions.build_context(turn.state, settings, provider.identity)
+        if rebuilt.tokens >= rebuilt.threshold_tokens and not record.committed:
+            raise CompactionError(
+                f"the session cannot fit: the context is {rebuilt.tokens} tokens, over the "
+                f"threshold of "
+                f"{rebuilt.threshold_tokens}, and compaction could not make it smaller "
+                f"({record.notes[0]}); stopping instead of compacting again"
+            )
         if rebuilt.tokens >= rebuilt.threshold_tokens:
             # The engine escalates until the view fits or fails; this is the loop guard.
             raise CompactionError(
@@ -136,10 +145,11 @@ class CompactionService:
                 MAX_CALIBRATION,
                 max(state.calibration, built.usable_window / built.estimated_tokens),
             )
-        await self.engine.compact(
+        record = await self.engine.compact(
             turn.state, CompactRequest("overflow", interrupted=turn.steps > 0)
         )
-        return True
+        # Nothing could be gained: retrying the same request would overflow again.
+        return record.committed
 
     def on_server_compaction(
         self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider

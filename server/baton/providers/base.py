@@ -152,6 +152,32 @@ class ToolSpec:
     parameters: dict[str, Any]  # JSON Schema of the arguments object
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """Explicit sampling for a request (compaction summaries set it; turns use the
+    provider's defaults). Each provider sends the fields its API supports:
+    `openai-compatible` temperature, top_p, frequency and presence penalties;
+    `local` (llama.cpp) those and `repeat_penalty`; `openai` (Responses) none,
+    because its reasoning models reject sampling parameters (docs/compaction.md)."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    repeat_penalty: float | None = None  # llama.cpp only
+
+    def chat_fields(self, *, llamacpp: bool = False) -> dict[str, float]:
+        fields = {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "frequency_penalty": self.frequency_penalty,
+            "presence_penalty": self.presence_penalty,
+        }
+        if llamacpp:
+            fields["repeat_penalty"] = self.repeat_penalty
+        return {k: v for k, v in fields.items() if v is not None}
+
+
 @dataclass
 class ModelRequest:
     instructions: str
@@ -164,6 +190,8 @@ class ModelRequest:
     compact_threshold: int | None = None
     # A stable key for provider prompt caching (the session id).
     cache_key: str | None = None
+    # Explicit sampling (summaries); None: the provider's defaults.
+    sampling: Sampling | None = None
 
 
 # ----------------------------------------------------------------------------- events

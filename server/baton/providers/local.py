@@ -117,6 +117,7 @@ class LocalProvider:
                 text_tool_calls=True,
                 extra_body=self._sampling,
                 base_url=f"{base_url}/v1",
+                llamacpp=True,
             )
             self._chat_base = base_url
         return self._chat

@@ -330,9 +330,12 @@ class OpenAIChatProvider:
         extra_body: Mapping[str, Any] | None = None,
         base_url: str | None = None,
         owns_client: bool = False,
+        llamacpp: bool = False,
     ) -> None:
         """`base_url` overrides where requests go when it is not the identity's route
-        (the embedded local model: identity route "local", server on an ephemeral port)."""
+        (the embedded local model: identity route "local", server on an ephemeral port);
+        `llamacpp` says the server takes llama.cpp's own sampling fields (repeat_penalty)."""
+        self.llamacpp = llamacpp
         if api_key:
             register_secret(api_key)
         self.identity = identity
@@ -367,6 +370,8 @@ class OpenAIChatProvider:
             body["tools"] = [to_chat_tool(t) for t in tools]
         if request.max_output_tokens:
             body["max_tokens"] = request.max_output_tokens
+        if request.sampling is not None:
+            body.update(request.sampling.chat_fields(llamacpp=self.llamacpp))
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:

@@ -120,6 +120,8 @@ class ToolContext:
     ask_permission: PermissionGate
     # Services the plan tools need (set by the session; None where plans are unavailable).
     plan: Any = None
+    # What compaction hid, for the `recall` tool (baton.compaction.recall.RecallSource).
+    recall: Any = None
     # Sends a JSON-RPC notification to the client (plan_show).
     notify: Callable[[str, dict[str, Any]], None] | None = None
     # Called with the files a tool is about to change, before it changes them

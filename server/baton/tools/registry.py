@@ -26,6 +26,7 @@ from baton.providers.base import ToolSpec
 from baton.tools.base import Tool, ToolContext, ToolFailure, ToolResult, truncate
 from baton.tools.files import EditTool, ReadTool, WriteTool
 from baton.tools.policy import plan_mode_message
+from baton.tools.recall import RecallTool
 from baton.tools.search import GlobTool, GrepTool
 from baton.tools.shell import BashTool
 
@@ -195,5 +196,7 @@ def _error(message: str) -> ToolResult:
 
 
 def default_registry() -> ToolRegistry:
-    """A registry with the six workspace tools; plan and MCP tools are registered later."""
-    return ToolRegistry([ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool()])
+    """The six workspace tools and `recall`; plan and MCP tools are registered later."""
+    return ToolRegistry(
+        [ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool(), RecallTool()]
+    )

@@ -1,0 +1,138 @@
+"""The ledger is authoritative: summary statements it contradicts are taken out.
+
+The summariser is told not to restate the ledger, but small models still write
+"stats.py has been modified" when no file changed, or list a done plan step as
+the next action. After the summary comes back, each line is checked against
+the ledger and the plan for three kinds of claim:
+
+* a file changed (modified, created, edited, …) that the ledger records no
+  change to, and that no recorded command names either (a `sed -i` is not a
+  file fact, so a command naming the file is given the benefit of the doubt);
+* a command's result (passed, failed, exit code N) that none of its recorded
+  runs had, or a result claimed for a command that never ran;
+* a plan step said to be done that the plan shows open, in progress or
+  blocked, or a done step given as the next action.
+
+A contradicted line is replaced by a one-line correction naming what the
+ledger says, so the model neither keeps the false claim nor loses the fact
+that it was wrong; the record's notes count them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from baton import protocol as p
+
+_CHANGED = re.compile(
+    r"\b(modif(?:y|ied|ies|ying)|chang(?:ed|es|ing)|edit(?:ed|s|ing)?|updat(?:ed|es|ing)|"
+    r"creat(?:ed|es|ing)|wrote|written|rewrit(?:ten|e)|added|implemented|fixed|"
+    r"delet(?:ed|es)|removed|refactored|patched)\b",
+    re.I,
+)
+_NEGATION = re.compile(
+    r"\b(not|no|never|unchanged|without|nothing|none|yet to|still needs?|to be|should|"
+    r"will|must|need to|needs to|plan to|next)\b",
+    re.I,
+)
+_FILE = re.compile(r"(?<![\w/.:-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,5})(?![\w/])")
+_COMMAND = re.compile(r"`([^`\n]{2,200})`")
+_PASS = re.compile(r"\b(passed|passes|passing|succeeded|succeeds|successful(?:ly)?|green)\b", re.I)
+_FAIL = re.compile(r"\b(failed|fails|failing|errored|non-zero)\b", re.I)
+_EXIT = re.compile(r"(?:exit(?:ed)?(?: with)?(?: code| status)?|→|returned)\s*(-?\d+)\b", re.I)
+_DONE = re.compile(r"\b(done|completed?|finished|ticked|checked off)\b", re.I)
+_HEADING = re.compile(r"^\s{0,3}#{1,4}\s*(.+?)\s*#*\s*$")
+
+CORRECTION = "- [Baton] Removed a summary statement the ledger contradicts: {reason}."
+
+
+@dataclass
+class Correction:
+    line: str
+    reason: str
+
+
+def check_summary(
+    summary: str, ledger: p.Ledger, steps: list[p.PlanStep] | None = None
+) -> tuple[str, list[Correction]]:
+    """(the summary with contradicted lines replaced, what was corrected)."""
+    steps = steps if steps is not None else (ledger.plan.steps if ledger.plan else [])
+    changed = [touch.path for touch in ledger.files_modified]
+    runs = {run.command: (run.exit_codes or [run.exit_code]) for run in ledger.commands}
+    out: list[str] = []
+    corrections: list[Correction] = []
+    section = ""
+    for line in summary.splitlines():
+        heading = _HEADING.match(line)
+        if heading:
+            section = heading.group(1).lower()
+            out.append(line)
+            continue
+        reason = (
+            _file_claim(line, changed, runs)
+            or _command_claim(line, runs)
+            or _step_claim(line, steps, next_action="next" in section)
+        )
+        if reason is None:
+            out.append(line)
+            continue
+        corrections.append(Correction(line.strip(), reason))
+        out.append(CORRECTION.format(reason=reason))
+    return "\n".join(out), corrections
+
+
+def _same_file(token: str, path: str) -> bool:
+    token, path = token.lstrip("./"), path.lstrip("./")
+    return path == token or path.endswith("/" + token) or token.endswith("/" + path)
+
+
+def _file_claim(line: str, changed: list[str], runs: dict[str, list[int | None]]) -> str | None:
+    if not _CHANGED.search(line) or _NEGATION.search(line):
+        return None
+    files = [f for f in _FILE.findall(line) if not f.lower().startswith(("http", "www."))]
+    if not files:
+        return None
+    if any(_same_file(f, path) for f in files for path in changed):
+        return None
+    if any(f.split("/")[-1] in command for f in files for command in runs):
+        return None  # a command may have changed it; the ledger cannot tell
+    listed = ", ".join(changed) if changed else "none"
+    return f"the ledger records no change to {', '.join(dict.fromkeys(files))} (files changed: {listed})"
+
+
+def _command_claim(line: str, runs: dict[str, list[int | None]]) -> str | None:
+    exit_code = _EXIT.search(line)
+    passed, failed = bool(_PASS.search(line)), bool(_FAIL.search(line))
+    if not (exit_code or passed or failed):
+        return None
+    for command in _COMMAND.findall(line):
+        command = command.strip()
+        codes = runs.get(command)
+        if codes is None:
+            if command.split() and any(command.split()[0] == c.split()[0] for c in runs):
+                continue  # a variant of a recorded command; too loose to judge
+            if " " in command and (exit_code or passed or failed):
+                return f"the ledger records no run of `{command}`"
+            continue
+        shown = ", ".join("killed" if c is None else str(c) for c in codes)
+        if exit_code and int(exit_code.group(1)) not in codes:
+            return f"`{command}` never exited {exit_code.group(1)} (runs: {shown})"
+        if passed and not failed and 0 not in codes:
+            return f"`{command}` never passed (runs: {shown})"
+        if failed and not passed and all(c == 0 for c in codes):
+            return f"`{command}` never failed (runs: {shown})"
+    return None
+
+
+def _step_claim(line: str, steps: list[p.PlanStep], *, next_action: bool) -> str | None:
+    lowered = line.lower()
+    for step in steps:
+        text = step.text.lower().split(":")[0].strip()
+        if len(text) < 8 or text not in lowered:
+            continue
+        if next_action and step.state == "done":
+            return f"the plan step {step.text!r} is already done"
+        if _DONE.search(line) and not _NEGATION.search(line) and step.state != "done":
+            return f"the plan step {step.text!r} is {step.state.replace('_', ' ')}, not done"
+    return None

@@ -1,0 +1,128 @@
+"""Exact recall of what compaction hid: the source behind the `recall` tool.
+
+A compaction never deletes anything; it only changes the view. `recall`
+returns, word for word, what left it: a masked tool output by the call id its
+placeholder names, or the lines of compacted messages and hidden outputs that
+match a search. Read-only and bounded, so it is allowed in every mode and a
+recall never floods the window it was meant to spare.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from baton.session.model import StoredMessage
+from baton.session.state import SessionState
+from baton.tools.base import ToolFailure
+
+if TYPE_CHECKING:
+    from baton.session.service import SessionService
+
+# What one recall returns at most (characters): a masked output in pages of this size.
+MAX_CHARS = 12_000
+# A search returns at most this many matching lines, each cut to LINE_CHARS.
+MAX_MATCHES = 40
+LINE_CHARS = 400
+
+
+class RecallSource:
+    """What `recall` reads: the session's stored history and its current view."""
+
+    def __init__(self, sessions: SessionService) -> None:
+        self.sessions = sessions
+
+    def recall(
+        self, session_id: str, *, call_id: str | None, query: str | None, offset: int = 0
+    ) -> str:
+        state = self.sessions.state(session_id)
+        if call_id:
+            return _output(state, call_id.strip(), offset)
+        if query and query.strip():
+            return _search(state, query.strip())
+        raise ToolFailure("give call_id (from a pruned-output placeholder) or query (text to find)")
+
+
+def _hidden_messages(state: SessionState) -> Iterator[StoredMessage]:
+    first = state.view.first_kept_seq
+    for message in state.messages:
+        if message.kind == "compaction" or message.id in state.reverted:
+            continue
+        if first is not None and message.seq < first:
+            yield message
+
+
+def _output(state: SessionState, call_id: str, offset: int) -> str:
+    for message in state.messages:
+        result = message.results.get(call_id)
+        if result is None:
+            continue
+        name = next(
+            (
+                part.data.get("name", "tool")
+                for part in message.tool_calls()
+                if part.data["toolCallId"] == call_id
+            ),
+            "tool",
+        )
+        text = result.output
+        if offset >= len(text) and text:
+            raise ToolFailure(f"offset {offset} is past the end ({len(text):,} characters)")
+        page = text[offset : offset + MAX_CHARS]
+        end = offset + len(page)
+        header = f"[recall: exact output of {name} call {call_id} ({result.status})"
+        if offset or end < len(text):
+            header += f", characters {offset:,}–{end:,} of {len(text):,}"
+            if end < len(text):
+                header += f"; more with offset {end}"
+        return f"{header}]\n{page}"
+    raise ToolFailure(
+        f"no tool call {call_id!r} in this session; copy the id from the placeholder exactly"
+    )
+
+
+def _sources(state: SessionState) -> Iterator[tuple[str, str]]:
+    """(label, text) of everything compaction hid: compacted messages and masked outputs."""
+    hidden = list(_hidden_messages(state))
+    hidden_ids = {m.id for m in hidden}
+    for message in hidden:
+        if message.role == "user":
+            yield f"{message.id} person", message.text()
+            continue
+        for part in message.parts:
+            if part.type == "text" and part.data.get("text"):
+                yield f"{message.id} assistant", part.data["text"]
+            elif part.type == "tool_call":
+                yield (
+                    f"{message.id} call {part.data['toolCallId']} {part.data['name']} input",
+                    (part.data.get("arguments") or ""),
+                )
+    masked = state.view.masked
+    for message in state.messages:
+        for call_id, result in message.results.items():
+            if message.id in hidden_ids or call_id in masked:
+                yield f"output of call {call_id}", result.output
+
+
+def _search(state: SessionState, query: str) -> str:
+    needle = query.lower()
+    matches: list[str] = []
+    total = 0
+    for label, text in _sources(state):
+        for number, line in enumerate(text.splitlines(), start=1):
+            if needle not in line.lower():
+                continue
+            total += 1
+            if len(matches) < MAX_MATCHES:
+                shown = line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…"
+                matches.append(f"[{label}, line {number}] {shown}")
+    if not matches:
+        return (
+            f"[recall: no line of the compacted history or pruned outputs contains {query!r}; "
+            "what is still in view is not searched]"
+        )
+    more = f"; showing the first {MAX_MATCHES}" if total > MAX_MATCHES else ""
+    body = "\n".join(matches)
+    if len(body) > MAX_CHARS:
+        body = body[:MAX_CHARS] + "\n[… cut; search for something narrower]"
+    return f"[recall: {total} matching line(s) for {query!r}{more}]\n{body}"
