@@ -131,25 +131,34 @@ async def test_no_summary_request_for_an_empty_range_in_one_long_turn(
 async def test_the_step_the_model_is_on_is_never_masked(
     start_baton: StartBaton, llm: FakeLLM, workspace: Path
 ) -> None:
-    # Issue 20: a big read into a small window must reach the model whole.
+    # Issue 20: a big read into a small window must reach the model whole (each file
+    # fits the window's share for one tool result, 6,400 characters in 8k).
     (workspace / "big.py").write_text(
-        "".join(f"def f{i}(): return {i}  # BIGFILE\n" for i in range(330))
+        "".join(f"def f{i}(): return {i}  # BIGFILE\n" for i in range(130))
     )
-    (workspace / "old.txt").write_text("old line\n" * 600)
+    for n in range(3):
+        (workspace / f"old{n}.txt").write_text(f"old line {n}\n" * 550)
     baton = await start_baton(settings={"contextWindow": 8000, **ALLOW})
     sid = await baton.new_session()
-    llm.add(tool_call("read", {"path": "old.txt"}))
-    llm.add(text("Old file read."))
-    await baton.prompt(sid, "read old.txt " + "please " * 300)
-    llm.on_request(lambda req: text(FULL_SUMMARY) if is_summary_request(req) else None)
-    llm.add(tool_call("read", {"path": "big.py"}))
-    llm.add(text("f329 returns 329."))
-    await baton.prompt(sid, "what does f329 return?")
+    for n in range(3):
+        llm.add(tool_call("read", {"path": f"old{n}.txt"}))
+    llm.add(text("Old files read."))
+    await baton.prompt(sid, "read the old files " + "please " * 200)
+
+    def handler(req: Any) -> Any:
+        if is_summary_request(req):
+            return text(FULL_SUMMARY)
+        if "BIGFILE" not in req.input_text():
+            return tool_call("read", {"path": "big.py"})
+        return text("f129 returns 159.")
+
+    llm.on_request(handler)
+    await baton.prompt(sid, "what does f129 return?")
     assert baton.updates(sid, "compaction_started")
     answer_request = [r for r in llm.model_requests if not is_summary_request(r)][-1]
     sent = answer_request.input_text()
-    assert sent.count("BIGFILE") == 330, "the last complete step's output was masked"
-    assert "old line" not in sent
+    assert sent.count("BIGFILE") == 130, "the last complete step's output was masked"
+    assert "old line 0" not in sent
 
 
 @pytest.mark.asyncio
