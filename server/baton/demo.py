@@ -214,10 +214,12 @@ def plan_departures(plan: str) -> list[str]:
     return out
 
 
-def summary_departures(summary: str, ledger: p.Ledger, files: list[str]) -> list[str]:
+def summary_departures(summary: str | None, ledger: p.Ledger, files: list[str]) -> list[str]:
     """Sentences of the summary saying a file was changed that the ledger says was not.
 
     The ledger is built from the tools' own records; a summary is the model's prose."""
+    if not summary:
+        return []
     modified = {touch.path for touch in ledger.files_modified}
     claimed: set[str] = set()  # one departure per file
     out: list[str] = []
@@ -234,6 +236,21 @@ def summary_departures(summary: str, ledger: p.Ledger, files: list[str]) -> list
                     f"the summary says {name} was changed ({_clip(sentence, 80)!r}), "
                     "but the ledger records no change to it"
                 )
+    return out
+
+
+def corrected_departures(notes: list[str]) -> list[str]:
+    """File-change claims the compaction removed from the summary because the ledger
+    contradicted them (its notes say which): still a departure of the model's."""
+    out: list[str] = []
+    for note in notes:
+        if "summary statement(s) the ledger contradicts" not in note:
+            continue
+        for name in re.findall(r"the ledger records no change to ([^ (;]+)", note):
+            out.append(
+                f"the summary says {name} was changed, but the ledger records no change to it "
+                "(Baton removed the statement from the summary)"
+            )
     return out
 
 
@@ -397,10 +414,10 @@ class Demo:
         if record is None:
             return self._finish(app, sid, plan_file, ok=False)
         self._show_record(record)
-        if record.summary:
-            self.problems.extend(
-                summary_departures(record.summary, record.ledger, sorted(originals))
-            )
+        # A claim the ledger contradicts is removed before anything is committed (the
+        # notes say so); one in a committed summary would be reported from its text.
+        claims = summary_departures(record.summary, record.ledger, sorted(originals))
+        self.problems.extend(claims or corrected_departures(record.notes))
 
         # 4. One step is built, from the plan the compaction left in view.
         self.heading("4/5 Build mode, after the compaction: the agent builds the first step")

@@ -84,7 +84,12 @@ SWAPPED_PLAN = (
 )
 UNNAMED_STEP = "- [ ] return 0.0 for an empty list in the first function"
 # A summary with every section, one of which claims a change the ledger does not have.
-SUMMARY = "\n\n".join(f"## {name}\nI modified stats.py to fix mean()." for name in SECTIONS)
+# One claim the ledger contradicts (a summary repeating one line in every section would be
+# rejected as a loop).
+SUMMARY = "\n\n".join(
+    f"## {name}\n" + ("I modified stats.py to fix mean()." if i == 2 else "none")
+    for i, name in enumerate(SECTIONS)
+)
 
 
 def test_the_demo_names_the_step_the_model_wrote_and_lists_each_departure(
