@@ -170,8 +170,9 @@ async def test_after_a_compaction_the_new_prefix_is_stable(
     ledger = next(i for i, t in enumerate(texts) if t.startswith("<baton:ledger>"))
     assert texts[ledger + 1].startswith("<baton:plan>")
     assert "- [ ] Add the login form" in texts[ledger + 1]
-    # The plan-mode note went with the compacted messages: build mode, the default, holds.
-    assert texts[-1] == "Build the first step"
+    # The plan-mode note went with the compacted messages (and a summary may speak of plan
+    # mode): the mode is said again before the prompt.
+    assert texts[-2].startswith("[mode: build]") and texts[-1] == "Build the first step"
     assert not [t for t in texts if t.startswith("[mode: plan]")]
     # From there on, requests only append: the tick's copy and the person's edit come after.
     assert_appended(first, tick)

@@ -7,8 +7,8 @@ view with how things are, and appends a message (kind `context`) for each
 difference:
 
 - the mode, with its rules, when it is not the mode last announced (the
-  instructions say build mode holds until a note says otherwise; a switch, or a
-  compaction that took the announcement out of view);
+  instructions say build mode holds until a note says otherwise; a switch; and
+  after a compaction, until a note is in view again, whatever the mode);
 - the plan (its block: status, where to go on, text), when the last copy the
   model was shown is not its latest version (the person edited the file, a
   compaction kept an older copy after the plan's block): the plan tools' own
@@ -95,7 +95,9 @@ class ContextNotes:
             or told.signature != signature
             or told.scanned > len(state.messages)
         ):
-            told = state.extras["told"] = _Told(signature)
+            # After a compaction the summary may speak of another mode: say it again.
+            compacted = view.compaction_id is not None or view.first_kept_seq is not None
+            told = state.extras["told"] = _Told(signature, mode=None if compacted else "build")
         mode, version = told.mode, told.plan_version
         settled = True
         for index in range(told.scanned, len(state.messages)):
