@@ -184,7 +184,10 @@ async def test_overflow_compacts_on_the_server_and_retries(
     assert "first" in call.texts("user") and "second" not in call.texts("user")
     retry = llm.model_requests[-1]
     llm.assert_replayed(request=retry)
-    assert retry.last_user_text() == "second"
+    # The person's message, then the mode said again (the compacted chain may speak of
+    # another mode): appended after it, never in place of it.
+    *_, question, mode_note = retry.texts("user")
+    assert question == "second" and mode_note.startswith("[mode: build]")
     assert not [r for r in llm.model_requests if is_summary_request(r)]
 
 
