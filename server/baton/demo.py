@@ -559,6 +559,14 @@ class Demo:
             self.say("  where the model fell short (the demo stood in or went on):")
             for problem in self.problems:
                 self.say(f"    - {problem}")
+        totals = app.sessions.requests.totals(sid)
+        if totals.requests:
+            # What the prompt cache saved: evaluated tokens are what the model had to read.
+            self.say(
+                f"  model requests: {totals.requests}; prompt tokens: {totals.input_tokens:,} "
+                f"sent, {totals.cached_tokens:,} from the cache, "
+                f"{totals.input_tokens - totals.cached_tokens:,} evaluated"
+            )
         self.say(f"  wall time: {time.monotonic() - self.started:.0f} s")
         return 0 if ok else 1
 

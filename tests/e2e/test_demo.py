@@ -73,6 +73,15 @@ def test_the_demo_plans_compacts_and_builds_from_the_plan_that_came_back(
     assert build.last_user_text() is not None and "Call edit on stats.py" in build.last_user_text()
     assert "<baton:plan>" in str(build.items) and "`median()`: implement it" in str(build.items)
     assert '"trigger": "manual"' in out and "the plan block in the next request" in out
+    # The closing lines say what the prompt cache saved, from the provider's own counts.
+    [(requests, sent, cached, evaluated)] = re.findall(
+        r"model requests: (\d+); prompt tokens: ([\d,]+) sent, ([\d,]+) from the cache, "
+        r"([\d,]+) evaluated",
+        out,
+    )
+    sent_n, cached_n, evaluated_n = (int(v.replace(",", "")) for v in (sent, cached, evaluated))
+    assert int(requests) >= len(llm.model_requests) - 1
+    assert sent_n > cached_n > 0 and evaluated_n == sent_n - cached_n
     # Nothing of the demo lands in the person's own Baton data.
     assert not (home / "data" / "baton" / "workspaces").exists()
 
