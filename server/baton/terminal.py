@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,12 +13,18 @@ from typing import TextIO
 from baton import protocol as p
 from baton.echoed_markup import MarkupFilter
 from baton.session.events import ProgressReporter, ProgressScope
+from baton.terminal_prompt import cut, render_request, terminal_safe, visible
 from baton.terminal_status import StatusLine, describe_progress
 
 ECHOED_MARKUP_NOTE = (
     "[the model echoed markup ({tags}) into its answer; it was left out of the text shown"
     " above (the session keeps the answer as written)]\n"
 )
+# Columns the permission prompt wraps to when stderr is not a terminal.
+DEFAULT_WIDTH = 100
+# The most characters of a tool call's input / a failure shown on an activity line.
+ACTIVITY_CHARS = 200
+FAILURE_CHARS = 300
 
 
 class TerminalChannel:
@@ -43,6 +50,9 @@ class TerminalChannel:
         self._mid_line = False
         self.status = StatusLine(err, live=live_status)
         self.markup = MarkupFilter()
+        # A terminal gets the answer with control characters escaped; a pipe or a
+        # file gets it exactly as the model wrote it.
+        self._out_tty = _isatty(out)
 
     def start(self) -> None:
         """The turn is starting: the model has been asked."""
@@ -63,7 +73,7 @@ class TerminalChannel:
         if not text:
             return
         self.status.hide()
-        self.out.write(text)
+        self.out.write(terminal_safe(text) if self._out_tty else text)
         self.out.flush()
         self._mid_line = not text.endswith("\n")
 
@@ -85,10 +95,10 @@ class TerminalChannel:
             self._write_answer(self.markup.flush())
             self._newline()
             summary = json.dumps(data.get("input", {}), ensure_ascii=False)
-            self.err.write(f"→ {data['name']} {summary[:200]}\n")
+            self.err.write(f"→ {visible(data['name'])} {_short(summary, ACTIVITY_CHARS)}\n")
             self.status.show("tool", f"running {data['name']}")
         elif kind == "tool_call_update" and data.get("status") == "failed":
-            self.err.write(f"  ✗ {str(data.get('output', ''))[:300]}\n")
+            self.err.write(f"  ✗ {_short(str(data.get('output', '')), FAILURE_CHARS)}\n")
             self.status.show("waiting", "waiting for the model")
         elif kind == "tool_call_update" and data.get("status") == "completed":
             self.status.show("waiting", "waiting for the model")
@@ -136,16 +146,64 @@ class TerminalChannel:
             return None
         self.status.hide()
         self._newline()
-        detail = json.dumps(params.tool_call.input, ensure_ascii=False)[:500]
-        if params.diff:
-            self.err.write(params.diff[:4000] + "\n")
-        self.err.write(f"Allow {params.tool_call.name} {detail}? [y]es / [a]lways / [N]o: ")
-        self.err.flush()
-        answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
-        option = {"y": "allow_once", "yes": "allow_once", "a": "allow_always"}.get(
-            answer, "reject_once"
+        rendering = render_request(
+            params.tool_call.name,
+            params.tool_call.input,
+            params.diff,
+            params.reason,
+            width=self._width(),
+            styled=self._err_tty(),
         )
-        return p.PermissionResponse(outcome=p.SelectedOutcome(option_id=option))
+        shown, held_back = cut(rendering.lines)
+        self._write_lines(shown)
+        if held_back:
+            self.err.write(
+                f"  [… {held_back:,} more lines not shown ({len(rendering.lines):,} in all);"
+                " answer v to see everything before you decide …]\n"
+            )
+        offered = {option.option_id for option in params.options}
+        name = visible(params.tool_call.name)
+        while True:
+            if held_back:
+                self.err.write(f"Allow {name}? [v]iew all / [N]o: ")
+            else:
+                always = " / [a]lways" if "allow_always" in offered else ""
+                self.err.write(f"Allow {name}? [y]es{always} / [N]o: ")
+            self.err.flush()
+            answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
+            if answer in ("v", "view") and held_back:
+                self._write_lines(rendering.lines[len(shown) :])
+                held_back = 0
+                continue
+            option = {"y": "allow_once", "yes": "allow_once", "a": "allow_always"}.get(answer)
+            if option is not None and held_back:
+                self.err.write(
+                    "  not allowed: part of the request is not shown yet; answer v to see it"
+                    " all, or n\n"
+                )
+                continue
+            if option is None or option not in offered:
+                if answer in ("a", "always"):
+                    self.err.write("  'always' is not offered for this request\n")
+                    continue
+                option = "reject_once"
+            return p.PermissionResponse(outcome=p.SelectedOutcome(option_id=option))
+
+    def _write_lines(self, lines: list[str]) -> None:
+        for line in lines:
+            self.err.write(line + "\n")
+        self.err.flush()
+
+    def _err_tty(self) -> bool:
+        return _isatty(self.err)
+
+    def _width(self) -> int:
+        if self._err_tty():
+            try:
+                return os.get_terminal_size(self.err.fileno()).columns
+            except (OSError, ValueError):
+                pass
+        return DEFAULT_WIDTH
 
     def progress(self, title: str) -> ProgressScope:
         return self._progress(title)
@@ -160,3 +218,19 @@ class TerminalChannel:
             self.err.write(f"  {message}\n")
 
         yield report
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _short(text: str, limit: int) -> str:
+    """An activity line: escaped (nothing printed can steer the terminal), and said to
+    be cut when it is (the permission prompt, not this line, shows a call whole)."""
+    shown = visible(text)
+    if len(shown) <= limit:
+        return shown
+    return shown[:limit] + f"… [{len(shown) - limit:,} more characters]"
