@@ -294,11 +294,16 @@ def _run_trust(workspace: Path, interactive: bool) -> Trust:
 def trust_would_enable(workspace: Path) -> list[str]:
     """What an untrusted workspace has that trust would put in force, read without
     importing or running any of it."""
-    from baton.config import ConfigLoader
+    from baton.config import PERSON_ONLY_NOTE, ConfigLoader
     from baton.hooks.plugins import workspace_plugin_files
     from baton.trust import UNTRUSTED
 
-    items = ConfigLoader(workspace, trust=UNTRUSTED).ignored()
+    # Settings no workspace may set (trusted or not) are not something trust enables.
+    items = [
+        item
+        for item in ConfigLoader(workspace, trust=UNTRUSTED).ignored()
+        if PERSON_ONLY_NOTE not in item
+    ]
     items += [str(path.relative_to(workspace)) for path in workspace_plugin_files(workspace)]
     return items
 

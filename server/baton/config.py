@@ -120,6 +120,16 @@ class ToolSettings(_Section):
     repeat_limit: int = Field(2, ge=1, le=100)
 
 
+class EnvSettings(_Section):
+    """Which environment variables commands (bash, command hooks) do not get; see
+    `baton.secret_env`. Only the person's own layers may set this section."""
+
+    # More names (shell-style patterns, any case) to hide from commands.
+    scrub: list[str] = Field(default_factory=list)
+    # Names (or patterns) to pass on although they look like secrets by the built-in list.
+    keep: list[str] = Field(default_factory=list)
+
+
 class McpServerSettings(_Section):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_-]+$")
     command: list[str] | None = None
@@ -152,6 +162,7 @@ class Settings(_Section):
     local: LocalSettings = Field(default_factory=LocalSettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    env: EnvSettings = Field(default_factory=EnvSettings)
     # Which layer supplied each value (canonical dotted key -> layer); see `origin`.
     _origins: dict[str, Layer] = PrivateAttr(default_factory=dict)
 
@@ -446,6 +457,12 @@ UNTRUSTED_WORKSPACE_MAY_SET = frozenset(
 )
 
 
+# What a workspace file may never set, trusted or not: which secrets commands get is the
+# person's own choice (a repository could otherwise hand itself their tokens).
+PERSON_ONLY = frozenset({"env"})
+PERSON_ONLY_NOTE = "only your own settings may set it, never a workspace"
+
+
 def split_workspace_layer(
     data: dict[str, Any], *, trusted: bool
 ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
@@ -463,6 +480,9 @@ def split_workspace_layer(
             canonical = ".".join(_canonical_key(part) for part in path)
             if canonical == "permissions" and isinstance(value, dict):
                 permissions.update(value)
+                continue
+            if canonical in PERSON_ONLY:
+                ignored.append(f"{'.'.join(path)} ({PERSON_ONLY_NOTE})")
                 continue
             if trusted or canonical in UNTRUSTED_WORKSPACE_MAY_SET:
                 kept[key] = value

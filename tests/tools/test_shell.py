@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from baton.config import Settings
+from baton.secret_env import scrubbed_env
 from baton.tools.base import Fact, ToolFailure
-from baton.tools.shell import BashInput, BashTool, scrubbed_env
+from baton.tools.shell import BashInput, BashTool
 
 
 async def _bash(ctx: Any, command: str, timeout_ms: int | None = None) -> Any:

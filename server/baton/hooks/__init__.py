@@ -24,7 +24,7 @@ def install_hooks(sessions: SessionService, engine: CompactionEngine) -> Lifecyc
     from baton.hooks.dispatcher import HookDispatcher
     from baton.hooks.lifecycle import LifecycleHooks
     from baton.hooks.plugins import load_plugins
-    from baton.tools.shell import is_secret_name
+    from baton.secret_env import is_secret_name
 
     plugins = load_plugins(sessions.workspace, trusted=sessions.config.trust.trusted)
     config = sessions.config

@@ -28,7 +28,7 @@ from baton.hooks.commands import CommandFailed, hook_label, run_command
 from baton.hooks.events import HOOKS, HookKind, HookModel, HookName
 from baton.hooks.plugins import PluginSet
 from baton.hooks.scrub import Scrubber
-from baton.tools.shell import scrubbed_env
+from baton.secret_env import scrubbed_env
 
 log = logging.getLogger(__name__)
 

@@ -4,8 +4,8 @@ The command runs as `/bin/bash -c` (or `sh`) in its own session and process
 group, with stdin from /dev/null and stdout and stderr merged. A timeout or a
 cancelled turn kills the whole group (SIGTERM, then SIGKILL after a short
 grace), so no child outlives the tool by accident. Credentials are removed from
-the environment first: a command (and whatever it downloads) never sees an API
-key. Output is kept bounded in memory however much the command prints.
+the environment first (`baton.secret_env`): a command (and whatever it
+downloads) never sees an API key, a token or a password variable. Output is kept bounded in memory however much the command prints.
 """
 
 from __future__ import annotations
@@ -16,12 +16,11 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Mapping
 from typing import ClassVar
 
 from pydantic import Field
 
-from baton.config import Settings
+from baton.secret_env import hidden_names, scrubbed_env
 from baton.tools.base import (
     Fact,
     TerminalRun,
@@ -42,8 +41,6 @@ CANCEL_GRACE = 0.5
 # hold the output pipe open.
 DRAIN_GRACE = 1.0
 
-_SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
-
 
 class BashInput(ToolInput):
     command: str = Field(description="The command line, run by bash in the workspace directory.")
@@ -53,21 +50,6 @@ class BashInput(ToolInput):
         le=MAX_TIMEOUT_MS,
         description="Timeout in milliseconds (default 120000, at most 600000).",
     )
-
-
-def scrubbed_env(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for a command: inherited, minus every credential-looking variable.
-
-    Removed: names ending in _API_KEY, _TOKEN or _SECRET (any case), and the
-    variable named by `settings.api_key_env`.
-    """
-    source = os.environ if environ is None else environ
-    return {name: value for name, value in source.items() if not is_secret_name(name, settings)}
-
-
-def is_secret_name(name: str, settings: Settings) -> bool:
-    """Whether an environment variable holds a credential (by its name)."""
-    return name.upper().endswith(_SECRET_SUFFIXES) or name == settings.api_key_env
 
 
 def _shell() -> str:
@@ -176,7 +158,7 @@ class BashTool:
                 ctx.workspace,
                 timeout_s=timeout_ms / 1000,
                 output_bytes=limit * 4,
-                hidden_env=[n for n in os.environ if is_secret_name(n, ctx.settings)],
+                hidden_env=hidden_names(ctx.settings),
             )
             if ran is not None:
                 return _editor_result(args.command, ran, limit, timeout_ms)
