@@ -6,7 +6,8 @@ import { prepareLaunch } from "./client/launch";
 import { notifyProblem } from "./client/problemNotifier";
 import { runProcess } from "./client/processRunner";
 import { activePythonInterpreter } from "./client/pythonExtension";
-import { affectsServer, collectServerSettings } from "./client/settings";
+import { affectsServer, collectServerSettings, userSetting } from "./client/settings";
+import { parseTcpTarget } from "./client/tcp";
 import { registerCommands } from "./commands/registerCommands";
 import { sendStoredKey } from "./commands/serverCommands";
 import { currentSetup } from "./commands/setupCommands";
@@ -30,6 +31,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     output,
     workspaceFolder: firstFolder,
     initializationOptions: () => ({ settings: collectServerSettings(vscode.workspace.getConfiguration("baton")) }),
+    tcp: () => {
+      const config = vscode.workspace.getConfiguration("baton");
+      return parseTcpTarget(userSetting(config, "server.tcp"), userSetting(config, "server.tokenFile"));
+    },
     prepare: () =>
       prepareLaunch({
         run: runProcess,

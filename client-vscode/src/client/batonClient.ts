@@ -25,6 +25,7 @@ import {
 } from "../protocol";
 import type { LaunchPlan } from "./launch";
 import { StartupError } from "./startupError";
+import { connectTcp, readToken, type TcpTarget } from "./tcp";
 
 export type ServerState = "stopped" | "starting" | "running" | "failed";
 
@@ -45,6 +46,11 @@ export interface BatonClientOptions {
   reportProblem(error: unknown): void;
   /** How long the server may take to answer `initialize` (default 60 s). */
   startTimeoutMs?: number;
+  /**
+   * A running `baton serve --tcp` to connect to instead of starting a server
+   * (`baton.server.tcp`); undefined for stdio. Throws when the setting is wrong.
+   */
+  tcp?(): TcpTarget | undefined;
 }
 
 const MAX_CRASH_RESTARTS = 3;
@@ -60,6 +66,8 @@ export class BatonClient implements vscode.Disposable {
   /** Why the last start failed; kept until an explicit restart so one problem is reported once. */
   private failure: unknown;
   private lastCommand: string | undefined;
+  /** The connection to a shared TCP server, closed (never sent `exit`) on stop. */
+  private socket: { destroy(): void } | undefined;
 
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   private readonly updateEmitter = new vscode.EventEmitter<SessionUpdateNotification>();
@@ -126,6 +134,10 @@ export class BatonClient implements vscode.Disposable {
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    // A TCP server is shared and stops on `exit` from any client: close this
+    // connection without the shutdown/exit a stop() would send.
+    this.socket?.destroy();
+    this.socket = undefined;
     if (client) {
       try {
         await client.stop(5_000);
@@ -157,26 +169,49 @@ export class BatonClient implements vscode.Disposable {
 
   private async start(): Promise<void> {
     this.setState("starting");
-    let plan: LaunchPlan;
+    let serverOptions: ServerOptions;
+    let initializationOptions = this.options.initializationOptions();
+    let describe: string;
+    let tcp: TcpTarget | undefined;
+    let address = "baton.server.tcp";
     try {
-      plan = await this.options.prepare();
+      tcp = this.options.tcp?.();
+      if (tcp) {
+        address = tcp.address;
+        initializationOptions = { ...initializationOptions, token: await readToken(tcp) };
+      }
     } catch (error) {
-      this.failure = error;
-      this.setState("failed");
-      this.options.reportProblem(error);
-      throw error;
+      throw this.failed(new StartupError({ kind: "connect-failed", address, detail: error instanceof Error ? error.message : String(error) }));
     }
-    this.lastCommand = plan.command;
+    if (tcp) {
+      const target = tcp;
+      serverOptions = async () => {
+        const socket = await connectTcp(target);
+        this.socket = socket;
+        return { reader: socket, writer: socket };
+      };
+      describe = `connecting to baton serve --tcp ${target.address}`;
+    } else {
+      let plan: LaunchPlan;
+      try {
+        plan = await this.options.prepare();
+      } catch (error) {
+        throw this.failed(error);
+      }
+      this.lastCommand = plan.command;
+      const folder = this.options.workspaceFolder();
+      serverOptions = {
+        command: plan.command,
+        args: plan.args,
+        options: { env: plan.env, ...(folder ? { cwd: folder.uri.fsPath } : {}) },
+      };
+      describe = `starting ${plan.command} ${plan.args.join(" ")}`;
+    }
     const folder = this.options.workspaceFolder();
-    const serverOptions: ServerOptions = {
-      command: plan.command,
-      args: plan.args,
-      options: { env: plan.env, ...(folder ? { cwd: folder.uri.fsPath } : {}) },
-    };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [],
       outputChannel: this.options.output,
-      initializationOptions: this.options.initializationOptions(),
+      initializationOptions,
       ...(folder ? { workspaceFolder: folder } : {}),
       connectionOptions: { maxRestartCount: MAX_CRASH_RESTARTS },
       initializationFailedHandler: (error) => {
@@ -185,7 +220,8 @@ export class BatonClient implements vscode.Disposable {
       },
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue }),
-        closed: () => this.onClosed(),
+        // A TCP connection this client closed on purpose (stop) is not a crash.
+        closed: () => (tcp && !this.socket ? { action: CloseAction.DoNotRestart, handled: true } : this.onClosed()),
       },
     };
     const client = new LanguageClient("baton", "Baton Server", serverOptions, clientOptions);
@@ -213,7 +249,7 @@ export class BatonClient implements vscode.Disposable {
       }
     });
     this.client = client;
-    this.log(`starting ${plan.command} ${plan.args.join(" ")}`);
+    this.log(describe);
     const timeoutMs = this.options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
@@ -229,19 +265,24 @@ export class BatonClient implements vscode.Disposable {
     } catch (error) {
       if (this.client === client) this.client = undefined;
       await client.dispose().catch(() => undefined);
-      const problem = new StartupError({
-        kind: "server-failed",
-        interpreter: plan.command,
-        detail: error instanceof Error ? error.message : String(error),
-      });
-      this.failure = problem;
-      this.setState("failed");
-      this.options.reportProblem(problem);
-      throw problem;
+      const detail = error instanceof Error ? error.message : String(error);
+      throw this.failed(
+        tcp
+          ? new StartupError({ kind: "connect-failed", address: tcp.address, detail })
+          : new StartupError({ kind: "server-failed", interpreter: this.lastCommand ?? "python", detail }),
+      );
     } finally {
       if (timer) clearTimeout(timer);
     }
     this.setState("running");
+  }
+
+  /** Records and reports a start-up failure once; returns it for the caller to throw. */
+  private failed(problem: unknown): unknown {
+    this.failure = problem;
+    this.setState("failed");
+    this.options.reportProblem(problem);
+    return problem;
   }
 
   private onClosed(): { action: CloseAction; handled?: boolean } {

@@ -1,6 +1,8 @@
 // The server settings the user set in VS Code, as `initializationOptions.settings`
 // (PROTOCOL.md: the keys of .baton/config.toml, camelCase, dotted keys nested).
 // Only values the user set are sent, so files and environment still apply.
+// Which secrets commands get (`env.*`) is read from the user's own settings only,
+// never from a workspace's .vscode/settings.json (see PERSON_ONLY).
 
 /** The part of WorkspaceConfiguration this module needs. */
 export interface ConfigurationLike {
@@ -25,11 +27,20 @@ export const SERVER_SETTINGS: ReadonlyArray<readonly [setting: string, path: rea
   ["compaction.strategy", ["compaction", "strategy"]],
   ["plans.dir", ["plans", "dir"]],
   ["local.modelPath", ["local", "modelPath"]],
+  ["env.scrub", ["env", "scrub"]],
+  ["env.keep", ["env", "keep"]],
 ];
+
+/** Settings only the person's user settings may give (a repository could otherwise pass itself their tokens). */
+export const PERSON_ONLY: ReadonlySet<string> = new Set(["env.scrub", "env.keep"]);
+
+/** Settings that choose the server itself (read by the extension, not sent). */
+export const CONNECTION_SETTINGS: ReadonlyArray<string> = ["pythonPath", "server.tcp", "server.tokenFile"];
 
 function userValue(config: ConfigurationLike, key: string): unknown {
   const inspected = config.inspect<unknown>(key);
   if (!inspected) return undefined;
+  if (PERSON_ONLY.has(key)) return usable(inspected.globalValue);
   const candidates = [
     inspected.workspaceFolderLanguageValue,
     inspected.workspaceFolderValue,
@@ -39,11 +50,22 @@ function userValue(config: ConfigurationLike, key: string): unknown {
     inspected.globalValue,
   ];
   for (const value of candidates) {
-    if (value === undefined || value === null) continue;
-    if (typeof value === "string" && value.trim() === "") continue;
-    return typeof value === "string" ? value.trim() : value;
+    const found = usable(value);
+    if (found !== undefined) return found;
   }
   return undefined;
+}
+
+function usable(value: unknown): unknown {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "string" && value.trim() === "") return undefined;
+  return typeof value === "string" ? value.trim() : value;
+}
+
+/** The user-level value of a connection setting (never a workspace's). */
+export function userSetting(config: ConfigurationLike, key: string): string | undefined {
+  const value = usable(config.inspect<unknown>(key)?.globalValue);
+  return typeof value === "string" ? value : undefined;
 }
 
 export function collectServerSettings(config: ConfigurationLike): Record<string, unknown> {
@@ -69,5 +91,5 @@ export function collectServerSettings(config: ConfigurationLike): Record<string,
 
 /** Whether a configuration change touches a setting the running server was started with. */
 export function affectsServer(affects: (section: string) => boolean): boolean {
-  return affects("baton.pythonPath") || SERVER_SETTINGS.some(([key]) => affects(`baton.${key}`));
+  return CONNECTION_SETTINGS.some((key) => affects(`baton.${key}`)) || SERVER_SETTINGS.some(([key]) => affects(`baton.${key}`));
 }

@@ -5,7 +5,8 @@ export type StartupProblem =
   | { kind: "python-too-old"; interpreter: string; version: string }
   | { kind: "baton-missing"; interpreter: string; detail: string }
   | { kind: "provision-failed"; interpreter: string; detail: string }
-  | { kind: "server-failed"; interpreter: string; detail: string };
+  | { kind: "server-failed"; interpreter: string; detail: string }
+  | { kind: "connect-failed"; address: string; detail: string };
 
 export class StartupError extends Error {
   constructor(readonly problem: StartupProblem) {
@@ -55,6 +56,13 @@ export function describeProblem(problem: StartupProblem): ProblemDescription {
           `Baton: could not install the server into its private Python environment (${firstLine(problem.detail)}). ` +
           `See the log; "baton.pythonPath" can point at an interpreter that has "baton" installed.`,
         actions: [showLog, retry, setPath],
+      };
+    case "connect-failed":
+      return {
+        message:
+          `Baton: could not use the Baton server at ${problem.address} (${firstLine(problem.detail)}). ` +
+          `Check "baton.server.tcp" and "baton.server.tokenFile", or clear "baton.server.tcp" to let Baton start its own server.`,
+        actions: [showLog, retry],
       };
     case "server-failed":
       return {

@@ -24,6 +24,16 @@ describe("server settings", () => {
     });
   });
 
+  it("takes env.scrub / env.keep from the user's settings only, never a workspace's", () => {
+    const settings = collectServerSettings(
+      config({
+        "env.keep": { globalValue: ["GH_TOKEN"], workspaceValue: ["*"], workspaceFolderValue: ["AWS_SECRET_ACCESS_KEY"] },
+        "env.scrub": { workspaceValue: [] },
+      }),
+    );
+    expect(settings).toEqual({ env: { keep: ["GH_TOKEN"] } });
+  });
+
   it("sends nothing when nothing is set", () => {
     expect(collectServerSettings(config({}))).toEqual({});
   });
@@ -31,6 +41,8 @@ describe("server settings", () => {
   it("knows which changes need a server restart", () => {
     expect(affectsServer((s) => s === "baton.compaction.threshold")).toBe(true);
     expect(affectsServer((s) => s === "baton.pythonPath")).toBe(true);
+    expect(affectsServer((s) => s === "baton.server.tcp")).toBe(true);
+    expect(affectsServer((s) => s === "baton.env.keep")).toBe(true);
     expect(affectsServer((s) => s === "editor.fontSize")).toBe(false);
   });
 });
