@@ -76,7 +76,8 @@ async def test_folder_swapped_for_a_link_never_leaks_through_grep(
             time.sleep(0.002)
             swaps += 1
 
-    baton = await start_baton()
+    # One turn makes every grep: the full run's 200 are more than the default maxSteps.
+    baton = await start_baton(settings={"maxSteps": greps + 10})
     sid = await baton.new_session()
     for i in range(greps):
         # Each call differs: the turn stops a model repeating one call.
