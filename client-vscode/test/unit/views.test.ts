@@ -62,13 +62,42 @@ describe("sidebar host", () => {
     await expect(answer).resolves.toEqual({ outcome: "cancelled" });
   });
 
-  it("asks in a notification when the sidebar is not showing", async () => {
+  it("asks in a modal dialog showing the whole command, escaped, when the sidebar is not showing", async () => {
     resolveSidebar(services, false);
-    vscode.window.showWarningMessage.mockImplementationOnce(async (...args: unknown[]) => args[2]);
+    vscode.window.showWarningMessage.mockImplementationOnce(async (...args: unknown[]) => args[3]);
     const handler = fake.last.requestHandlers.get("baton/permission/request");
-    const answer = await handler?.(permissionParams, new vscode.CancellationTokenSource().token);
-    expect(vscode.window.showWarningMessage.mock.calls[0]?.[0]).toBe("Baton: the agent wants to run `ls`");
+    const command = "echo ok" + " ".repeat(520) + "; touch X\x1b[2K\u202e";
+    const params = { ...permissionParams, toolCall: { ...permissionParams.toolCall, input: { command } } };
+    const answer = await handler?.(params, new vscode.CancellationTokenSource().token);
+    const [message, options, ...items] = vscode.window.showWarningMessage.mock.calls[0] ?? [];
+    expect(message).toBe("Baton: the agent wants to run bash");
+    expect(options).toEqual({ modal: true, detail: "echo ok[… 520 spaces …]; touch X\\x1b[2K\\u202e" });
+    expect((items as Array<{ title: string }>).map((i) => i.title)).toEqual(["Allow once", "Always allow", "Reject"]);
     expect(answer).toEqual({ outcome: { optionId: "always" } });
+  });
+
+  it("a request too long for a dialog can only be rejected or read whole in the sidebar", async () => {
+    const webview = vscode.fakeWebview();
+    const view = { webview, visible: false, onDidDispose: new vscode.EventEmitter<void>().event };
+    services.sidebar.resolveWebviewView(view as never);
+    vscode.window.showWarningMessage.mockImplementationOnce(async (...args: unknown[]) => args[2]);
+    vscode.commands.executeCommand.mockImplementationOnce(async (id: string) => {
+      expect(id).toBe("baton.agent.focus");
+      view.visible = true;
+    });
+    const handler = fake.last.requestHandlers.get("baton/permission/request");
+    const command = Array.from({ length: 300 }, (_, i) => `echo ${i}`).join("\n") + "\ntouch hidden-tail";
+    const params = { ...permissionParams, toolCall: { ...permissionParams.toolCall, input: { command } } };
+    const answer = handler?.(params, new vscode.CancellationTokenSource().token) as Promise<unknown>;
+    await tick();
+    await tick();
+    const [, options, ...items] = vscode.window.showWarningMessage.mock.calls[0] ?? [];
+    expect((items as Array<{ title: string }>).map((i) => i.title)).toEqual(["Show in Sidebar", "Reject"]);
+    expect((options as { detail: string }).detail).toMatch(/more characters not shown here: open it in the sidebar/);
+    const card = webview.posted.find((m) => (m as { type: string }).type === "permission") as { requestId: string; toolCall: { input: { command: string } } };
+    expect(card.toolCall.input.command).toBe(command);
+    webview.receive({ type: "permissionAnswer", requestId: card.requestId, optionId: "reject" });
+    await expect(answer).resolves.toEqual({ outcome: { optionId: "reject" } });
   });
 
   it("relays a prompt and reports the end of the turn; ignores malformed messages", async () => {

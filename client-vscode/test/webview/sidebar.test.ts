@@ -184,6 +184,41 @@ describe("sidebar webview", () => {
     await page.close();
   });
 
+  it("a permission card shows the whole command and diff: wrapped, inside the card, control characters marked", async () => {
+    const page = await readySidebar();
+    const options = [
+      { optionId: "allow", kind: "allow_once" },
+      { optionId: "reject", kind: "reject_once" },
+    ];
+    const command = "echo ok" + " ".repeat(520) + "; touch X\r\x1b[2Kecho harmless \u202eTAIL" + "z".repeat(300);
+    await send(page, { type: "permission", requestId: "perm-9", sessionId: SESSION, toolCall: { toolCallId: "t9", name: "bash", input: { command } }, options });
+    const card = page.locator("[data-request-id=perm-9]");
+    await card.waitFor();
+    const detail = card.locator(".permission-detail");
+    expect(await detail.innerText()).toBe("echo ok[… 520 spaces …]; touch X\\r\\x1b[2Kecho harmless \\u202eTAIL" + "z".repeat(300));
+    expect(await detail.locator(".ctl").allInnerTexts()).toEqual(["[… 520 spaces …]", "\\r", "\\x1b", "\\u202e"]);
+    // The tail is inside the card's box, not scrolled or clipped out of sight.
+    const box = await detail.boundingBox();
+    const tail = await detail.evaluate((node) => {
+      const range = document.createRange();
+      const text = node.lastChild as Text;
+      range.setStart(text, text.length - 1);
+      range.setEnd(text, text.length);
+      const rect = range.getBoundingClientRect();
+      return { right: rect.right, scrollWidth: node.scrollWidth, clientWidth: node.clientWidth };
+    });
+    expect(box).not.toBeNull();
+    expect(tail.right).toBeLessThanOrEqual((box?.x ?? 0) + (box?.width ?? 0) + 1);
+    expect(tail.scrollWidth).toBeLessThanOrEqual(tail.clientWidth + 1);
+
+    const diff = "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-\x1b]52;c;ZXZpbA==\x07\n+plain\n";
+    await send(page, { type: "permission", requestId: "perm-10", sessionId: SESSION, toolCall: { toolCallId: "t10", name: "write", input: { path: "f", content: "plain\n" } }, options, diff });
+    const write = page.locator("[data-request-id=perm-10]");
+    await write.waitFor();
+    expect(await write.locator(".permission-diff").innerText()).toContain("-\\x1b]52;c;ZXZpbA==\\x07");
+    await page.close();
+  });
+
   it("switches mode, sessions and creates sessions through the host; shows compaction markers", async () => {
     const page = await readySidebar();
     await page.click("#mode-plan");

@@ -3,6 +3,7 @@
 // allows once (the focused choice), Escape rejects.
 import type { PermissionOption, PermissionToolCall } from "../../src/protocol";
 import { el } from "../shared/dom";
+import { visibleNodes } from "../shared/visible";
 import { permissionQuestion } from "./tools";
 
 export interface PermissionPrompt {
@@ -42,10 +43,11 @@ export function renderPermission(prompt: PermissionPrompt, answer: (optionId: st
     },
     el("div", { class: "permission-title" }, permissionQuestion(toolCall.name, toolCall.input)),
   );
-  if (command) card.append(el("pre", { class: "permission-detail" }, command));
-  else if (path) card.append(el("div", { class: "permission-detail path" }, path));
-  else card.append(el("pre", { class: "permission-detail" }, JSON.stringify(toolCall.input, null, 2)));
-  if (prompt.diff) card.append(el("pre", { class: "permission-diff" }, prompt.diff));
+  // Whole, wrapped, control characters made visible: what is approved is what is read.
+  if (command !== undefined) card.append(el("pre", { class: "permission-detail" }, ...visibleNodes(command)));
+  else if (path) card.append(el("div", { class: "permission-detail path" }, ...visibleNodes(path)));
+  else card.append(el("pre", { class: "permission-detail" }, ...visibleNodes(JSON.stringify(toolCall.input, null, 2))));
+  if (prompt.diff) card.append(el("pre", { class: "permission-diff" }, ...visibleNodes(prompt.diff, false)));
   const buttons = el("div", { class: "permission-actions" });
   let reject: PermissionOption | undefined;
   const choose = (option: PermissionOption) => {

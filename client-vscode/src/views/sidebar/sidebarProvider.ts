@@ -8,6 +8,7 @@ import type { Message, Mode, PermissionRequestParams, PermissionResponse, Sessio
 import { FileIndex, promptContext, type AttachmentRef } from "../../review/editorContext";
 import type { SessionState } from "../../state/sessionState";
 import { errorMessage } from "../../util/errors";
+import { visibleText } from "../../util/visible";
 import { webviewHtml, webviewOptions } from "../webviewAssets";
 import {
   parseSidebarOutbound,
@@ -120,7 +121,14 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
 
   /** Answers baton/permission/request in the sidebar when it is showing, else in a notification. */
   async askPermission(params: PermissionRequestParams, token: vscode.CancellationToken): Promise<PermissionResponse> {
-    if (!this.view || !this.view.visible) return askInNotification(params, token);
+    if (!this.view || !this.view.visible) {
+      const answer = await askInDialog(params, token);
+      if (answer !== "sidebar") return answer;
+      // Too long for a dialog: shown whole in the sidebar's card instead.
+      await vscode.commands.executeCommand(`${SIDEBAR_VIEW_ID}.focus`);
+      if (token.isCancellationRequested) return { outcome: "cancelled" };
+      if (!this.view?.visible) return { outcome: "cancelled" };
+    }
     const requestId = `perm-${++this.requestCounter}`;
     return new Promise<PermissionResponse>((resolve) => {
       const finish = (response: PermissionResponse) => {
@@ -503,26 +511,39 @@ export async function openLink(url: string): Promise<void> {
   if (choice === "Open Link") await vscode.env.openExternal(uri);
 }
 
-async function askInNotification(
+/** The most a dialog shows; a longer request is shown in the sidebar's card. */
+export const DIALOG_LIMIT = { chars: 2_000, lines: 40 };
+
+/**
+ * Asks in a modal dialog whose detail is the whole request, escaped (src/util/visible.ts):
+ * a toast would cut a long command and render control characters. A request too long for
+ * a dialog offers only "Show in Sidebar" or Reject, so nothing unseen can be allowed.
+ */
+async function askInDialog(
   params: PermissionRequestParams,
   token: vscode.CancellationToken,
-): Promise<PermissionResponse> {
+): Promise<PermissionResponse | "sidebar"> {
   const labels: Record<string, string> = {
     allow_once: "Allow once",
     allow_always: "Always allow",
     reject_once: "Reject",
   };
-  const items = params.options.map((o) => ({ title: o.name ?? labels[o.kind] ?? o.kind, optionId: o.optionId }));
-  const detail = describeToolCall(params.toolCall.name, params.toolCall.input);
+  const { name, input } = params.toolCall;
+  const full = typeof input.command === "string" ? input.command : JSON.stringify(input, null, 2);
+  const shown = visibleText(full) + (params.diff ? `\n\n${visibleText(params.diff, false)}` : "");
+  const tooLong = shown.length > DIALOG_LIMIT.chars || shown.split("\n").length > DIALOG_LIMIT.lines;
+  type Item = vscode.MessageItem & { optionId?: string; sidebar?: boolean };
+  const items: Item[] = tooLong
+    ? [{ title: "Show in Sidebar", sidebar: true }, ...params.options.filter((o) => o.kind === "reject_once").map((o) => ({ title: o.name ?? "Reject", optionId: o.optionId }))]
+    : params.options.map((o) => ({ title: o.name ?? labels[o.kind] ?? o.kind, optionId: o.optionId }));
+  const detail = tooLong
+    ? `${shown.slice(0, 500)}\n[… ${(shown.length - 500).toLocaleString("en-US")} more characters not shown here: open it in the sidebar to read all of it before you decide]`
+    : shown;
   const answer = await Promise.race([
-    vscode.window.showWarningMessage(`Baton: the agent wants to run ${detail}`, ...items),
+    vscode.window.showWarningMessage(`Baton: the agent wants to run ${visibleText(name)}`, { modal: true, detail }, ...items),
     new Promise<undefined>((resolve) => token.onCancellationRequested(() => resolve(undefined))),
   ]);
-  return answer ? { outcome: { optionId: answer.optionId } } : { outcome: "cancelled" };
+  if (answer?.sidebar) return "sidebar";
+  return answer?.optionId ? { outcome: { optionId: answer.optionId } } : { outcome: "cancelled" };
 }
 
-export function describeToolCall(name: string, input: Record<string, unknown>): string {
-  if (name === "bash" && typeof input.command === "string") return `\`${input.command}\``;
-  if (typeof input.path === "string") return `${name} on ${input.path}`;
-  return name;
-}
