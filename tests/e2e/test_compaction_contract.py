@@ -273,3 +273,72 @@ async def test_recall_returns_a_masked_output_and_a_compacted_message(
     )
     assert any(o.endswith(original) and "recall: exact output of read" in o for o in outputs)
     assert any("read notes.txt, then list missing-dir" in o and "person" in o for o in outputs)
+
+
+@pytest.mark.asyncio
+async def test_summary_requests_count_in_the_cache_figures(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_baton(settings=ALLOW)
+    sid = await history_with_tools(baton, llm, workspace)
+    llm.add(text(FULL_SUMMARY))
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert record["committed"] is True
+    [summary] = summary_requests(llm)
+    # The summary request reuses the session's prefix, so the provider's cache serves it.
+    assert summary.cached_tokens > 0
+    context = await baton.request("baton/session/context", {"sessionId": sid})
+    requests = llm.model_requests
+    assert context["cachedTokens"] == sum(r.cached_tokens for r in requests)
+    assert context["cacheHitRate"] == pytest.approx(
+        sum(r.cached_tokens for r in requests) / sum(r.tokens for r in requests)
+    )
+
+
+@pytest.mark.asyncio
+async def test_a_summary_within_its_bound_that_would_grow_the_view_is_refused(
+    start_baton: StartBaton, llm: FakeLLM
+) -> None:
+    # Issue 18's first failure: the demo's compaction made the view bigger (2,350 → 2,524).
+    # Here the oldest messages are just big enough to be worth a summary (207 estimated
+    # tokens); the model's summary keeps within its bound (122 of 128 tokens), but the
+    # summary block and the ledger added with it would still outweigh what they replace.
+    baton = await start_baton()
+    sid = await baton.new_session()
+    llm.add(text("Noted."))
+    await baton.prompt(sid, "remember this: " + "context " * 90)
+    llm.add(text("Fine."))
+    await baton.prompt(sid, "and then?")
+    points = "".join(
+        f"- point {w}\n" for w in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta")
+    )
+    llm.add(text(FULL_SUMMARY + "\n" + points))
+    before = await baton.request("baton/session/context", {"sessionId": sid})
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+
+    assert len(summary_requests(llm)) == 1  # the summary was asked for, and came back
+    assert record["committed"] is False
+    assert record["compactionId"] == ""
+    assert record["tokensBefore"] == record["tokensAfter"] == before["tokens"]
+    reason, *rest = record["notes"]
+    match = re.fullmatch(
+        r"nothing to compact: the view is (\d+) tokens \(history \d+\); "
+        r"a summary would make it (\d+)",
+        reason,
+    )
+    assert match, reason
+    assert int(match.group(1)) == before["tokens"] < int(match.group(2))
+    budget = re.search(r"max_output_tokens (\d+), (\d+) tokens replacing", " ".join(rest))
+    assert budget and int(budget.group(2)) <= int(budget.group(1)), rest
+
+    # Nothing was committed: no record, no marker, and the next request has no summary.
+    listed = await baton.request("baton/session/compactions", {"sessionId": sid})
+    assert listed["compactions"] == []
+    loaded = await baton.load(sid)
+    assert not any(p["type"] == "compaction" for m in loaded["messages"] for p in m["parts"])
+    llm.add(text("Still here."))
+    await baton.prompt(sid, "go on")
+    sent = llm.model_requests[-1].input_text()
+    assert "<baton:summary>" not in sent and "context " * 90 in sent
+    after = await baton.request("baton/session/context", {"sessionId": sid})
+    assert not any(i["kind"] == "checkpoint" for i in after["items"])

@@ -43,6 +43,7 @@ from baton.providers.base import (
     Provider,
     Sampling,
     TextDelta,
+    Usage,
     UserText,
 )
 from baton.session.events import ProgressReporter
@@ -816,11 +817,14 @@ class CompactionEngine:
         deltas: list[str] = []
         final: list[str] = []
         size = checked = 0
+        usage: list[Usage] = []
         events = provider.stream(request)
         try:
             async with asyncio.timeout_at(deadline):
                 async for event in events:
-                    if isinstance(event, TextDelta):
+                    if isinstance(event, Usage):
+                        usage.append(event)
+                    elif isinstance(event, TextDelta):
                         deltas.append(event.text)
                         size += len(event.text)
                         if size - checked >= LOOP_CHECK_CHARS:
@@ -837,6 +841,10 @@ class CompactionEngine:
             close = getattr(events, "aclose", None)
             if close is not None:
                 await close()
+            if usage:
+                # Counted with the session's turns: `cachedTokens` and `cacheHitRate`
+                # include what the summary request's reused prefix saved.
+                self.service.requests.record(job.state.id, "summary", usage[-1], provider.identity)
         text = "".join(final) if final else "".join(deltas)
         return text, guard.looping(text)
 
