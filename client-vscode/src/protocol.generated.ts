@@ -437,6 +437,20 @@ export interface ModelsListResult {
   error?: string | null;
 }
 /**
+ * Extension: a note Baton appended to the history for the model (stored as a `system`
+ * message); `reason` says why: `no_tool` when the model answered a question about the
+ * code without looking and is asked to look first.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "NoteUpdate".
+ */
+export interface NoteUpdate {
+  kind: "note";
+  messageId: string;
+  text: string;
+  reason: "no_tool";
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "PermissionOption".
  */
@@ -780,6 +794,7 @@ export interface SessionUpdateNotification {
     | CompactionFinished
     | CompactionFailed
     | UserMessageUpdate
+    | NoteUpdate
     | TurnEnded
     | McpServerUpdate
     | ModelProgress

@@ -130,6 +130,17 @@ class EnvSettings(_Section):
     keep: list[str] = Field(default_factory=list)
 
 
+class AgentSettings(_Section):
+    """How Baton talks to the model (prompts.py holds the words)."""
+
+    # The compact system prompt and tool descriptions: "auto" when the usable window is
+    # at most 16k tokens (baton.context.compact_prompt), or always / never.
+    compact_prompt: Literal["auto", "always", "never"] = "auto"
+    # Once per turn, a model that answers a question about the code without a tool call,
+    # while the workspace has files, is asked to look first (baton.session.nudge).
+    nudge_no_tool: bool = True
+
+
 class McpServerSettings(_Section):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_-]+$")
     command: list[str] | None = None
@@ -161,6 +172,7 @@ class Settings(_Section):
     hooks: HookSettings = Field(default_factory=HookSettings)
     local: LocalSettings = Field(default_factory=LocalSettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     env: EnvSettings = Field(default_factory=EnvSettings)
     # Which layer supplied each value (canonical dotted key -> layer); see `origin`.
@@ -438,6 +450,7 @@ UNTRUSTED_WORKSPACE_MAY_SET = frozenset(
         "requesttimeout",
         "maxretries",
         "compaction",
+        "agent",
         "plans.dir",
         "tools.bashtimeoutms",
         "tools.maxoutputchars",

@@ -50,6 +50,8 @@ log = logging.getLogger(__name__)
 INTERRUPTED_OUTPUT = "[interrupted: no result was recorded]"
 RECALL_LINE = "(The exact text of everything summarised here is one `recall` away.)"
 MAX_INSTRUCTION_FILE_CHARS = 40_000
+# A usable window at most this large gets the compact prompt (`compact_prompt`).
+SMALL_WINDOW_TOKENS = 16_384
 
 
 class PlanBlock(NamedTuple):
@@ -86,6 +88,7 @@ class BuiltContext:
     usable_window: int
     threshold_tokens: int
     server_artifact: bool = False
+    compact_prompt: bool = False  # the small-window prompt and tool descriptions
     extras: dict[str, Any] = field(default_factory=dict)
 
 
@@ -111,6 +114,22 @@ def threshold_tokens(settings: Settings, window: int) -> tuple[int, int]:
     """(usable window, auto-compaction threshold in tokens)."""
     usable = window - reserve_tokens(settings, window)
     return usable, int(settings.compaction.threshold * usable)
+
+
+def compact_prompt(settings: Settings, identity: ProviderIdentity | None) -> bool:
+    """Whether the model gets the compact system prompt and tool descriptions.
+
+    `agent.compactPrompt = "auto"`: when the usable window is at most
+    `SMALL_WINDOW_TOKENS`, where the full ones (~1,900 tokens) would be a quarter
+    of it and more. It depends only on the settings and the model, so a session
+    sends one prefix for as long as it talks to one model (a model with another
+    window starts a new prefix anyway: a provider caches per model).
+    """
+    choice = settings.agent.compact_prompt
+    if choice != "auto":
+        return choice == "always"
+    usable, _ = threshold_tokens(settings, context_window(settings, identity))
+    return usable <= SMALL_WINDOW_TOKENS
 
 
 class InstructionFiles:
@@ -291,9 +310,12 @@ class ContextBuilder:
                 cache.stable_count = index + 1
         return out
 
-    def system_prompt(self, state: SessionState) -> str:
-        """The system prompt: the same in every mode and for every session of a workspace."""
-        return prompts.SYSTEM.format(workspace=self.workspace)
+    def system_prompt(self, state: SessionState, *, compact: bool = False) -> str:
+        """The system prompt: the same in every mode and for every session of a workspace
+        (the compact one for a small window, `compact_prompt`)."""
+        return (prompts.SYSTEM_COMPACT if compact else prompts.SYSTEM).format(
+            workspace=self.workspace
+        )
 
     def plan_block(self, state: SessionState) -> PlanBlock | None:
         """The plan block after the current compaction's checkpoint, frozen at the first
@@ -321,9 +343,12 @@ class ContextBuilder:
         tools: list[ToolSpec],
         identity: ProviderIdentity | None,
         running_call_ids: frozenset[str] = frozenset(),
+        compact: bool = False,
     ) -> BuiltContext:
+        """The request for the next step. `tools` are offered as given; `compact` picks
+        the compact system prompt (the caller passes the compact tool specs with it)."""
         parts: list[ContextPart] = []
-        system = self.system_prompt(state)
+        system = self.system_prompt(state, compact=compact)
         instruction_texts = self.instruction_files.texts()
         instructions = "\n\n".join([system, *instruction_texts])
         parts.append(ContextPart("system", estimate(system)))
@@ -393,6 +418,7 @@ class ContextBuilder:
             usable_window=usable,
             threshold_tokens=threshold,
             server_artifact=server_artifact,
+            compact_prompt=compact,
         )
 
 

@@ -21,6 +21,57 @@ How to work:
   (the text you wrote with `plan_write`, the text in a `plan_edit` result, or a `[plan: ...]`
   message); older copies above it are out of date."""
 
+# The same for a small window (`agent.compactPrompt`, baton.context.compact_prompt): what
+# a small model needs most, in as few tokens as the window can spare. Chosen by the window,
+# so a session keeps one of the two for as long as its model (one cached prefix).
+SYSTEM_COMPACT = """You are Baton, a coding agent working in the workspace {workspace} through tools.
+- Look first: find code with `grep` or `glob`, then `read` it. Never guess what a file says.
+- Paths are relative to the workspace.
+- Change files with `edit` (exact text) or `write`; run commands with `bash`. If a change is
+  refused, do not retry it unchanged.
+- Build mode unless a `[mode: ...]` message says otherwise. The latest plan text you were shown
+  is the current plan.
+- Be brief. When done, say what you found or changed."""
+
+# Tool descriptions for a small window: tool name -> (description, {field: description}).
+# A compact spec lists the tool's required fields and the optional ones named here; a
+# tool not named here (an MCP server's) keeps its full description.
+COMPACT_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
+    "read": (
+        "Read a text file as numbered lines. Long files: use offset and limit.",
+        {"offset": "First line to read (1-based).", "limit": "How many lines."},
+    ),
+    "write": ("Create a file or replace its whole content.", {}),
+    "edit": (
+        "Replace old_string, exact text that occurs once in the file, with new_string. "
+        "Read the file first.",
+        {},
+    ),
+    "glob": ("Find files by path pattern, e.g. `**/*.py`.", {}),
+    "grep": (
+        "Search file contents with a regular expression. Returns `path:line: text`.",
+        {
+            "path": "File or directory to search (default: all).",
+            "include": 'Only files named like this, e.g. "*.py".',
+        },
+    ),
+    "bash": ("Run a shell command in the workspace.", {}),
+    "recall": (
+        "Get back text that compaction hid: by the call_id its note names, or by query.",
+        {"call_id": "", "query": ""},
+    ),
+    "plan_write": ("Write the whole plan: a goal, then steps as `- [ ] ...` lines.", {}),
+    "plan_edit": ("Replace exact text in the plan, e.g. tick a step: `- [ ]` -> `- [x]`.", {}),
+    "plan_show": ("Show the plan to the person.", {}),
+    "plan_exit": ("Submit the plan for approval; your turn ends.", {}),
+    "plan_done": ("Mark the plan complete once every step is done.", {}),
+}
+
+# Sent once in a turn (`agent.nudgeNoTool`) when the model answered a question about the
+# code without looking at the workspace (baton.session.nudge).
+NUDGE_NO_TOOL = """[Baton: you answered without looking at the workspace. Look first: find the code
+with `grep` or `glob` and `read` it, then answer from what it says.]"""
+
 # --------------------------------------------------------------------------- modes
 # Announced by a message appended when the mode the model was last told differs from the
 # session's (never by changing the instructions or the tool list: both are cached prefix).

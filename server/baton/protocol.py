@@ -679,6 +679,17 @@ class UserMessageUpdate(WireModel):
     origin: MessageOrigin | None = None
 
 
+class NoteUpdate(WireModel):
+    """Extension: a note Baton appended to the history for the model (stored as a `system`
+    message); `reason` says why: `no_tool` when the model answered a question about the
+    code without looking and is asked to look first."""
+
+    kind: Literal["note"] = "note"
+    message_id: str
+    text: str
+    reason: Literal["no_tool"]
+
+
 class McpServerUpdate(WireModel):
     """Extension: an MCP server started, failed, crashed or came back."""
 
@@ -732,6 +743,7 @@ Update = Annotated[
     | CompactionFinished
     | CompactionFailed
     | UserMessageUpdate
+    | NoteUpdate
     | TurnEnded
     | McpServerUpdate
     | ModelProgress

@@ -26,6 +26,8 @@ DEFAULT_WIDTH = 100
 ACTIVITY_CHARS = 200
 FAILURE_CHARS = 300
 
+NO_TOOL_NOTE = "[Baton: the model answered without looking at the code; asked it to look first]\n"
+
 
 class TerminalChannel:
     """Streams the agent's answer to stdout and its tool activity to stderr.
@@ -115,6 +117,11 @@ class TerminalChannel:
             self.err.write(f"[compaction failed: {data['error']}]\n")
         elif kind == "mode":
             self.err.write(f"[mode: {data['mode']}]\n")
+        elif kind == "note" and data.get("reason") == "no_tool":
+            self._write_answer(self.markup.flush())
+            self._newline()
+            self.err.write(NO_TOOL_NOTE)
+            self.status.show("waiting", "waiting for the model")
         self.err.flush()
 
     def _newline(self) -> None:

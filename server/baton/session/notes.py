@@ -15,6 +15,7 @@ difference:
   changes are already in their calls and results (`baton.plan.view.copy_calls`).
 
 A note is stored like any message, so it is sent the same way from then on.
+The turn adds one more kind itself: the look-first nudge (`session/nudge.py`).
 """
 
 from __future__ import annotations
@@ -71,15 +72,16 @@ class ContextNotes:
             version = block_version or 0
         added: list[StoredMessage] = []
         if mode != state.row.mode:
-            added.append(self._append(state, MODE_TEXT[state.row.mode], {"mode": state.row.mode}))
+            added.append(self.add(state, MODE_TEXT[state.row.mode], {"mode": state.row.mode}))
         plan = self.plans.note(state) if self.plans is not None else None
         if plan is not None and plan[0] != version:
             latest, block = plan
             text = prompts.PLAN_CHANGED.format(version=latest, block=block)
-            added.append(self._append(state, text, {"planVersion": latest}))
+            added.append(self.add(state, text, {"planVersion": latest}))
         return added
 
-    def _append(self, state: SessionState, text: str, meta: dict[str, Any]) -> StoredMessage:
+    def add(self, state: SessionState, text: str, meta: dict[str, Any]) -> StoredMessage:
+        """Append one note (stored as a `system` message of kind `context`)."""
         message = self.store.append_message(
             state.id, "system", "context", [StoredPart("text", {"text": text})], meta=meta
         )

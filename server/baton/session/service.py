@@ -23,6 +23,7 @@ from baton.context import (
     BuiltContext,
     ContextBuilder,
     PlanSource,
+    compact_prompt,
     context_window,
     threshold_tokens,
 )
@@ -250,13 +251,16 @@ class SessionService:
     ) -> BuiltContext:
         running = state.turn.running_call_ids if state.turn and state.busy else frozenset()
         # Every tool in every mode: the list is part of the cached prefix; a tool the
-        # mode forbids is refused when called, with the reason.
+        # mode forbids is refused when called, with the reason. A small window gets the
+        # compact prompt and tool descriptions, for as long as the model is the same.
+        compact = compact_prompt(settings, identity)
         return self.context.build(
             state,
             settings,
-            tools=self.tools.specs(),
+            tools=self.tools.specs(compact=compact),
             identity=identity,
             running_call_ids=running,
+            compact=compact,
         )
 
     def request_prefix(

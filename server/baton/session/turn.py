@@ -32,6 +32,7 @@ from baton.providers.base import (
     Usage,
 )
 from baton.session.model import MessageKind, StoredMessage, StoredPart, ToolResultRecord
+from baton.session.nudge import should_nudge
 from baton.session.repeats import RepeatGuard
 from baton.session.state import SessionState
 from baton.tokens import calibration
@@ -105,6 +106,9 @@ class Turn:
         self.running_call_ids: frozenset[str] = frozenset()
         self.overflow_retried = False
         self._last_message: StoredMessage | None = None
+        # For the look-first nudge (session/nudge.py): once per turn, only before any tool.
+        self.tool_calls_made = 0
+        self.nudged = False
 
     @property
     def session_id(self) -> str:
@@ -161,12 +165,27 @@ class Turn:
             if not step.tool_calls:
                 if step.finish == "refusal":
                     return p.PromptResult(stop_reason="refusal")
+                if self._nudge():
+                    continue
                 return p.PromptResult(stop_reason="end_turn")
+            self.tool_calls_made += len(step.tool_calls)
             end_turn = await self._run_tools(step)
             if self.stop_error:
                 return p.PromptResult(stop_reason="error", error=self.stop_error)
             if end_turn:
                 return p.PromptResult(stop_reason="end_turn")
+
+    def _nudge(self) -> bool:
+        """After an answer without any tool call: ask the model once to look first, when
+        the person asked about the code and there is code to look at (session/nudge.py)."""
+        if self.nudged or self.tool_calls_made or self.purpose != "turn":
+            return False
+        if not should_nudge(self.state, self.service.workspace, self.service.settings()):
+            return False
+        self.nudged = True
+        message = self.service.notes.add(self.state, prompts.NUDGE_NO_TOOL, {"nudge": "no_tool"})
+        self.emit(p.NoteUpdate(message_id=message.id, text=message.text(), reason="no_tool"))
+        return True
 
     # ------------------------------------------------------------------ model step
 

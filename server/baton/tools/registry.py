@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from baton import prompts
 from baton.errors import BatonError
 from baton.providers.base import ToolSpec
 from baton.tools.base import Tool, ToolContext, ToolFailure, ToolResult, truncate
@@ -47,7 +48,7 @@ class ToolRegistry:
 
     def __init__(self, tools: list[Tool] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
-        self._specs: dict[tuple[Mode | None, tuple[str, ...]], list[ToolSpec]] = {}
+        self._specs: dict[tuple[Mode | None, bool, tuple[str, ...]], list[ToolSpec]] = {}
         for tool in tools or []:
             self.register(tool)
 
@@ -78,17 +79,19 @@ class ToolRegistry:
         )
         return [name for _, name in ranked if mode is None or available(self._tools[name], mode)]
 
-    def specs(self, mode: Mode | None = None) -> list[ToolSpec]:
+    def specs(self, mode: Mode | None = None, *, compact: bool = False) -> list[ToolSpec]:
         """What the model is offered, in a stable order: every tool (the session offers
         the same list in every mode, so a mode switch keeps the provider's prompt cache),
-        or with `mode` only those available in it.
+        or with `mode` only those available in it. `compact`: the short descriptions of
+        `prompts.COMPACT_TOOLS`, for a small window.
 
-        Built once per tool set and mode: every model step asks for them.
+        Built once per tool set, mode and form: every model step asks for them.
         """
-        key = (mode, tuple(self._tools))
+        key = (mode, compact, tuple(self._tools))
         cached = self._specs.get(key)
         if cached is None:
-            cached = [spec_of(self._tools[name]) for name in self.names(mode)]
+            make = compact_spec_of if compact else spec_of
+            cached = [make(self._tools[name]) for name in self.names(mode)]
             self._specs[key] = cached
         return list(cached)
 
@@ -146,6 +149,32 @@ def spec_of(tool: Tool) -> ToolSpec:
         description=tool.description,
         parameters=clean_schema(tool.input_model.model_json_schema()),
     )
+
+
+def compact_spec_of(tool: Tool) -> ToolSpec:
+    """The tool as a small window can afford it: its `prompts.COMPACT_TOOLS` description,
+    its required fields and the optional ones that wording names, each with at most a
+    short description, and no bounds or `additionalProperties` (the input model still
+    checks every call). A tool without compact wording keeps its full spec."""
+    wording = prompts.COMPACT_TOOLS.get(tool.name)
+    if wording is None:
+        return spec_of(tool)
+    description, fields = wording
+    full = clean_schema(tool.input_model.model_json_schema())
+    required = [name for name in full.get("required", []) if isinstance(name, str)]
+    properties: dict[str, Any] = {}
+    for name, schema in full.get("properties", {}).items():
+        if name not in required and name not in fields:
+            continue
+        short: dict[str, Any] = {"type": schema["type"]} if "type" in schema else dict(schema)
+        short.pop("description", None)
+        if fields.get(name):
+            short["description"] = fields[name]
+        properties[name] = short
+    parameters: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        parameters["required"] = required
+    return ToolSpec(name=tool.name, description=description, parameters=parameters)
 
 
 def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:

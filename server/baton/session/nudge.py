@@ -1,0 +1,167 @@
+"""Look before answering: one nudge in a turn for a model that answers without looking.
+
+A small model asked "where is `chunked` defined?" often answers from memory, at
+once and wrongly, though the instructions say to look first. So when a turn's
+model step ends it without any tool call, and
+
+- `agent.nudgeNoTool` is on (the default),
+- no tool was called earlier in the turn and no nudge was sent in it,
+- the turn answers the person's own prompt, which looks like a question about
+  the code (`looks_like_code_question`),
+- and the workspace has files to look at,
+
+Baton appends one short note (`prompts.NUDGE_NO_TOOL`, stored as a `context`
+message, so it is in the history the model is sent from then on and in what
+`baton/session/load` replays) and runs one more step. A second answer without
+a tool call ends the turn: the nudge is a hint, never a loop.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from baton.config import Settings
+from baton.session.state import SessionState
+
+# Words that open a question or a request to find something out.
+ASKING = frozenset(
+    {
+        "where",
+        "what",
+        "whats",
+        "how",
+        "why",
+        "which",
+        "who",
+        "when",
+        "is",
+        "are",
+        "does",
+        "do",
+        "did",
+        "can",
+        "could",
+        "should",
+        "explain",
+        "describe",
+        "find",
+        "locate",
+        "show",
+        "list",
+        "summarize",
+        "summarise",
+        "tell",
+        "plan",
+        "review",
+        "check",
+        "read",
+        "look",
+    }
+)
+# Words that say the question is about the code.
+CODE_WORDS = frozenset(
+    {
+        "code",
+        "codebase",
+        "source",
+        "project",
+        "repo",
+        "repository",
+        "workspace",
+        "file",
+        "files",
+        "module",
+        "modules",
+        "package",
+        "function",
+        "functions",
+        "class",
+        "classes",
+        "method",
+        "methods",
+        "variable",
+        "constant",
+        "defined",
+        "define",
+        "definition",
+        "declared",
+        "implemented",
+        "implementation",
+        "return",
+        "returns",
+        "argument",
+        "arguments",
+        "parameter",
+        "parameters",
+        "option",
+        "options",
+        "signature",
+        "called",
+        "calls",
+        "import",
+        "imports",
+        "test",
+        "tests",
+        "bug",
+        "error",
+        "exception",
+        "raise",
+        "raises",
+    }
+)
+# Something that names code: `backticks`, a call `f(`, a path or file name, an identifier
+# with an underscore or in camelCase, a keyword argument `strict=True`.
+CODE_MARKER = re.compile(
+    r"`[^`\n]+`"
+    r"|\b\w+\("
+    r"|\b[\w.-]+/[\w./-]+"
+    r"|\b\w+\.(?:py|pyi|js|jsx|ts|tsx|rs|go|java|c|h|cc|cpp|hpp|rb|md|toml|json|ya?ml|cfg|ini|sh)\b"
+    r"|\b[a-z]+_[a-z0-9_]+\b"
+    r"|\b[a-z]+[A-Z]\w*\b"
+    r"|\b\w+=\w+"
+)
+# Entries of the workspace that do not count as files to look at.
+NOT_FILES = frozenset({".baton", ".git"})
+
+
+def looks_like_code_question(text: str) -> bool:
+    """Whether a prompt asks something about the code: it is a question (a `?`, or it
+    opens with a question word or a request such as "explain", "find", "plan") and it
+    names code or speaks of it."""
+    words = re.findall(r"[a-z]+", text.lower())
+    if not words:
+        return False
+    asks = "?" in text or words[0] in ASKING
+    about_code = CODE_MARKER.search(text) is not None or not CODE_WORDS.isdisjoint(words)
+    return asks and about_code
+
+
+def workspace_has_files(workspace: Path) -> bool:
+    """Whether there is anything to look at (Baton's own `.baton` and `.git` aside)."""
+    try:
+        with os.scandir(workspace) as entries:
+            return any(entry.name not in NOT_FILES for entry in entries)
+    except OSError:
+        return False
+
+
+def turn_prompt(state: SessionState) -> str | None:
+    """The person's prompt the running turn answers, or None when the turn answers
+    something else (a plan approval, feedback, the continue after a compaction)."""
+    for message in reversed(state.messages):
+        if message.role == "user":
+            return message.text() if message.kind == "prompt" else None
+    return None
+
+
+def should_nudge(state: SessionState, workspace: Path, settings: Settings) -> bool:
+    """Whether a model step that just ended the turn without any tool call gets the nudge
+    (the caller checks that no tool was called and no nudge was sent in the turn)."""
+    if not settings.agent.nudge_no_tool:
+        return False
+    prompt = turn_prompt(state)
+    return (
+        prompt is not None and looks_like_code_question(prompt) and workspace_has_files(workspace)
+    )
