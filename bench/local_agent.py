@@ -97,6 +97,7 @@ class Result:
     steps: int
     seconds: float
     stop_reason: str
+    nudges: int = 0  # look-first nudges (agent.nudgeNoTool)
     answer: str = field(repr=False, default="")
 
 
@@ -255,6 +256,7 @@ class Channel:
         self.text: list[str] = []
         self.tools: list[str] = []
         self.steps = 0
+        self.nudges = 0
 
     def send_update(self, session_id: str, update: p.WireModel) -> None:
         data = update.wire()
@@ -265,6 +267,8 @@ class Channel:
             self.tools.append(data["name"])
         elif kind == "usage":
             self.steps += 1
+        elif kind == "note" and data.get("reason") == "no_tool":
+            self.nudges += 1
 
     def notify(self, method: str, params: p.WireModel) -> None:
         pass
@@ -373,6 +377,7 @@ async def run_task(
         steps=channel.steps,
         seconds=round(time.monotonic() - started, 1),
         stop_reason=reason,
+        nudges=channel.nudges,
         answer=outcome.answer[-300:],
     )
 
@@ -397,6 +402,7 @@ async def run_model(
                 print(
                     f"  {mark} {result.task:<24} {result.seconds:>6.1f} s  "
                     f"{result.steps} steps  tools: {','.join(result.tools) or '-'}"
+                    f"{'  nudged' if result.nudges else ''}"
                     f"  [{result.stop_reason}]",
                     flush=True,
                 )
