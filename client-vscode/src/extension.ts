@@ -6,8 +6,9 @@ import { prepareLaunch } from "./client/launch";
 import { notifyProblem } from "./client/problemNotifier";
 import { runProcess } from "./client/processRunner";
 import { activePythonInterpreter } from "./client/pythonExtension";
-import { affectsServer, collectServerSettings, userSetting } from "./client/settings";
+import { affectsServer, collectServerSettings, userSetting, userValue } from "./client/settings";
 import { parseTcpTarget } from "./client/tcp";
+import { WorkspaceTrust } from "./client/workspaceTrust";
 import { registerCommands } from "./commands/registerCommands";
 import { sendStoredKey } from "./commands/serverCommands";
 import { currentSetup } from "./commands/setupCommands";
@@ -30,7 +31,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
   const client: BatonClient = new BatonClient({
     output,
     workspaceFolder: firstFolder,
-    initializationOptions: () => ({ settings: collectServerSettings(vscode.workspace.getConfiguration("baton")) }),
+    // Restricted Mode in VS Code is restricted in Baton too (docs/security.md).
+    initializationOptions: () => ({
+      settings: collectServerSettings(vscode.workspace.getConfiguration("baton"), vscode.workspace.isTrusted),
+      workspaceTrusted: vscode.workspace.isTrusted,
+    }),
     tcp: () => {
       const config = vscode.workspace.getConfiguration("baton");
       return parseTcpTarget(userSetting(config, "server.tcp"), userSetting(config, "server.tokenFile"));
@@ -43,7 +48,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
         storageDir: context.globalStorageUri.fsPath,
         log: (line) => output.appendLine(`[client] ${line}`),
         lookup: {
-          setting: () => vscode.workspace.getConfiguration("baton").get<string>("pythonPath"),
+          // An untrusted folder's .vscode/settings.json does not choose the interpreter.
+          setting: () => personSetting("pythonPath"),
           env: process.env,
           pythonExtension: () => activePythonInterpreter(firstFolder()?.uri),
         },
@@ -57,7 +63,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     afterStart: (started) =>
       sendStoredKey(context, async (apiKey) => {
         await started.request("baton/auth/set", { provider: "openai", apiKey });
-        const provider = vscode.workspace.getConfiguration("baton").get<string>("provider");
+        const provider = personSetting("provider");
         if (provider === "openai-compatible") {
           await started.request("baton/auth/set", { provider, apiKey });
         }
@@ -69,17 +75,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
       }),
   });
 
-  const sidebar = new SidebarProvider(context.extensionUri, client, state, () => currentSetup(context));
+  const trust = new WorkspaceTrust(client, (line) => output.appendLine(`[client] ${line}`));
+  const sidebar = new SidebarProvider(context.extensionUri, client, state, () => currentSetup(context), trust);
   const reviewDocuments = new ReviewDocuments();
   const review = new ReviewController(client, reviewDocuments, (params, token) => sidebar.askPermission(params, token), firstFolder);
   const plans = new PlanPanels(context.extensionUri, client, state);
   const status = new ContextStatus(client, state);
   const history = new CompactionHistory(client, state);
-  services = { client, state, sidebar, plans, secrets: context.secrets, output, review, history };
+  services = { client, state, sidebar, plans, secrets: context.secrets, output, review, history, trust };
 
   context.subscriptions.push(
     output,
     state,
+    trust,
     sidebar,
     plans,
     status,
@@ -119,6 +127,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     ...registerCommands(services),
   );
   return services;
+}
+
+/** A string `baton.<key>` the person set (restricted keys: user settings only in an untrusted folder). */
+function personSetting(key: string): string | undefined {
+  const value = userValue(vscode.workspace.getConfiguration("baton"), key, vscode.workspace.isTrusted);
+  return typeof value === "string" ? value : undefined;
 }
 
 export async function deactivate(): Promise<void> {

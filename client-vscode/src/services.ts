@@ -1,6 +1,7 @@
 // What the commands work with, gathered in one place at activation.
 import type * as vscode from "vscode";
 import type { BatonClient } from "./client/batonClient";
+import type { WorkspaceTrust } from "./client/workspaceTrust";
 import type { ReviewController } from "./review/reviewController";
 import type { CompactionHistory } from "./views/compactionHistory";
 import type { SessionState } from "./state/sessionState";
@@ -18,6 +19,8 @@ export interface Services {
   review: ReviewController;
   /** Compaction history as a read-only document with Undo per record. */
   history: CompactionHistory;
+  /** VS Code's Workspace Trust as the server knows it, and what it ignores meanwhile. */
+  trust: WorkspaceTrust;
   /** Baton itself is writing settings (and restarts the server after): do not ask to restart. */
   settingsChanging?: boolean;
 }

@@ -127,6 +127,8 @@ export const configuration: Record<string, { globalValue?: unknown; workspaceVal
 export const secretStore = new Map<string, string>();
 export const configurationChanged = new EventEmitter<{ affectsConfiguration(section: string): boolean }>();
 export const documentSaved = new EventEmitter<unknown>();
+/** VS Code's onDidGrantWorkspaceTrust: fire it after setting workspace.isTrusted = true. */
+export const trustGranted = new EventEmitter<void>();
 
 function makeOutputChannel(name: string) {
   const lines: string[] = [];
@@ -263,6 +265,8 @@ export const commands = {
 
 export const workspace = {
   workspaceFolders: [{ uri: Uri.file("/workspace"), name: "workspace", index: 0 }],
+  isTrusted: true,
+  onDidGrantWorkspaceTrust: trustGranted.event,
   getConfiguration: vi.fn((section?: string) => {
     const key = (k: string) => (section ? `${section}.${k}` : k);
     return {
@@ -338,6 +342,7 @@ export function resetMock(): void {
   window.activeTextEditor = undefined;
   window.tabGroups.activeTabGroup.activeTab = undefined;
   workspace.textDocuments.length = 0;
+  workspace.isTrusted = true;
   vi.clearAllMocks();
 }
 

@@ -139,7 +139,10 @@ describe("command wiring", () => {
     await services.client.restart();
     const client = fake.last;
     expect(client.serverOptions).toMatchObject({ command: "python3", args: ["-m", "baton", "serve"] });
-    expect(client.clientOptions.initializationOptions).toEqual({ settings: { model: "gpt-test", compaction: { threshold: 0.7 } } });
+    expect(client.clientOptions.initializationOptions).toEqual({
+      settings: { model: "gpt-test", compaction: { threshold: 0.7 } },
+      workspaceTrusted: true,
+    });
   });
 
   it("a start-up failure is reported once with its fix, and commands do not add a second error", async () => {

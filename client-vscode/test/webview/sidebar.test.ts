@@ -252,6 +252,56 @@ describe("sidebar webview", () => {
     await page.close();
   });
 
+  it("Restricted Mode: a banner lists what is ignored, with VS Code's Manage Workspace Trust; trusted, it goes", async () => {
+    const page = await readySidebar();
+    expect(await page.locator("#trust-banner").isHidden()).toBe(true);
+    const ignored = [".baton/config.toml: hooks.toolAfter (runs commands)", ".baton/plugins/x.py (plugin code)"];
+    const message = "This workspace is not trusted, so Baton ignores 2 of its settings or plugins.";
+    await send(page, { type: "trust", trust: { trusted: false, source: "editor", ignored, message } });
+    const banner = page.locator("#trust-banner");
+    await banner.waitFor({ state: "visible" });
+    expect(await banner.locator(".trust-title").innerText()).toBe("Restricted Mode: this folder is not trusted");
+    expect(await banner.locator("#trust-ignored li").allInnerTexts()).toEqual(ignored);
+    expect(await banner.getAttribute("title")).toBe(message);
+    await banner.locator("#trust-manage").click();
+    expect(await waitForPosted(page, "action")).toEqual({ type: "action", action: "manageTrust" });
+    // A malformed answer is dropped; the banner stays as it was.
+    await send(page, { type: "trust", trust: { trusted: "no", ignored } });
+    await send(page, { type: "trust", trust: { trusted: false, source: "none", ignored: [1] } });
+    await page.waitForTimeout(100);
+    expect(await banner.locator("#trust-ignored li").count()).toBe(2);
+    await send(page, { type: "trust", trust: { trusted: true, source: "editor", ignored: [] } });
+    await banner.waitFor({ state: "hidden" });
+    expect(await page.locator("#app").getAttribute("data-trusted")).toBe("true");
+    // Untrusted with nothing of the folder lost: nothing to say.
+    await send(page, { type: "trust", trust: { trusted: false, source: "none", ignored: [] } });
+    await page.waitForTimeout(100);
+    expect(await banner.isHidden()).toBe(true);
+    await page.close();
+  });
+
+  it("a protected path's permission prompt says why it asks", async () => {
+    const page = await readySidebar();
+    const reason = ".baton/config.toml is inside .baton/, which decides what Baton, git or the editor runs; changes there always ask, even after Always allow";
+    await send(page, {
+      type: "permission",
+      requestId: "perm-9",
+      sessionId: SESSION,
+      toolCall: { toolCallId: "t9", name: "write", input: { path: ".baton/config.toml", content: "x" } },
+      options: [
+        { optionId: "allow", kind: "allow_once" },
+        { optionId: "reject", kind: "reject_once" },
+      ],
+      diff: "--- a/.baton/config.toml\n+++ b/.baton/config.toml\n+x\n",
+      reason,
+    });
+    const prompt = page.locator("[data-request-id=perm-9]");
+    await prompt.waitFor();
+    expect(await prompt.locator(".permission-reason").innerText()).toBe(reason);
+    expect(await prompt.locator("button.permission-option").allInnerTexts()).toEqual(["Allow once", "Reject"]);
+    await page.close();
+  });
+
   it("drops malformed host messages", async () => {
     const page = await readySidebar();
     const before = await page.locator("#transcript > *").count();

@@ -12,6 +12,7 @@ import {
   type SidebarAction,
   type SidebarInbound,
   type SidebarOutbound,
+  type TrustView,
 } from "../../src/views/sidebar/messages";
 import type { AttachmentRef } from "../../src/views/sidebar/reviewMessages";
 import { byId, el, formatTokens, setDisabled } from "../shared/dom";
@@ -194,6 +195,16 @@ function showServer(status: string): void {
   render();
 }
 
+/** Restricted Mode: the banner lists what the server ignores; nothing lost, no banner. */
+function showTrust(trust: TrustView | null): void {
+  const trustBanner = byId("trust-banner");
+  const restricted = trust !== null && !trust.trusted && trust.ignored.length > 0;
+  trustBanner.hidden = !restricted;
+  app.dataset.trusted = trust === null ? "" : String(trust.trusted);
+  byId("trust-ignored").replaceChildren(...(restricted ? trust.ignored.map((item) => el("li", {}, item)) : []));
+  trustBanner.title = restricted && trust.message ? trust.message : "";
+}
+
 function handle(message: SidebarInbound): void {
   switch (message.type) {
     case "server":
@@ -205,6 +216,9 @@ function handle(message: SidebarInbound): void {
       return;
     case "focusPrompt":
       promptBox.focus();
+      return;
+    case "trust":
+      showTrust(message.trust);
       return;
     case "sessions":
       sessions = message.sessions;

@@ -11,6 +11,8 @@ export interface PermissionPrompt {
   toolCall: PermissionToolCall;
   options: PermissionOption[];
   diff?: string;
+  /** Why it asks although allowed (a protected path). */
+  reason?: string;
 }
 
 /**
@@ -47,6 +49,7 @@ export function renderPermission(prompt: PermissionPrompt, answer: (optionId: st
   if (command !== undefined) card.append(el("pre", { class: "permission-detail" }, ...visibleNodes(command)));
   else if (path) card.append(el("div", { class: "permission-detail path" }, ...visibleNodes(path)));
   else card.append(el("pre", { class: "permission-detail" }, ...visibleNodes(JSON.stringify(toolCall.input, null, 2))));
+  if (prompt.reason) card.append(el("div", { class: "permission-reason", role: "note" }, ...visibleNodes(prompt.reason)));
   if (prompt.diff) card.append(el("pre", { class: "permission-diff" }, ...visibleNodes(prompt.diff, false)));
   const buttons = el("div", { class: "permission-actions" });
   let reject: PermissionOption | undefined;

@@ -1,5 +1,5 @@
 // Messages between the extension host and the sidebar webview, with guards.
-import type { Message, Mode, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate } from "../../protocol";
+import type { Message, Mode, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, WorkspaceTrustResult } from "../../protocol";
 import { hasType, isId, isMode, isRecord, isString, type Json } from "../guards";
 import {
   parseAttachments,
@@ -25,6 +25,15 @@ export interface SessionInfoView {
   plan?: { path: string; status: string; version: number; done?: number; total?: number } | null;
 }
 
+/** What the sidebar shows about Workspace Trust: the server's answer and its notice, if any. */
+export interface TrustView {
+  trusted: boolean;
+  source: WorkspaceTrustResult["source"];
+  ignored: string[];
+  /** The server's one plain sentence (the `workspace_trust` update), when it said it. */
+  message?: string;
+}
+
 /** How the person can get a model: what the welcome state and error actions offer. */
 export interface SetupView {
   /** The provider setting (undefined: the server decides: OpenAI with a key, else local). */
@@ -42,6 +51,7 @@ export const SIDEBAR_ACTIONS = [
   "setPythonPath",
   "newSession",
   "sessions",
+  "manageTrust",
 ] as const;
 export type SidebarAction = (typeof SIDEBAR_ACTIONS)[number];
 
@@ -55,6 +65,8 @@ export type SidebarInbound =
   | { type: "turn"; sessionId: string; running: boolean; stopReason?: string; error?: string }
   /** How a model is set up (the welcome state and the actions on errors). */
   | { type: "setup"; setup: SetupView }
+  /** What the server ignores because the folder is not trusted (null: not known yet). */
+  | { type: "trust"; trust: TrustView | null }
   /** Put the caret in the prompt box (New Session, the keybinding). */
   | { type: "focusPrompt" }
   | { type: "mode"; sessionId: string; mode: Mode }
@@ -65,6 +77,8 @@ export type SidebarInbound =
       toolCall: PermissionToolCall;
       options: PermissionOption[];
       diff?: string;
+      /** Why it asks although allowed (a protected path); "Always allow" is then not offered. */
+      reason?: string;
     }
   | { type: "permissionClosed"; requestId: string }
   | { type: "error"; message: string }
@@ -202,6 +216,7 @@ const INBOUND_TYPES = [
   "forkPoint",
   "setup",
   "focusPrompt",
+  "trust",
 ] as const;
 
 /** Shape check for what the host sends; the webview drops anything else. */
@@ -245,6 +260,11 @@ export function parseSidebarInbound(value: unknown): SidebarInbound | undefined 
       return isRecord(m.setup) && typeof m.setup.hasKey === "boolean" ? (value as unknown as SidebarInbound) : undefined;
     case "focusPrompt":
       return { type: "focusPrompt" };
+    case "trust":
+      return m.trust === null ||
+        (isRecord(m.trust) && typeof m.trust.trusted === "boolean" && Array.isArray(m.trust.ignored) && m.trust.ignored.every((i) => isString(i)))
+        ? (value as unknown as SidebarInbound)
+        : undefined;
   }
   return undefined;
 }

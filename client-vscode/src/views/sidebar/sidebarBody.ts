@@ -19,6 +19,14 @@ export const SIDEBAR_BODY = `
       <vscode-button id="banner-python" secondary data-action="setPythonPath">Set Python Path</vscode-button>
     </div>
   </div>
+  <section id="trust-banner" class="banner trust-banner" hidden aria-labelledby="trust-title">
+    <div id="trust-title" class="trust-title">Restricted Mode: this folder is not trusted</div>
+    <p class="trust-text">Baton works with your own settings and ignores what this folder's settings would run or redirect:</p>
+    <ul id="trust-ignored" class="trust-ignored"></ul>
+    <div class="banner-actions">
+      <vscode-button id="trust-manage" data-action="manageTrust">Manage Workspace Trust</vscode-button>
+    </div>
+  </section>
   <section id="welcome" class="welcome" hidden aria-labelledby="welcome-title">
     <h2 id="welcome-title">Ask Baton to plan or build</h2>
     <p>Type a task below and press <kbd>Enter</kbd>. Baton plans in a file you can review, then builds it step by step.</p>

@@ -4,6 +4,7 @@
 // (retained while hidden) and is reloaded with baton/session/load.
 import * as vscode from "vscode";
 import type { BatonClient } from "../../client/batonClient";
+import type { WorkspaceTrust } from "../../client/workspaceTrust";
 import type { Message, Mode, PermissionRequestParams, PermissionResponse, SessionInfo } from "../../protocol";
 import { FileIndex, promptContext, type AttachmentRef } from "../../review/editorContext";
 import type { SessionState } from "../../state/sessionState";
@@ -47,7 +48,10 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     private readonly state: SessionState,
     /** How a model is set up now (provider setting, whether a key is stored). */
     private readonly setup: () => Promise<SetupView> = async () => ({ hasKey: false }),
+    /** Workspace Trust as the server knows it: the sidebar says what is ignored meanwhile. */
+    private readonly trust?: WorkspaceTrust,
   ) {
+    if (trust) this.disposables.push(trust.onDidChange((view) => this.post({ type: "trust", trust: view ?? null })));
     this.disposables.push(
       client.onSessionUpdate((n) => this.post({ type: "update", sessionId: n.sessionId, update: n.update })),
       // Once a turn ends its messages have ids: the webview puts Undo on the turn.
@@ -146,6 +150,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         toolCall: params.toolCall,
         options: params.options,
         ...(params.diff ? { diff: params.diff } : {}),
+        ...(params.reason ? { reason: params.reason } : {}),
       });
     });
   }
@@ -159,6 +164,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       case "ready": {
         this.post({ type: "server", status: this.client.state });
         void this.postSetup();
+        this.post({ type: "trust", trust: this.trust?.view ?? null });
         await this.client.ensureStarted();
         const sessions = await this.refreshSessions();
         const wanted = message.activeSessionId ?? this.state.activeSessionId;
@@ -265,6 +271,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       setPythonPath: "baton.setPythonPath",
       newSession: "baton.newSession",
       sessions: "baton.switchSession",
+      // VS Code's own Workspace Trust editor: the person decides there, Baton follows.
+      manageTrust: "workbench.trust.manage",
     };
     await vscode.commands.executeCommand(commands[action]);
   }
@@ -540,7 +548,11 @@ async function askInDialog(
     ? `${shown.slice(0, 500)}\n[… ${(shown.length - 500).toLocaleString("en-US")} more characters not shown here: open it in the sidebar to read all of it before you decide]`
     : shown;
   const answer = await Promise.race([
-    vscode.window.showWarningMessage(`Baton: the agent wants to run ${visibleText(name)}`, { modal: true, detail }, ...items),
+    vscode.window.showWarningMessage(
+      `Baton: the agent wants to run ${visibleText(name)}${params.reason ? ` (${visibleText(params.reason)})` : ""}`,
+      { modal: true, detail },
+      ...items,
+    ),
     new Promise<undefined>((resolve) => token.onCancellationRequested(() => resolve(undefined))),
   ]);
   if (answer?.sidebar) return "sidebar";
