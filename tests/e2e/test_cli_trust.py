@@ -133,3 +133,44 @@ def test_run_at_a_terminal_answer_no_is_remembered(
     llm.add(text("Again."))
     code, err = _run_at_a_terminal(workspace, home, llm, b"")
     assert "[y/N]" not in err and not marker.exists()
+
+
+def _distribution(site: Path, name: str, marker: Path, installed_from: Path | None) -> None:
+    """An installed distribution with a `baton.plugins` entry point whose module leaves
+    `marker` behind when imported; `installed_from` is its direct_url.json source (as pip
+    writes for `pip install -e <folder>`)."""
+    (site / f"{name}.py").write_text(
+        f"from pathlib import Path\nPath({str(marker)!r}).write_text('imported')\n"
+    )
+    info = site / f"{name}-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[baton.plugins]\n{name} = {name}\n")
+    if installed_from is not None:
+        url = installed_from.resolve().as_uri()
+        (info / "direct_url.json").write_text(
+            json.dumps({"url": url, "dir_info": {"editable": True}})
+        )
+
+
+def test_entry_point_installed_from_the_workspace_loads_only_once_trusted(
+    llm: FakeLLM, workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    repo_marker = tmp_path / "repo-entry-point-imported"
+    person_marker = tmp_path / "person-entry-point-imported"
+    _distribution(site, "repo_plugin", repo_marker, installed_from=workspace)
+    _distribution(site, "person_plugin", person_marker, installed_from=None)
+    pythonpath = {
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[2] / "server"), str(site)])
+    }
+
+    listed = baton(["sessions"], workspace, home, llm, extra=pythonpath)
+    assert listed.returncode == 0, listed.stderr
+    assert not repo_marker.exists(), "an editable install of the untrusted repo was imported"
+    assert person_marker.exists(), "the person's own installed plugin still loads"
+
+    assert baton(["trust"], workspace, home, llm).returncode == 0
+    assert baton(["sessions"], workspace, home, llm, extra=pythonpath).returncode == 0
+    assert repo_marker.exists(), "trusted: the workspace's entry point loads"

@@ -95,6 +95,10 @@ export async function startCodeServer(options: {
   vsix: string;
   env: Record<string, string>;
   settings: Record<string, unknown>;
+  /** Workspace Trust on, the folder not trusted yet: it opens in Restricted Mode (no startup dialog). */
+  restricted?: boolean;
+  /** Files to put in the workspace before VS Code opens it (relative path -> content). */
+  files?: Record<string, string>;
 }): Promise<CodeServer> {
   const { node, bin } = codeServerPaths();
   if (!existsSync(bin)) throw new Error(`code-server is not installed at ${bin}: run scripts/setup-code-server.sh`);
@@ -105,6 +109,13 @@ export async function startCodeServer(options: {
   await mkdir(path.join(userDataDir, "User"), { recursive: true });
   await mkdir(workspace, { recursive: true });
   await writeFile(path.join(workspace, "README.md"), "# e2e workspace\n");
+  for (const [relative, content] of Object.entries(options.files ?? {})) {
+    await mkdir(path.dirname(path.join(workspace, relative)), { recursive: true });
+    await writeFile(path.join(workspace, relative), content);
+  }
+  const trust = options.restricted
+    ? { "security.workspace.trust.enabled": true, "security.workspace.trust.startupPrompt": "never" }
+    : { "security.workspace.trust.enabled": false };
   await writeFile(
     path.join(userDataDir, "User", "settings.json"),
     JSON.stringify(
@@ -112,7 +123,7 @@ export async function startCodeServer(options: {
         "workbench.startupEditor": "none",
         "workbench.tips.enabled": false,
         "workbench.enableExperiments": false,
-        "security.workspace.trust.enabled": false,
+        ...trust,
         "telemetry.telemetryLevel": "off",
         "extensions.autoCheckUpdates": false,
         "extensions.autoUpdate": false,
@@ -153,7 +164,7 @@ export async function startCodeServer(options: {
       ...common,
       "--disable-telemetry",
       "--disable-update-check",
-      "--disable-workspace-trust",
+      ...(options.restricted ? [] : ["--disable-workspace-trust"]),
       "--disable-getting-started-override",
       workspace,
     ],

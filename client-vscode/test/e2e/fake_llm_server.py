@@ -10,6 +10,7 @@ Replies, decided per request so the order of requests does not matter:
 - the last user message contains WHICH MODEL: the model the request was sent to;
 - PLEASE WRITE: `write` README.md (again once if the first was rejected), then a line;
 - WHAT IS ATTACHED: how many times README.md's attachment block is in the request;
+- PLEASE READ: `read` README.md once per such prompt, then a line (a tool for hooks to follow);
 - anything else: a fixed greeting.
 """
 
@@ -55,6 +56,12 @@ def answer(req: Any) -> Any:
         if not outputs or (len(outputs) == 1 and "permission denied" in outputs[0]):
             return tool_call("write", {"path": "README.md", "content": NEW_README})
         return text("README.md is rewritten.")
+    if "PLEASE READ" in last:
+        asked = sum("PLEASE READ" in t for t in req.texts("user"))
+        reads = sum(c.get("name") == "read" for c in req.function_calls())
+        if reads < asked:
+            return tool_call("read", {"path": "README.md"})
+        return text("I read the readme.")
     if "WHAT IS ATTACHED" in last:
         seen = req.input_text().count('<baton:attachment path="README.md" lines="1-1">')
         return text(f"Attached: README.md lines 1-1, seen {seen} time(s).")
