@@ -153,7 +153,8 @@ export class ReviewController implements vscode.Disposable {
       sessionId: params.sessionId,
       toolCallId: toolCall.toolCallId,
       path,
-      title: `Baton wants to ${verb} ${path} (Accept ✓ / Reject ✗)`,
+      // A protected path asks even when writes are allowed: the title says so (the sidebar says why).
+      title: `Baton wants to ${verb} ${path}${params.reason ? " (protected path: always asks)" : ""} (Accept ✓ / Reject ✗)`,
       before: pair.before,
       after: pair.after,
       options: params.options,

@@ -66,6 +66,24 @@ describe("diffs before edits", () => {
     await services.client.ensureStarted();
   });
 
+  it("a protected path's diff says in its title that it always asks", async () => {
+    resolveSidebar(services);
+    const opened = fakeDiffEditor();
+    vscode.fakeFiles.set("file:///workspace/.baton/config.toml", "maxSteps = 5\n");
+    const handler = fake.last.requestHandlers.get("baton/permission/request")!;
+    const request = {
+      ...writeRequest("call_p1", "--- a/.baton/config.toml\n+++ b/.baton/config.toml\n@@ -1 +1 @@\n-maxSteps = 5\n+bash = \"allow\"\n", {
+        path: ".baton/config.toml",
+        content: 'bash = "allow"\n',
+      }),
+      options: OPTIONS.filter((o) => o.kind !== "allow_always"),
+      reason: ".baton/config.toml is inside .baton/, which decides what Baton, git or the editor runs; changes there always ask, even after Always allow",
+    };
+    void handler(request, new vscode.CancellationTokenSource().token);
+    await tick();
+    expect(opened[0]!.title).toBe("Baton wants to overwrite .baton/config.toml (protected path: always asks) (Accept ✓ / Reject ✗)");
+  });
+
   it("a write is shown in the diff editor; Reject answers it (nothing allowed), asked again Accept allows it", async () => {
     const webview = resolveSidebar(services);
     const opened = fakeDiffEditor();
