@@ -83,7 +83,9 @@ class BuiltContext:
     request: ModelRequest
     parts: list[ContextPart]
     estimated_tokens: int  # uncalibrated
-    tokens: int  # calibrated by the provider's last report
+    # Uncalibrated, by part kind: what `TokenModel.observe` compares between reports.
+    estimated_parts: dict[str, int]
+    tokens: int  # counted as the provider would (baton.tokens.TokenModel)
     context_window: int
     usable_window: int
     threshold_tokens: int
@@ -408,11 +410,17 @@ class ContextBuilder:
             cache_key=state.id,
             compact_threshold=compact_threshold,
         )
-        calibrated = [ContextPart(p.kind, round(p.tokens * state.calibration)) for p in parts]
+        estimated_parts = {p.kind: p.tokens for p in parts}
+        counted = state.token_model.count(estimated_parts)
+        if counted is not None:
+            calibrated = [ContextPart(kind, tokens) for kind, tokens in counted.items()]
+        else:
+            calibrated = [ContextPart(p.kind, round(p.tokens * state.calibration)) for p in parts]
         return BuiltContext(
             request=request,
             parts=calibrated,
             estimated_tokens=estimated,
+            estimated_parts=estimated_parts,
             tokens=sum(p.tokens for p in calibrated),
             context_window=window,
             usable_window=usable,

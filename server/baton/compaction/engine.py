@@ -846,7 +846,14 @@ class CompactionEngine:
                 # include what the summary request's reused prefix saved.
                 self.service.requests.record(job.state.id, "summary", usage[-1], provider.identity)
         text = "".join(final) if final else "".join(deltas)
-        return text, guard.looping(text)
+        loop = guard.looping(text)
+        if usage and loop is None and text.strip():
+            # How the provider counts this kind of text: the checkpoint's rate afterwards.
+            used = usage[-1]
+            job.state.token_model.observe_summary(
+                used.output_tokens - used.reasoning_tokens, estimate(text)
+            )
+        return text, loop
 
     # ------------------------------------------------------------------ undo
 

@@ -39,6 +39,7 @@ from baton.session.turn import Turn, _parse_arguments
 from baton.store.db import Database
 from baton.store.requests import RequestLog
 from baton.store.sessions import SessionStore
+from baton.tokens import calibration
 from baton.tools.base import ToolContext, ToolResult
 from baton.tools.limits import sized_for_window
 from baton.tools.policy import protected_reason
@@ -156,14 +157,14 @@ class SessionService:
         if row is None:
             raise SessionNotFound(session_id)
         state = SessionState(row=row, messages=self.store.load_messages(session_id))
-        for message in reversed(state.messages):
+        for message in state.messages:
             usage = message.meta.get("usage")
             if usage and message.meta.get("estimatedInput"):
-                from baton.tokens import calibration
-
                 state.calibration = calibration(usage["input"], message.meta["estimatedInput"])
                 state.last_input_tokens = usage["input"]
-                break
+                parts = message.meta.get("estimatedParts")
+                if isinstance(parts, dict):
+                    state.token_model.observe(usage["input"], parts)
         self._sessions[session_id] = state
         for callback in self.on_session_loaded:
             callback(state)

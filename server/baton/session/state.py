@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.providers.base import Item, OpaqueItem
 from baton.session.model import SessionRow, StoredMessage
+from baton.tokens import TokenModel
 
 if TYPE_CHECKING:
     from baton.session.turn import Turn
@@ -52,6 +53,8 @@ class SessionState:
     # Tokens per estimated token, from the provider's last usage report.
     calibration: float = 1.0
     last_input_tokens: int | None = None
+    # Counts views as the provider would, from its reports (baton.tokens.TokenModel).
+    token_model: TokenModel = field(default_factory=TokenModel)
     # The context builder's converted history (see context.HistoryCache).
     history_cache: Any = None
     extras: dict[str, Any] = field(default_factory=dict)

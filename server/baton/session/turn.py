@@ -269,6 +269,7 @@ class Turn:
         meta: dict[str, Any] = {
             "identity": provider.identity.to_json(),
             "estimatedInput": built.estimated_tokens,
+            "estimatedParts": built.estimated_parts,
             "finish": c.finish,
         }
         if c.usage is not None:
@@ -309,6 +310,7 @@ class Turn:
                 self.session_id, self.purpose, c.usage, provider.identity, message.id
             )
             self.state.calibration = calibration(c.usage.input_tokens, built.estimated_tokens)
+            self.state.token_model.observe(c.usage.input_tokens, built.estimated_parts)
             self.state.last_input_tokens = c.usage.input_tokens
             self.emit(
                 p.UsageUpdate(
