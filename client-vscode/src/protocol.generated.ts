@@ -458,6 +458,7 @@ export interface PermissionOption {
   optionId: string;
   kind: "allow_once" | "allow_always" | "reject_once";
   name?: string | null;
+  scope?: ("command" | "path" | "tool" | "category") | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

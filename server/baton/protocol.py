@@ -67,6 +67,9 @@ PlanStatus = Literal["draft", "awaiting_approval", "approved", "done"]
 Author = Literal["agent", "user"]
 ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
 PermissionKind = Literal["allow_once", "allow_always", "reject_once"]
+# What an `allow_always` option covers for the rest of the session: this exact command,
+# this one file, this one MCP tool, or every call of the tool's category.
+PermissionScope = Literal["command", "path", "tool", "category"]
 # Why Baton itself added a user message (absent on the person's own prompts): plan
 # feedback wrapped in Baton's instructions, the build order after approval, the continue
 # message after a compaction, a pre-compact round's prompt.
@@ -781,6 +784,9 @@ class PermissionOption(WireModel):
     option_id: str
     kind: PermissionKind
     name: str | None = None
+    # Extension (issue 21): what an `allow_always` option grants (its `name` says it in
+    # words); absent on the other kinds.
+    scope: PermissionScope | None = None
 
 
 class PermissionRequestParams(WireModel):

@@ -211,7 +211,12 @@ async def test_edit_shows_a_diff_and_asks_permission(
     assert calls[1]["content"] == [diff]
     [asked] = acp.client.permission_requests
     assert asked["toolCall"]["content"] == [diff]
-    assert [o["kind"] for o in asked["options"]] == ["allow_once", "allow_always", "reject_once"]
+    assert [(o["kind"], o.get("name")) for o in asked["options"]] == [
+        ("allow_once", "Allow once"),
+        ("allow_always", "Always allow changes to app.py in this session"),
+        ("allow_always", "Always allow every file change in this session"),
+        ("reject_once", "Reject"),
+    ]
     finished = [
         u
         for u in acp.client.of(sid, "tool_call_update")

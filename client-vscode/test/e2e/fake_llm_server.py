@@ -9,6 +9,8 @@ Replies, decided per request so the order of requests does not matter:
 - the order to build an approved plan: tick its first step (plan_edit), then a line;
 - the last user message contains WHICH MODEL: the model the request was sent to;
 - PLEASE WRITE: `write` README.md (again once if the first was rejected), then a line;
+- PLEASE RUN: `bash` the commands of RUN_COMMANDS one by one (each after the last
+  one's result, whether it ran or was refused), then a line;
 - WHAT IS ATTACHED: how many times README.md's attachment block is in the request;
 - PLEASE READ: `read` README.md once per such prompt, then a line (a tool for hooks to follow);
 - anything else: a fixed greeting.
@@ -32,6 +34,7 @@ from tests.fake_llm.script import text, tool_call  # noqa: E402
 GREETING = "Hello from the fake model."
 NEW_README = "# e2e workspace\n\nRewritten by the agent.\n"
 PLAN = "# Plan: greet the world\n\n- [ ] Write `hello.txt`\n- [ ] Check it\n"
+RUN_COMMANDS = ["echo one >> ran.txt", "echo one >> ran.txt", "echo two >> ran.txt"]
 SUMMARY = (
     "## Objective\nSay hello.\n\n## Important Details\nNone.\n\n"
     "## Work State\nCompleted: greeting.\n\n## Next Move\nWait for the user.\n\n## Relevant Files\nNone.\n"
@@ -62,6 +65,11 @@ def answer(req: Any) -> Any:
         if reads < asked:
             return tool_call("read", {"path": "README.md"})
         return text("I read the readme.")
+    if "PLEASE RUN" in last:
+        ran = [c for c in req.function_calls() if c.get("name") == "bash"]
+        if len(ran) < len(RUN_COMMANDS):
+            return tool_call("bash", {"command": RUN_COMMANDS[len(ran)]})
+        return text("The commands are done.")
     if "WHAT IS ATTACHED" in last:
         seen = req.input_text().count('<baton:attachment path="README.md" lines="1-1">')
         return text(f"Attached: README.md lines 1-1, seen {seen} time(s).")

@@ -229,7 +229,12 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     const ask = sidebar.locator(".permission").first();
     await ask.waitFor({ timeout: 60_000 });
     expect(await ask.locator(".permission-title").innerText()).toBe("Write README.md?");
-    expect(await ask.locator("button.permission-option").allInnerTexts()).toEqual(["Allow once", "Allow all file changes this session", "Reject"]);
+    expect(await ask.locator("button.permission-option .permission-label").allInnerTexts()).toEqual([
+      "Allow once",
+      "Always allow changes to README.md in this session",
+      "Always allow every file change in this session",
+      "Reject",
+    ]);
 
     // VS Code's diff editor opens on the proposal, with Reject / Accept in its title bar.
     const tab = page.locator(".tabs-container .tab", { hasText: "Baton wants to overwrite README.md" });
@@ -253,6 +258,36 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     await sidebar.locator("[data-kind=turn-actions] .reverted-badge").first().waitFor({ timeout: 30_000 });
     expect(await readFile(readme, "utf8")).toBe(original);
   }, 240_000);
+
+  it("permission choices: 'Always allow this command' covers that command only; another asks, Escape rejects it", async () => {
+    const ran = path.join(server!.workspace, "ran.txt");
+    await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
+    await sidebar.locator("#prompt").click();
+    await page.keyboard.type("PLEASE RUN the commands");
+    await sidebar.locator("#send").click();
+    const first = sidebar.locator(".permission[data-tool=bash]").first();
+    await first.waitFor({ timeout: 60_000 });
+    expect(await first.locator(".permission-title").innerText()).toBe("Run this command?");
+    expect(await first.locator(".permission-detail").innerText()).toBe("echo one >> ran.txt");
+    expect(await first.locator("button.permission-option .permission-label").allInnerTexts()).toEqual([
+      "Allow once",
+      "Always allow this command in this session",
+      "Always allow every command in this session",
+      "Reject",
+    ]);
+    await first.locator("button[data-scope=command]").click();
+    // The same command again runs without asking; a different one asks.
+    const second = sidebar.locator(".permission[data-tool=bash]", { hasText: "echo two >> ran.txt" });
+    await second.waitFor({ timeout: 60_000 });
+    expect(await sidebar.locator(".permission").count()).toBe(1);
+    expect(await readFile(ran, "utf8")).toBe("one\none\n");
+    await sidebar.waitForFunction(() => document.activeElement?.closest(".permission") !== null, undefined, { timeout: 10_000 });
+    await page.keyboard.press("Escape");
+    await sidebar.locator("[data-kind=assistant]", { hasText: "The commands are done." }).waitFor({ timeout: 60_000 });
+    await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
+    expect(await readFile(ran, "utf8")).toBe("one\none\n");
+    expect(await sidebar.locator(".tool-card[data-tool=bash]").count()).toBeGreaterThanOrEqual(3);
+  }, 150_000);
 
   it("Add Selection to Prompt attaches the selected lines; the model sees them once", async () => {
     await page.keyboard.press("Escape");

@@ -127,7 +127,7 @@ describe("sidebar webview", () => {
     await page.close();
   });
 
-  it("answers permission prompts with the chosen option", async () => {
+  it("answers permission prompts with the chosen option; each choice says what it grants", async () => {
     const page = await readySidebar();
     await send(page, {
       type: "permission",
@@ -136,51 +136,96 @@ describe("sidebar webview", () => {
       toolCall: { toolCallId: "t2", name: "bash", input: { command: "pytest -q" } },
       options: [
         { optionId: "allow", kind: "allow_once" },
-        { optionId: "always", kind: "allow_always" },
+        { optionId: "cmd", kind: "allow_always", scope: "command", name: "Always allow `pytest -q` in this session" },
+        { optionId: "always", kind: "allow_always", scope: "category", name: "Always allow every command in this session" },
         { optionId: "reject", kind: "reject_once" },
       ],
     });
     const prompt = page.locator("[data-request-id=perm-1]");
     await prompt.waitFor();
-    // The tool in words, the command in full, and what "always" grants spelled out.
+    // The tool in words, the command in full, and what each "always" grants spelled out.
     expect(await prompt.locator(".permission-title").innerText()).toBe("Run this command?");
     expect(await prompt.locator("pre").innerText()).toBe("pytest -q");
-    expect(await prompt.locator("button.permission-option").allInnerTexts()).toEqual(["Allow once", "Allow all commands this session", "Reject"]);
-    expect(await prompt.locator("[data-option-kind=allow_always]").getAttribute("title")).toBe(
+    expect(await prompt.locator("button.permission-option .permission-label").allInnerTexts()).toEqual([
+      "Allow once",
+      "Always allow this command in this session",
+      "Always allow every command in this session",
+      "Reject",
+    ]);
+    expect(await prompt.locator("button.permission-option .permission-key").allInnerTexts()).toEqual(["1", "2", "3", "4"]);
+    expect(await prompt.locator("[data-scope=command]").getAttribute("title")).toBe(
+      "Exactly this command (pytest -q) runs without asking for the rest of this session; other commands still ask",
+    );
+    expect(await prompt.locator("[data-scope=category]").getAttribute("title")).toBe(
       "Every shell command the agent runs in this session runs without asking",
     );
-    await prompt.locator("[data-option-kind=allow_always]").click();
-    expect(await waitForPosted(page, "permissionAnswer")).toEqual({ type: "permissionAnswer", requestId: "perm-1", optionId: "always" });
+    await prompt.locator("[data-scope=command]").click();
+    expect(await waitForPosted(page, "permissionAnswer")).toEqual({ type: "permissionAnswer", requestId: "perm-1", optionId: "cmd" });
     await send(page, { type: "permissionClosed", requestId: "perm-1" });
     await prompt.waitFor({ state: "detached" });
     await page.close();
   });
 
-  it("permission keyboard: Enter allows once (focused), Escape rejects; writes say what they grant", async () => {
+  it("permission keyboard: Enter allows once (focused), a number picks, Escape rejects; writes name the file; a protected path says why", async () => {
     const page = await readySidebar();
-    const options = [
+    const writeOptions = [
       { optionId: "allow", kind: "allow_once" },
-      { optionId: "always", kind: "allow_always" },
+      { optionId: "path", kind: "allow_always", scope: "path", name: "Always allow changes to src/app.py in this session" },
+      { optionId: "always", kind: "allow_always", scope: "category", name: "Always allow every file change in this session" },
       { optionId: "reject", kind: "reject_once" },
     ];
-    await send(page, { type: "permission", requestId: "perm-2", sessionId: SESSION, toolCall: { toolCallId: "t4", name: "edit", input: { path: "src/app.py" } }, options });
+    await send(page, { type: "permission", requestId: "perm-2", sessionId: SESSION, toolCall: { toolCallId: "t4", name: "edit", input: { path: "src/app.py" } }, options: writeOptions });
     const edit = page.locator("[data-request-id=perm-2]");
     await edit.waitFor();
     expect(await edit.locator(".permission-title").innerText()).toBe("Edit src/app.py?");
-    expect(await edit.locator("[data-option-kind=allow_always]").innerText()).toBe("Allow all file changes this session");
+    expect(await edit.locator("[data-scope=path] .permission-label").innerText()).toBe("Always allow changes to app.py in this session");
+    expect(await edit.locator("[data-scope=path]").getAttribute("title")).toContain("Writes and edits to src/app.py happen without asking");
+    expect(await edit.locator("[data-scope=category] .permission-label").innerText()).toBe("Always allow every file change in this session");
     await page.waitForFunction(() => document.activeElement?.getAttribute("data-option-kind") === "allow_once");
     await page.keyboard.press("Enter");
     expect(await waitForPosted(page, "permissionAnswer")).toEqual({ type: "permissionAnswer", requestId: "perm-2", optionId: "allow" });
 
-    await send(page, { type: "permission", requestId: "perm-3", sessionId: SESSION, toolCall: { toolCallId: "t5", name: "bash", input: { command: "rm -rf build" } }, options });
+    const answerOf = async (requestId: string) => {
+      await page.waitForFunction(
+        (id) => (window as unknown as { __posted: Array<{ type: string; requestId?: string }> }).__posted.some((m) => m.requestId === id),
+        requestId,
+      );
+      return (await posted(page)).filter((m) => m.type === "permissionAnswer").at(-1);
+    };
+    await send(page, { type: "permission", requestId: "perm-3", sessionId: SESSION, toolCall: { toolCallId: "t5", name: "bash", input: { command: "rm -rf build" } }, options: writeOptions });
     await page.locator("[data-request-id=perm-3]").waitFor();
     await page.waitForFunction(() => document.activeElement?.closest("[data-request-id=perm-3]") !== null);
     await page.keyboard.press("Escape");
-    await page.waitForFunction(() =>
-      (window as unknown as { __posted: Array<{ type: string; requestId?: string }> }).__posted.some((m) => m.requestId === "perm-3"),
-    );
-    const answers = (await posted(page)).filter((m) => m.type === "permissionAnswer");
-    expect(answers.at(-1)).toEqual({ type: "permissionAnswer", requestId: "perm-3", optionId: "reject" });
+    expect(await answerOf("perm-3")).toEqual({ type: "permissionAnswer", requestId: "perm-3", optionId: "reject" });
+
+    await send(page, { type: "permission", requestId: "perm-4", sessionId: SESSION, toolCall: { toolCallId: "t6", name: "write", input: { path: "notes.md" } }, options: writeOptions });
+    await page.waitForFunction(() => document.activeElement?.closest("[data-request-id=perm-4]") !== null);
+    await page.keyboard.press("2");
+    expect(await answerOf("perm-4")).toEqual({ type: "permissionAnswer", requestId: "perm-4", optionId: "path" });
+
+    // A protected path: no "always" choice, and the reason in words.
+    await send(page, {
+      type: "permission",
+      requestId: "perm-5",
+      sessionId: SESSION,
+      toolCall: { toolCallId: "t7", name: "write", input: { path: ".vscode/tasks.json" } },
+      options: [writeOptions[0], writeOptions[3]],
+      reason: ".vscode/tasks.json is inside .vscode/, which decides what Baton, git or the editor runs; changes there always ask, even after Always allow",
+    });
+    const protectedPrompt = page.locator("[data-request-id=perm-5]");
+    await protectedPrompt.waitFor();
+    expect(await protectedPrompt.locator(".permission-reason").innerText()).toContain("inside .vscode/");
+    expect(await protectedPrompt.locator(".permission-label").allInnerTexts()).toEqual(["Allow once", "Reject"]);
+
+    // An older server's "always" without a scope still says it covers the category.
+    await send(page, {
+      type: "permission",
+      requestId: "perm-6",
+      sessionId: SESSION,
+      toolCall: { toolCallId: "t8", name: "bash", input: { command: "ls" } },
+      options: [{ optionId: "always", kind: "allow_always" }],
+    });
+    expect(await page.locator("[data-request-id=perm-6] .permission-label").innerText()).toBe("Always allow every command in this session");
     await page.close();
   });
 
@@ -327,7 +372,8 @@ describe("sidebar webview", () => {
       toolCall: { toolCallId: "t3", name: "bash", input: { command: "pytest -q tests/test_store.py" } },
       options: [
         { optionId: "allow", kind: "allow_once" },
-        { optionId: "always", kind: "allow_always" },
+        { optionId: "cmd", kind: "allow_always", scope: "command" },
+        { optionId: "always", kind: "allow_always", scope: "category" },
         { optionId: "reject", kind: "reject_once" },
       ],
     });

@@ -1,6 +1,8 @@
 // Permission prompts: the agent asks before running a command or writing a file.
-// The prompt says in words what is asked and what each choice grants; Enter
-// allows once (the focused choice), Escape rejects.
+// The prompt names the tool in words and says what each choice grants, narrowest
+// first: this exact command, this one file, or every call of the kind, for the rest
+// of the session. Keyboard: Enter answers the focused choice (Allow once when the
+// prompt opens), 1–9 pick a choice by its number, Escape rejects.
 import type { PermissionOption, PermissionToolCall } from "../../src/protocol";
 import { el } from "../shared/dom";
 import { visibleNodes } from "../shared/visible";
@@ -15,19 +17,61 @@ export interface PermissionPrompt {
   reason?: string;
 }
 
-/**
- * What "always" grants. The server remembers it per session and per category (every
- * shell command; every file write or edit; every tool of MCP servers), not per
- * command or path, so the label says exactly that.
- */
-function alwaysLabel(tool: string): { label: string; title: string } {
+interface Choice {
+  label: string;
+  title: string;
+}
+
+const basename = (path: string): string => path.replace(/[\\/]+$/, "").split(/[\\/]/).pop() || path;
+
+/** A category "always" in words (also for servers that send no `scope`: the category was all they had). */
+function categoryChoice(tool: string): Choice {
   if (tool === "bash") {
-    return { label: "Allow all commands this session", title: "Every shell command the agent runs in this session runs without asking" };
+    return { label: "Always allow every command in this session", title: "Every shell command the agent runs in this session runs without asking" };
   }
   if (tool.includes("__")) {
-    return { label: "Allow all MCP tools this session", title: "Every MCP tool the agent calls in this session runs without asking" };
+    return { label: "Always allow every MCP tool in this session", title: "Every MCP tool the agent calls in this session runs without asking" };
   }
-  return { label: "Allow all file changes this session", title: "Every file write and edit in this session happens without asking (diffs stay reviewable)" };
+  return {
+    label: "Always allow every file change in this session",
+    title: "Every file write and edit in this session happens without asking (diffs stay reviewable)",
+  };
+}
+
+/** What a choice says on its button and in its tooltip. */
+export function choiceText(option: PermissionOption, toolCall: PermissionToolCall): Choice {
+  const command = typeof toolCall.input.command === "string" ? toolCall.input.command : "";
+  const path = typeof toolCall.input.path === "string" ? toolCall.input.path : "";
+  switch (option.kind) {
+    case "allow_once":
+      return { label: "Allow once", title: "Allow this one call; the agent asks again next time (Enter)" };
+    case "reject_once":
+      return { label: "Reject", title: "Do not run it; the agent is told it was refused (Escape)" };
+    default:
+      break;
+  }
+  switch (option.scope) {
+    case "command":
+      return {
+        label: "Always allow this command in this session",
+        title: `Exactly this command (${command}) runs without asking for the rest of this session; other commands still ask`,
+      };
+    case "path":
+      return {
+        label: `Always allow changes to ${basename(path) || "this file"} in this session`,
+        title: `Writes and edits to ${path} happen without asking for the rest of this session; other files still ask (diffs stay reviewable)`,
+      };
+    case "tool":
+      return {
+        label: "Always allow this tool in this session",
+        title: `${toolCall.name} runs without asking for the rest of this session; other tools still ask`,
+      };
+    case "category":
+    case undefined:
+      return categoryChoice(toolCall.name);
+    default:
+      return { label: option.name ?? "Always allow", title: option.name ?? "Always allow" };
+  }
 }
 
 export function renderPermission(prompt: PermissionPrompt, answer: (optionId: string) => void): HTMLElement {
@@ -39,8 +83,9 @@ export function renderPermission(prompt: PermissionPrompt, answer: (optionId: st
     {
       class: "permission",
       "data-request-id": prompt.requestId,
+      "data-tool": toolCall.name,
       role: "alertdialog",
-      "aria-label": "Permission request",
+      "aria-label": `Permission request: ${permissionQuestion(toolCall.name, toolCall.input)}`,
       tabindex: "-1",
     },
     el("div", { class: "permission-title" }, permissionQuestion(toolCall.name, toolCall.input)),
@@ -51,7 +96,7 @@ export function renderPermission(prompt: PermissionPrompt, answer: (optionId: st
   else card.append(el("pre", { class: "permission-detail" }, ...visibleNodes(JSON.stringify(toolCall.input, null, 2))));
   if (prompt.reason) card.append(el("div", { class: "permission-reason", role: "note" }, ...visibleNodes(prompt.reason)));
   if (prompt.diff) card.append(el("pre", { class: "permission-diff" }, ...visibleNodes(prompt.diff, false)));
-  const buttons = el("div", { class: "permission-actions" });
+  const buttons = el("div", { class: "permission-actions", role: "group", "aria-label": "Choices" });
   let reject: PermissionOption | undefined;
   const choose = (option: PermissionOption) => {
     if (card.dataset.answered) return;
@@ -59,24 +104,38 @@ export function renderPermission(prompt: PermissionPrompt, answer: (optionId: st
     for (const b of buttons.querySelectorAll("button")) b.disabled = true;
     answer(option.optionId);
   };
-  for (const option of prompt.options) {
-    const always = option.kind === "allow_always" ? alwaysLabel(toolCall.name) : undefined;
-    const label = option.kind === "allow_once" ? "Allow once" : option.kind === "reject_once" ? "Reject" : (always?.label ?? option.name ?? option.kind);
-    const hint = option.kind === "allow_once" ? " (Enter)" : option.kind === "reject_once" ? " (Escape)" : "";
-    const button = el("button", { type: "button", class: `permission-option ${option.kind}`, title: (always?.title ?? label) + hint }, label);
+  prompt.options.forEach((option, index) => {
+    const { label, title } = choiceText(option, toolCall);
+    const number = index + 1;
+    const keyed = number <= 9;
+    const button = el(
+      "button",
+      { type: "button", class: `permission-option ${option.kind}`, title, ...(keyed ? { "aria-keyshortcuts": String(number) } : {}) },
+      ...(keyed ? [el("span", { class: "permission-key", "aria-hidden": "true" }, String(number))] : []),
+      el("span", { class: "permission-label" }, label),
+    );
     button.dataset.optionId = option.optionId;
     button.dataset.optionKind = option.kind;
+    if (option.scope) button.dataset.scope = option.scope;
     if (option.kind === "allow_once") button.dataset.default = "true";
     if (option.kind === "reject_once") reject = option;
     button.addEventListener("click", () => choose(option));
     buttons.append(button);
-  }
+  });
   card.addEventListener("keydown", (event) => {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
     if (event.key === "Escape" && reject) {
       event.preventDefault();
       choose(reject);
+      return;
+    }
+    const index = /^[1-9]$/.test(event.key) ? Number(event.key) - 1 : -1;
+    const option = prompt.options[index];
+    if (option) {
+      event.preventDefault();
+      choose(option);
     }
   });
-  card.append(buttons);
+  card.append(buttons, el("div", { class: "permission-hint", "aria-hidden": "true" }, "Enter: the highlighted choice · 1–" + Math.min(9, prompt.options.length) + ": pick · Esc: reject"));
   return card;
 }

@@ -31,6 +31,7 @@ from baton.errors import InvalidParams, ProviderError, SessionBusy, SessionNotFo
 from baton.providers.base import ModelRequest, OpaqueItem, Provider, ProviderIdentity, ToolCall
 from baton.review.attachments import resolve_attachments
 from baton.session.events import ClientChannel
+from baton.session.grants import permission_category
 from baton.session.manage import load_extras
 from baton.session.model import DEFAULT_TITLE, MessageKind, StoredMessage, StoredPart
 from baton.session.notes import ContextNotes, PlanVersions
@@ -453,17 +454,14 @@ class SessionService:
         if policy == "deny":
             return False
         # A protected path (.baton, .git, ...) asks whatever the policy or an earlier
-        # "Always allow" says, and "Always allow" is not offered for it.
+        # "Always allow" says, and no "Always allow" is offered for it.
         reason = protected_reason(self.workspace, tool, input)
-        if reason is None and (policy == "allow" or category in state.allowed_always):
+        grants = state.grants
+        if reason is None and (policy == "allow" or grants.covers(self.workspace, tool, input)):
             return True
         options = [p.PermissionOption(option_id="allow_once", kind="allow_once", name="Allow once")]
         if reason is None:
-            options.append(
-                p.PermissionOption(
-                    option_id="allow_always", kind="allow_always", name="Always allow"
-                )
-            )
+            options.extend(grants.options(self.workspace, tool, input))
         options.append(
             p.PermissionOption(option_id="reject_once", kind="reject_once", name="Reject")
         )
@@ -479,12 +477,13 @@ class SessionService:
             return False
         assert isinstance(answer.outcome, p.SelectedOutcome)
         chosen = answer.outcome.option_id
-        if chosen == "allow_always" and reason is None:
-            state.allowed_always.add(category)
+        if chosen == "allow_once":
             return True
-        # An "allow_always" answer to a protected path (a client that ignores the options)
-        # counts as once.
-        return chosen in ("allow_once", "allow_always")
+        if chosen not in {o.option_id for o in options if o.kind == "allow_always"}:
+            # Not offered: an "always" answer to a protected path (a client that ignores
+            # the options) counts as once; anything else is a rejection.
+            return chosen.startswith("allow_always")
+        return grants.grant(self.workspace, chosen, tool, input)
 
     async def _permission_answer(
         self, params: p.PermissionRequestParams, turn: Turn | None
@@ -521,16 +520,6 @@ class _RawParams(p.WireModel):
 
     def wire(self) -> dict[str, Any]:
         return dict(self.__pydantic_extra__ or {})
-
-
-def permission_category(tool: str) -> str:
-    if tool == "bash":
-        return "bash"
-    if tool in ("write", "edit"):
-        return "write"
-    if "__" in tool:
-        return "mcp"
-    return "write"
 
 
 def _call_ids(message: StoredMessage) -> set[str]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from baton.providers.base import Item, OpaqueItem
+from baton.session.grants import Grants
 from baton.session.model import SessionRow, StoredMessage
 from baton.tokens import TokenModel
 
@@ -46,8 +47,8 @@ class SessionState:
     turn_task: asyncio.Task[Any] | None = None
     # A compaction is running outside a turn (manual compaction of an idle session).
     compacting: bool = False
-    # Tools the person allowed "always" for this session.
-    allowed_always: set[str] = field(default_factory=set)
+    # What the person allowed "always" for this session (commands, files, categories).
+    grants: Grants = field(default_factory=Grants)
     # Messages taken back by `baton/session/revert`: out of the model's view (it only grows).
     reverted: set[str] = field(default_factory=set)
     # Tokens per estimated token, from the provider's last usage report.
