@@ -264,6 +264,24 @@ describe("sidebar webview", () => {
     await page.close();
   });
 
+  it("a running command's card shows its output live (last lines), then the result (first lines)", async () => {
+    const page = await readySidebar();
+    await send(page, update({ kind: "tool_call", toolCallId: "live1", name: "bash", input: { command: "npm test" }, status: "pending" }));
+    await send(page, update({ kind: "tool_call_update", toolCallId: "live1", status: "in_progress" }));
+    const card = page.locator("[data-tool-call-id=live1]");
+    await card.waitFor();
+    expect(await card.locator(".tool-title").innerText()).toBe("Run npm test");
+    await send(page, update({ kind: "tool_call_update", toolCallId: "live1", status: "in_progress", output: "> test\nok 1\nok 2\nok 3\n" }));
+    await page.waitForFunction(() => document.querySelector("[data-tool-call-id=live1]")?.hasAttribute("data-live"));
+    expect(await card.locator(".tool-preview").innerText()).toBe("ok 1\nok 2\nok 3");
+    expect(await card.locator(".tool-status").innerText()).toBe("running");
+    await send(page, update({ kind: "tool_call_update", toolCallId: "live1", status: "completed", output: "> test\nok 1\nok 2\nok 3\n[exit code 0]" }));
+    await page.waitForFunction(() => !document.querySelector("[data-tool-call-id=live1]")?.hasAttribute("data-live"));
+    expect(await card.locator(".tool-preview").innerText()).toBe("> test\nok 1\nok 2\n… 2 more lines");
+    expect(await card.locator(".tool-status").innerText()).toBe("done");
+    await page.close();
+  });
+
   it("switches mode, sessions and creates sessions through the host; shows compaction markers", async () => {
     const page = await readySidebar();
     await page.click("#mode-plan");

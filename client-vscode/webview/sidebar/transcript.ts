@@ -341,13 +341,22 @@ export class Transcript {
         pre.textContent = output;
         pre.hidden = false;
       }
-      // Collapsed, the card shows the first lines of the output (failures stand out).
+      // Collapsed, the card shows the first lines of the result (failures stand out), or,
+      // while a command runs, the last lines of its output so far (live).
+      const live = status === "in_progress";
+      card.toggleAttribute("data-live", live);
       const preview = card.querySelector<HTMLElement>(".tool-preview");
       if (preview) {
         const lines = output.split("\n").filter((line) => line.trim() !== "");
-        preview.textContent = lines.slice(0, PREVIEW_LINES).join("\n") + (lines.length > PREVIEW_LINES ? `\n… ${lines.length - PREVIEW_LINES} more lines` : "");
+        const more = lines.length - PREVIEW_LINES;
+        preview.textContent = live
+          ? lines.slice(-PREVIEW_LINES).join("\n")
+          : lines.slice(0, PREVIEW_LINES).join("\n") + (more > 0 ? `\n… ${more} more lines` : "");
         preview.hidden = lines.length === 0;
       }
+      if (live && pre) pre.scrollTop = pre.scrollHeight;
+    } else if (status !== "in_progress") {
+      card.removeAttribute("data-live");
     }
   }
 

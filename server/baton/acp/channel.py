@@ -294,6 +294,9 @@ class AcpChannel:
                 content.append(TerminalToolCallContent(type="terminal", terminal_id=terminal))
             if update.output:
                 content.append(translate.text_content(update.output))
+        elif update.output is not None:
+            # A running command's output so far (Baton's own shell): shown live.
+            content = [translate.text_content(update.output)]
         self.update(
             sid,
             ToolCallProgress(
@@ -301,7 +304,7 @@ class AcpChannel:
                 tool_call_id=update.tool_call_id,
                 status=update.status,
                 content=content,
-                raw_output=update.output,
+                raw_output=update.output if update.status != "in_progress" else None,
             ),
         )
 

@@ -418,6 +418,9 @@ class SessionService:
             notify=lambda method, params: self.channel.notify(method, _RawParams(**params)),
             before_change=changes.before_change if changes else None,
             after_change=changes.after_change if changes else None,
+            progress=lambda output: turn.emit(
+                p.ToolCallUpdate(tool_call_id=call.call_id, status="in_progress", output=output)
+            ),
             **self.tool_context_extras,
         )
         hooks = self.tool_hooks

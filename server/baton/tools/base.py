@@ -134,6 +134,8 @@ class ToolContext:
     files: EditorFiles | None = None
     # Runs bash in the editor's terminal; None: Baton's own shell.
     terminal: EditorTerminal | None = None
+    # Shows a running tool's output so far to the person (live output); None: not shown.
+    progress: Callable[[str], None] | None = None
 
 
 class Tool(Protocol):

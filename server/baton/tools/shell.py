@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import subprocess
+from collections.abc import Callable
 from typing import ClassVar
 
 from pydantic import Field
@@ -40,6 +41,10 @@ CANCEL_GRACE = 0.5
 # Seconds to keep reading after the shell exits while background children still
 # hold the output pipe open.
 DRAIN_GRACE = 1.0
+# Live output: at most one update per LIVE_INTERVAL seconds, the last LIVE_CHARS
+# characters of the output so far (the finished result replaces it).
+LIVE_INTERVAL = 0.5
+LIVE_CHARS = 4000
 
 
 class BashInput(ToolInput):
@@ -89,6 +94,12 @@ class _Output(asyncio.SubprocessProtocol):
         if not self.exited.done():
             self.exited.set_result(None)
 
+    def live(self, chars: int) -> str:
+        """The last `chars` characters of the output so far (for the person to watch)."""
+        data = self.tail if self.total > len(self.head) + len(self.tail) else self.head + self.tail
+        text = bytes(data[-chars * 4 :]).decode("utf-8", "replace")[-chars:]
+        return text
+
     def render(self, limit: int) -> str:
         """The output as text, cut to about `limit` characters with a note when longer."""
         dropped = self.total - len(self.head) - len(self.tail)
@@ -102,6 +113,16 @@ class _Output(asyncio.SubprocessProtocol):
             head + f"\n\n[... output too long: {self.total} bytes in all, the middle was cut; "
             "redirect it to a file and read or grep that ...]\n\n" + tail
         )
+
+
+async def _stream_live(output: _Output, progress: Callable[[str], None]) -> None:
+    """Report the output so far while the command runs, when it has grown."""
+    seen = 0
+    while True:
+        await asyncio.sleep(LIVE_INTERVAL)
+        if output.total != seen:
+            seen = output.total
+            progress(output.live(LIVE_CHARS))
 
 
 def signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -183,6 +204,11 @@ class BashTool:
         pgid = transport.get_pid()
         timed_out = False
         lingering = False
+        live = (
+            asyncio.create_task(_stream_live(output, ctx.progress))
+            if ctx.progress is not None
+            else None
+        )
         try:
             try:
                 await asyncio.wait_for(asyncio.shield(output.exited), timeout_ms / 1000)
@@ -197,6 +223,10 @@ class BashTool:
             await _kill_group(pgid, output.exited, CANCEL_GRACE)
             raise
         finally:
+            if live is not None:
+                live.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await live
             transport.close()
 
         code = None if timed_out else transport.get_returncode()
