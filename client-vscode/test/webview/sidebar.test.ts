@@ -361,7 +361,7 @@ describe("sidebar webview", () => {
     const prompt = page.locator("[data-request-id=perm-9]");
     await prompt.waitFor();
     expect(await prompt.locator(".permission-reason").innerText()).toBe(reason);
-    expect(await prompt.locator("button.permission-option").allInnerTexts()).toEqual(["Allow once", "Reject"]);
+    expect(await prompt.locator("button.permission-option .permission-label").allInnerTexts()).toEqual(["Allow once", "Reject"]);
     await page.close();
   });
 
