@@ -23,6 +23,11 @@ CASES = [
         ["<tool_response>", "<|im_end|>"],
     ),
     ("stray </tool_call> closer", "stray  closer", ["</tool_call>"]),
+    (
+        'Use:\n<tools>\n{"type": "function", "function": {"name": "read"}}\n</tools>\nok',
+        "Use:\n\nok",
+        ["<tools>"],
+    ),
     ("<b>bold</b> stays", "<b>bold</b> stays", []),
     ("ends with <baton:ledger>never closed", "ends with ", ["<baton:ledger>"]),
     ("ends with <bat", "ends with <bat", []),

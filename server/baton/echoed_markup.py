@@ -2,7 +2,7 @@
 
 Small models copy what they see in their prompt: Baton's context blocks
 (`<baton:plan>…</baton:plan>`, `<baton:ledger>`), the chat template's tool
-markup (`<tool_call>`, `<tool_response>`) and its special tokens
+markup (`<tools>`, its list of tool definitions, `<tool_call>`, `<tool_response>`) and its special tokens
 (`<|im_end|>`). None of it is an answer. `MarkupFilter` removes such blocks
 from streamed text as it arrives, holding back only what may still turn out
 to be one. It filters what is displayed; the session keeps the text as the
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 # A complete tag: an opening or closing block tag, or a special token.
-_TAG = re.compile(r"<(/?)(tool_call|tool_response|baton:[a-z_]+)>|<\|[a-z_]+\|>")
+_TAG = re.compile(r"<(/?)(tool_call|tool_response|tools|baton:[a-z_]+)>|<\|[a-z_]+\|>")
 # What may still grow into a tag (no `>` yet).
 _PARTIAL = re.compile(r"</?(?:[a-z_]*(?::[a-z_]*)?|\|[a-z_]*\|?)$")
 _MAX_TAG = 40
