@@ -18,20 +18,30 @@ summary tokens per replaced token, model calls, the share of probe facts in the
 view or one `recall` away, and the ledger's size per 100 tool calls (issues 18, 22).
 Targets: every compaction smaller; history at most 50% after a manual one; 100% of
 probe facts in the view or one `recall` away.
+
+    python bench/fidelity.py --probe-model 0.5b [--probe-timeout 900]
+
+asks the local model (xllamacpp, the installed 0.5B or 1.5B model) exact-fact
+questions against the full transcript, Baton's compacted view and the same view
+without the ledger (summary only), and prints the share answered in each.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
+import re
 import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
@@ -271,13 +281,13 @@ def window_for(tokens: int) -> int:
     return small if small <= 80_000 else int(tokens / 0.85 + 16_000)
 
 
-def add_fixed_failures(app, state, rounds: int) -> list[str]:  # type: ignore[no-untyped-def]
+def add_fixed_failures(app, state, rounds: int, first: int = 0) -> list[str]:  # type: ignore[no-untyped-def]
     """Turns where a command fails (a lint rule, a test count) and a later run passes."""
     import json
 
     store = app.sessions.store
     facts: list[str] = []
-    for r in range(rounds):
+    for r in range(first, first + rounds):
         command = f"ruff check src/fix_{r}.py"
         error = f"src/fix_{r}.py:{10 + r}:80: E501 Line too long ({90 + r} > 79)\nFound 1 error."
         state.add(
@@ -403,12 +413,162 @@ def print_sizes(seed: int) -> None:
             )
 
 
+# ---------------------------------------------------------------- model-answered probes
+
+
+@dataclass
+class Probe:
+    question: str
+    expected: str  # a regular expression the answer must match
+
+    def passed(self, answer: str) -> bool:
+        return re.search(self.expected, answer, re.IGNORECASE) is not None
+
+
+def ask_local(base_url: str, messages: list[dict[str, object]], timeout: float) -> tuple[str, int]:
+    """The model's answer and the prompt tokens it counted."""
+    body = {"messages": messages, "max_tokens": 40, "temperature": 0, "cache_prompt": True}
+    req = urllib.request.Request(
+        f"{base_url}/v1/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=timeout) as response:
+        data = json.loads(response.read())
+    answer = str(data["choices"][0]["message"].get("content") or "")
+    return answer, int((data.get("usage") or {}).get("prompt_tokens") or 0)
+
+
+async def probe_views(seed: int) -> tuple[dict[str, ModelRequest], list[Probe], dict[str, int]]:
+    """A session with lint failures fixed later and two turns of work, compacted by hand
+    with the scripted summariser; the views the probes are asked against."""
+    from baton.app import build_app
+
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory(prefix="baton-fidelity-") as tmp:
+        home = Path(tmp)
+        os.environ["XDG_DATA_HOME"] = str(home / "data")
+        os.environ["XDG_CONFIG_HOME"] = str(home / "config")
+        ws = home / "ws"
+        ws.mkdir()
+        settings = {"contextWindow": 8_192, "compaction": {"strategy": "native"}}
+        app = build_app(ws, NullChannel(), environ={}, client_settings=settings)
+        summariser = DroppingSummariser(rng, [])
+        app.sessions.providers = StaticProviders(summariser)  # type: ignore[assignment]
+        sid = app.sessions.new_session(p.SessionNewParams()).session_id
+        state = app.sessions.state(sid)
+        facts = Facts()
+        add_fixed_failures(app, state, 2)
+        add_round(app, state, rng, 0, 1, facts)
+        add_fixed_failures(app, state, 1, first=2)
+        summariser.facts = facts.prose + facts.ledger
+        current = app.sessions.settings()
+        full = app.sessions.build_context(state, current, IDENTITY)
+        record = await app.compaction.engine.compact(state, CompactRequest("manual"))
+        baton = app.sessions.build_context(state, current, IDENTITY)
+        without_ledger = dc_replace(state.view, ledger_text=None)
+        summary_only = app.compaction.engine.build_with_view(
+            state,
+            current,
+            summariser,  # type: ignore[arg-type]
+            without_ledger,
+        )
+        await app.close()
+    code0 = next(f for f in facts.ledger if f.startswith("`pytest tests/test_r0t0.py"))[-1]
+    size = re.search(r"at (\d+) MB", facts.prose[0])
+    assert size is not None
+    probes = [
+        Probe(
+            "What exit codes did `ruff check src/fix_0.py` return, in order?",
+            r"\b1\b\D{0,40}\b0\b",
+        ),
+        Probe("Which ruff rule code failed in src/fix_1.py?", r"E501"),
+        Probe(
+            "What was the exit code of `pytest tests/test_r0t0.py -q`? Answer with the number.",
+            rf"(?<![\d.]){code0}(?![\d.])",
+        ),
+        Probe("Which file was edited in work item r0t0?", r"changed_r0t0"),
+        Probe("What cache size (in MB) was decided in work item r0t0?", rf"\b{size.group(1)}\b"),
+        Probe("How long was the too-long line ruff reported in src/fix_2.py?", r"\b92\b"),
+    ]
+    sent = lambda b: b.tokens - sum(x.tokens for x in b.parts if x.kind == "tools")  # noqa: E731
+    tokens = {"full": sent(full), "baton": sent(baton), "summary only": sent(summary_only)}
+    assert record.committed
+    views = {
+        "full": full.request,
+        "baton": baton.request,
+        "summary only": summary_only.request,
+    }
+    return views, probes, tokens
+
+
+def print_probes(seed: int, small: bool, timeout: float) -> None:
+    """Ask the local model each probe against the full transcript, Baton's compacted view
+    and the same view without the ledger (summary only); print the share answered."""
+    from baton.local.engine import EngineConfig, load_xllamacpp
+    from baton.local.model_files import DEFAULT_MODEL, QWEN_CODER_0_5B, model_path
+    from baton.providers.openai_chat import to_chat_messages
+
+    spec = QWEN_CODER_0_5B if small else DEFAULT_MODEL
+    path = model_path(spec)  # before the bench points XDG_DATA_HOME at a throwaway home
+    views, probes, tokens = asyncio.run(probe_views(seed))
+    if not path.exists():
+        print(f"\nmodel-answered probes skipped: {path} is not installed")
+        return
+    started = time.monotonic()
+    server = load_xllamacpp(
+        EngineConfig(model_path=path, threads=2, batch_threads=2, context_size=12_288)
+    )
+    base_url = server.listening_address.rstrip("/")
+    print(f"\nmodel-answered probes ({path.name}, {len(probes)} probes, timeout {timeout:.0f} s)")
+    print("view          estimated  model's count  answered  seconds")
+    deadline = started + timeout
+    for name, request in views.items():
+        messages = to_chat_messages(request.instructions, request.items)
+        right = asked = counted = 0
+        view_started = time.monotonic()
+        for probe in probes:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            question = (
+                "Answer from the conversation above, in one short line, without using tools: "
+                + probe.question
+            )
+            try:
+                answer, prompt_tokens = ask_local(
+                    base_url, [*messages, {"role": "user", "content": question}], left
+                )
+            except (OSError, TimeoutError) as exc:
+                detail = exc.read().decode()[:300] if hasattr(exc, "read") else ""
+                print(f"  {name}: {probe.question!r} failed: {exc} {detail}")
+                break
+            asked += 1
+            counted = counted or prompt_tokens
+            right += probe.passed(answer)
+            print(f"  {name}: {probe.question!r} -> {answer.strip()[:80]!r}", file=sys.stderr)
+        print(
+            f"{name:<13} {tokens[name]:>9,}  {counted:>13,}  {right}/{asked} of {len(probes)}"
+            f"  {time.monotonic() - view_started:>7.0f}"
+        )
+    del server
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--replicates", type=int, default=3)
     parser.add_argument("--turns", type=int, default=6, help="turns of work between compactions")
+    parser.add_argument(
+        "--probe-model",
+        choices=("0.5b", "1.5b"),
+        help="only the model-answered probes, on the local model of this size",
+    )
+    parser.add_argument("--probe-timeout", type=float, default=900.0, help="seconds in all")
     args = parser.parse_args()
+    if args.probe_model:
+        print_probes(args.seed, args.probe_model == "0.5b", args.probe_timeout)
+        return
     print(
         "depth  ledger facts  plan   prose (summary only)  tokens before → after  compaction ms (no model)"
     )
