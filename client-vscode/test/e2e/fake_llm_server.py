@@ -11,6 +11,7 @@ Replies, decided per request so the order of requests does not matter:
 - PLEASE WRITE: `write` README.md (again once if the first was rejected), then a line;
 - PLEASE RUN: `bash` the commands of RUN_COMMANDS one by one (each after the last
   one's result, whether it ran or was refused), then a line;
+- SHOW CODE: an answer with a Python code block (the README's screenshots);
 - WHAT IS ATTACHED: how many times README.md's attachment block is in the request;
 - PLEASE READ: `read` README.md once per such prompt, then a line (a tool for hooks to follow);
 - anything else: a fixed greeting.
@@ -35,6 +36,11 @@ GREETING = "Hello from the fake model."
 NEW_README = "# e2e workspace\n\nRewritten by the agent.\n"
 PLAN = "# Plan: greet the world\n\n- [ ] Write `hello.txt`\n- [ ] Check it\n"
 RUN_COMMANDS = ["echo one >> ran.txt", "echo one >> ran.txt", "echo two >> ran.txt"]
+CODE_ANSWER = (
+    "Here is a small greeting function:\n\n```python\ndef greet(name: str) -> str:\n"
+    '    """Say hello to `name`."""\n    return f"Hello, {name}!"\n```\n\n'
+    "Call it as `greet(\"world\")`."
+)
 SUMMARY = (
     "## Objective\nSay hello.\n\n## Important Details\nNone.\n\n"
     "## Work State\nCompleted: greeting.\n\n## Next Move\nWait for the user.\n\n## Relevant Files\nNone.\n"
@@ -70,6 +76,8 @@ def answer(req: Any) -> Any:
         if len(ran) < len(RUN_COMMANDS):
             return tool_call("bash", {"command": RUN_COMMANDS[len(ran)]})
         return text("The commands are done.")
+    if "SHOW CODE" in last:
+        return text(CODE_ANSWER)
     if "WHAT IS ATTACHED" in last:
         seen = req.input_text().count('<baton:attachment path="README.md" lines="1-1">')
         return text(f"Attached: README.md lines 1-1, seen {seen} time(s).")
