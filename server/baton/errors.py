@@ -34,8 +34,12 @@ class SessionNotFound(BatonError):
 class SessionBusy(BatonError):
     code = -32002
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"session busy: a turn is already running in {session_id!r}")
+    def __init__(self, session_id: str, why: str | None = None) -> None:
+        super().__init__(
+            f"session busy: {why}"
+            if why
+            else f"session busy: a turn is already running in {session_id!r}"
+        )
 
 
 class ProviderError(BatonError):
@@ -95,6 +99,21 @@ class StorageError(BatonError):
     """The store could not commit (disk full, read-only); nothing was changed."""
 
     code = -32010
+
+
+class StoreDamaged(BatonError):
+    """SQLite reports the store file as corrupt; `data` names the file and the way out."""
+
+    code = -32012
+
+    def __init__(self, path: object, detail: str) -> None:
+        super().__init__(
+            f"the session store {path} is damaged ({detail}); Baton has not changed it. "
+            "Run `baton doctor --repair` in the workspace folder (in VS Code: 'Baton: Check "
+            "and repair the session store'): it keeps the damaged file aside and recovers "
+            "every readable session into a new store"
+        )
+        self.data = {"storePath": str(path), "repair": "baton doctor --repair"}
 
 
 class RevertConflict(BatonError):

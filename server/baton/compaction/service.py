@@ -55,17 +55,27 @@ class CompactionService:
             return await future
         if state.compacting:
             raise SessionBusy(state.id)
-        state.compacting = True
+        # Another process may be working on the session: its lease first, then its news.
+        self.sessions.leases.acquire(state.id, "compaction")
         try:
-            return await self.engine.compact(state, request)
+            self.sessions.refresh(state)
+            state.compacting = True
+            try:
+                return await self.engine.compact(state, request)
+            finally:
+                state.compacting = False
         finally:
-            state.compacting = False
+            self.sessions.leases.release(state.id)
 
     def compactions(self, session_id: str) -> p.CompactionsResult:
         return p.CompactionsResult(compactions=self.engine.records(session_id))
 
     def uncompact(self, session_id: str, compaction_id: str) -> p.CompactionRecord:
-        return self.engine.uncompact(self.sessions.state(session_id), compaction_id)
+        state = self.sessions.state(session_id)
+        if state.busy or state.compacting:
+            raise SessionBusy(state.id)
+        with self.sessions.leases.hold(state.id, "compaction undo"):
+            return self.engine.uncompact(self.sessions.refresh(state), compaction_id)
 
     async def _run_pending(self, state: SessionState) -> None:
         pending = state.extras.pop(PENDING, [])
@@ -80,6 +90,8 @@ class CompactionService:
     def _after_turn(self, state: SessionState) -> None:
         if not state.extras.get(PENDING):
             return
+        # Still under the turn's lease (released after this callback): keep it for the run.
+        self.sessions.leases.acquire(state.id, "compaction")
 
         async def run() -> None:
             state.compacting = True
@@ -87,6 +99,7 @@ class CompactionService:
                 await self._run_pending(state)
             finally:
                 state.compacting = False
+                self.sessions.leases.release(state.id)
 
         asyncio.get_running_loop().create_task(run())
 

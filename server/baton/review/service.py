@@ -203,6 +203,11 @@ class ReviewService:
         state = self.sessions.state(params.session_id)
         if state.busy or state.compacting:
             raise SessionBusy(state.id)
+        # Another process may be working on the session: never revert under its turn.
+        with self.sessions.leases.hold(state.id, "revert"):
+            return self._revert(self.sessions.refresh(state), params)
+
+    def _revert(self, state: SessionState, params: p.RevertParams) -> p.RevertResult:
         start = state.find(params.message_id)
         if start is None:
             raise NotFound(f"message not found in session {state.id!r}: {params.message_id!r}")

@@ -69,7 +69,9 @@ class SessionManager:
         state = self.sessions.state(session_id)
         if state.busy or state.compacting:
             raise SessionBusy(state.id)
-        delete_session(self.sessions.db, state.id)
+        # Never under another process's running turn (the lease row goes with the session).
+        with self.sessions.leases.hold(state.id, "delete"):
+            delete_session(self.sessions.db, state.id)
         self.sessions.forget(state.id)
 
     # ------------------------------------------------------------------ fork

@@ -33,14 +33,21 @@ from baton.review.attachments import resolve_attachments
 from baton.session.events import ClientChannel
 from baton.session.grants import permission_category
 from baton.session.manage import load_extras
-from baton.session.model import DEFAULT_TITLE, MessageKind, StoredMessage, StoredPart
+from baton.session.model import (
+    DEFAULT_TITLE,
+    MessageKind,
+    SessionRow,
+    StoredMessage,
+    StoredPart,
+)
 from baton.session.notes import ContextNotes, PlanVersions
-from baton.session.state import SessionState
+from baton.session.state import SessionState, View
 from baton.session.turn import Turn, _parse_arguments
 from baton.store.db import Database
+from baton.store.leases import Leases
 from baton.store.requests import RequestLog
 from baton.store.sessions import SessionStore
-from baton.tokens import calibration
+from baton.tokens import TokenModel, calibration
 from baton.tools.base import ToolContext, ToolResult
 from baton.tools.limits import sized_for_window
 from baton.tools.policy import protected_reason
@@ -144,6 +151,11 @@ class SessionService:
         # Awaited before each model step (MCP servers start lazily here).
         self.step_preparers: list[Callable[[Turn], Awaitable[None]]] = []
         self._sessions: dict[str, SessionState] = {}
+        # Which process works on a session (another `baton serve` may share the store).
+        self.leases = Leases(db)
+        # Per session: the store's data version and the session's signature when its
+        # state was last known to match the store (see `refresh`).
+        self._seen: dict[str, tuple[int, tuple[Any, ...]]] = {}
 
     # ------------------------------------------------------------------ settings & sessions
 
@@ -153,11 +165,28 @@ class SessionService:
     def state(self, session_id: str) -> SessionState:
         state = self._sessions.get(session_id)
         if state is not None:
-            return state
+            return self.refresh(state)
+        version = self.db.data_version()
+        signature = self.store.signature(session_id)
         row = self.store.get_session(session_id)
-        if row is None:
+        if signature is None or row is None:
             raise SessionNotFound(session_id)
-        state = SessionState(row=row, messages=self.store.load_messages(session_id))
+        state = SessionState(row=row, messages=[])
+        self._fill(state, row)
+        self._sessions[session_id] = state
+        self._seen[session_id] = (version, signature)
+        return state
+
+    def _fill(self, state: SessionState, row: SessionRow) -> None:
+        """(Re)load everything of `state` that the store holds, and let features attach."""
+        state.row = row
+        state.messages = self.store.load_messages(row.id)
+        state.view = View()
+        state.reverted = set()
+        state.history_cache = None
+        state.extras = {}
+        state.calibration, state.last_input_tokens = 1.0, None
+        state.token_model = TokenModel()
         for message in state.messages:
             usage = message.meta.get("usage")
             if usage and message.meta.get("estimatedInput"):
@@ -166,9 +195,31 @@ class SessionService:
                 parts = message.meta.get("estimatedParts")
                 if isinstance(parts, dict):
                     state.token_model.observe(usage["input"], parts)
-        self._sessions[session_id] = state
         for callback in self.on_session_loaded:
             callback(state)
+
+    def refresh(self, state: SessionState) -> SessionState:
+        """Reload `state` in place if another process committed to its session since it
+        was loaded (two editor windows on one workspace). A session this process is
+        working on is left as it is: its lease keeps other processes' turns out."""
+        if state.busy or state.compacting:
+            return state
+        version = self.db.data_version()
+        seen = self._seen.get(state.id)
+        if seen is not None and seen[0] == version:
+            return state  # no other connection committed anything since
+        signature = self.store.signature(state.id)
+        if signature is None:
+            self.forget(state.id)
+            raise SessionNotFound(state.id)
+        if seen is None or seen[1] != signature:
+            row = self.store.get_session(state.id)
+            if row is None:
+                self.forget(state.id)
+                raise SessionNotFound(state.id)
+            log.info("session %s changed in the store: reloading it", state.id)
+            self._fill(state, row)
+        self._seen[state.id] = (version, signature)
         return state
 
     def new_session(self, params: p.SessionNewParams) -> p.SessionNewResult:
@@ -210,6 +261,7 @@ class SessionService:
     def forget(self, session_id: str) -> None:
         """Drop a deleted session from memory (its rows are gone from the store)."""
         self._sessions.pop(session_id, None)
+        self._seen.pop(session_id, None)
 
     def set_mode(self, params: p.SetModeParams) -> p.SetModeResult:
         state = self.state(params.session_id)
@@ -325,16 +377,26 @@ class SessionService:
         *,
         extra_parts: list[StoredPart] | None = None,
     ) -> asyncio.Task[p.PromptResult]:
-        """Commit the user message and start the turn; the returned task ends with it."""
+        """Commit the user message and start the turn; the returned task ends with it.
+
+        The session's lease is taken first (SessionBusy if another process works on it),
+        then what another process committed is loaded, so the request is built on the
+        whole history and no turn interleaves with another's in the store."""
         self._ensure_idle(state)
         if not text.strip():
             raise InvalidParams("params.text: must not be empty")
-        if kind == "prompt" and state.row.title == DEFAULT_TITLE:
-            title = " ".join(text.split())[:TITLE_CHARS] or DEFAULT_TITLE
-            self.store.update_session(state.id, title=title)
-            state.row.title = title
-        self.sync_notes(state)
-        self.add_user_message(state, text, kind, extra_parts=extra_parts)
+        self.leases.acquire(state.id, "turn")
+        try:
+            self.refresh(state)
+            if kind == "prompt" and state.row.title == DEFAULT_TITLE:
+                title = " ".join(text.split())[:TITLE_CHARS] or DEFAULT_TITLE
+                self.store.update_session(state.id, title=title)
+                state.row.title = title
+            self.sync_notes(state)
+            self.add_user_message(state, text, kind, extra_parts=extra_parts)
+        except BaseException:
+            self.leases.release(state.id)
+            raise
         turn = Turn(self, state)
         task = asyncio.create_task(turn.run(), name=f"turn-{state.id}")
         state.turn, state.turn_task = turn, task
@@ -343,11 +405,15 @@ class SessionService:
 
     def _turn_done(self, task: asyncio.Task[Any], state: SessionState) -> None:
         _log_task_failure(task, state.id)
-        for callback in self.after_turn:
-            try:
-                callback(state)
-            except Exception:
-                log.exception("after-turn callback failed")
+        try:
+            for callback in self.after_turn:
+                try:
+                    callback(state)
+                except Exception:
+                    log.exception("after-turn callback failed")
+        finally:
+            # After the callbacks: work they start on the session holds the lease too.
+            self.leases.release(state.id)
 
     async def prompt(self, params: p.PromptParams) -> p.PromptResult:
         state = self.state(params.session_id)
@@ -372,6 +438,13 @@ class SessionService:
     # ------------------------------------------------------------------ seams for the loop
 
     async def before_step(self, turn: Turn) -> None:
+        if turn.state.id in self.leases.held and not self.leases.holds(turn.state.id):
+            # Taken over after it expired (this process stalled longer than its TTL).
+            raise SessionBusy(
+                turn.state.id,
+                f"this process's lease on {turn.state.id!r} expired and another Baton "
+                "process took the session over; the turn stops here",
+            )
         for prepare in self.step_preparers:
             await prepare(turn)
         if self.turn_hooks is not None:
@@ -513,6 +586,7 @@ class SessionService:
         if tasks:
             await asyncio.wait(tasks, timeout=5)
         await self.providers.aclose()
+        self.leases.release_all()
         self.db.close()
 
 

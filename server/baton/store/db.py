@@ -82,6 +82,10 @@ class Database:
             self._rollback()
             raise StorageError(f"the store could not commit, nothing was changed: {exc}") from exc
 
+    def data_version(self) -> int:
+        """Changes each time another connection (another process) commits to the store."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
     def _rollback(self) -> None:
         with suppress(sqlite3.Error):
             self.conn.execute("ROLLBACK")

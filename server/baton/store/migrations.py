@@ -181,4 +181,18 @@ MIGRATIONS: list[str] = [
         WHERE json_type(meta, '$.usage') = 'object'
         ORDER BY seq;
     """,
+    # 7: session leases (store/leases.py): which process works on a session now, so two
+    # processes on one workspace never interleave a session's turns. Coordination rows,
+    # the one table whose rows are replaced and deleted while a session lives.
+    """
+    CREATE TABLE session_leases (
+        session_id  TEXT PRIMARY KEY,
+        owner       TEXT NOT NULL,
+        host        TEXT NOT NULL,
+        pid         INTEGER NOT NULL,
+        purpose     TEXT NOT NULL,
+        acquired_at REAL NOT NULL,
+        expires_at  REAL NOT NULL
+    );
+    """,
 ]

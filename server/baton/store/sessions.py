@@ -71,6 +71,25 @@ class SessionStore:
         row = self.db.conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return _session(row) if row else None
 
+    def signature(self, session_id: str) -> tuple[Any, ...] | None:
+        """What changes whenever anything of the session in the store changes (its row,
+        messages, tool results, compactions and their undos, reverts, plan); None when
+        the session does not exist. Cheap: every part is read through an index."""
+        row = self.db.conn.execute(
+            "SELECT s.title, s.mode, s.provider, s.model, s.updated_at,"
+            " (SELECT MAX(seq) FROM messages WHERE session_id = s.id),"
+            " (SELECT COUNT(*) FROM tool_results WHERE session_id = s.id),"
+            " (SELECT COUNT(*) FROM compactions WHERE session_id = s.id),"
+            " (SELECT COUNT(*) FROM compaction_undos u JOIN compactions c"
+            "   ON c.id = u.compaction_id WHERE c.session_id = s.id),"
+            " (SELECT COUNT(*) FROM reverted_messages WHERE session_id = s.id),"
+            " (SELECT MAX(version) FROM plan_versions WHERE session_id = s.id),"
+            " (SELECT status || ' ' || updated_at FROM plans WHERE session_id = s.id)"
+            " FROM sessions s WHERE s.id = ?",
+            (session_id,),
+        ).fetchone()
+        return tuple(row) if row is not None else None
+
     def list_sessions(self) -> list[SessionRow]:
         rows = self.db.conn.execute(
             "SELECT * FROM sessions ORDER BY updated_at DESC, id DESC"
@@ -190,7 +209,10 @@ class SessionStore:
             " JOIN messages m ON m.id = p.message_id WHERE m.session_id = ? ORDER BY p.seq",
             (session_id,),
         ):
-            messages[row["message_id"]].parts.append(
+            owner = messages.get(row["message_id"])
+            if owner is None:
+                continue  # committed by another process after the messages were read
+            owner.parts.append(
                 StoredPart(
                     type=row["type"],
                     data=json.loads(row["data"]),
