@@ -101,21 +101,6 @@ class StorageError(BatonError):
     code = -32010
 
 
-class StoreDamaged(BatonError):
-    """SQLite reports the store file as corrupt; `data` names the file and the way out."""
-
-    code = -32012
-
-    def __init__(self, path: object, detail: str) -> None:
-        super().__init__(
-            f"the session store {path} is damaged ({detail}); Baton has not changed it. "
-            "Run `baton doctor --repair` in the workspace folder (in VS Code: 'Baton: Check "
-            "and repair the session store'): it keeps the damaged file aside and recovers "
-            "every readable session into a new store"
-        )
-        self.data = {"storePath": str(path), "repair": "baton doctor --repair"}
-
-
 class RevertConflict(BatonError):
     """A revert would overwrite changes made outside Baton since its last change.
 
