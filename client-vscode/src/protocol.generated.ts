@@ -632,6 +632,16 @@ export interface PromptResult {
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "RecoveredSession".
+ */
+export interface RecoveredSession {
+  sessionId: string;
+  title: string;
+  messages: number;
+  recreated?: boolean;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "RevertConflictInfo".
  */
 export interface RevertConflictInfo {
@@ -914,6 +924,43 @@ export interface SetTrustParams {
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "StoreCheckResult".
+ */
+export interface StoreCheckResult {
+  path: string;
+  ok: boolean;
+  exists: boolean;
+  problems?: string[];
+  sessions?: number | null;
+  sizeBytes?: number;
+  fix?: string | null;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "StoreRepairResult".
+ */
+export interface StoreRepairResult {
+  path: string;
+  backupPath: string;
+  sessions: RecoveredSession[];
+  messages: number;
+  rowsSaved?: {
+    [k: string]: number | undefined;
+  };
+  damagedRegions?: {
+    [k: string]: number | undefined;
+  };
+  rowsLeftOut?: {
+    [k: string]: number | undefined;
+  };
+  rowsInvalid?: {
+    [k: string]: number | undefined;
+  };
+  unreadableTables?: string[];
+  check: StoreCheckResult;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "UncompactParams".
  */
 export interface UncompactParams {
@@ -982,6 +1029,10 @@ export interface BatonRequests {
   "baton/session/setModel": { params: SetModelParams; result: SetModelResult };
   /** Undo a compaction's view. */
   "baton/session/uncompact": { params: UncompactParams; result: CompactionRecord };
+  /** Check the session store. */
+  "baton/store/check": { params: Record<string, never>; result: StoreCheckResult };
+  /** Keep a damaged store aside; recover what is readable. */
+  "baton/store/repair": { params: Record<string, never>; result: StoreRepairResult };
   /** The editor's trust decision, taking effect now. */
   "baton/workspace/setTrust": { params: SetTrustParams; result: WorkspaceTrustResult };
   /** Whether the workspace is trusted, by whom, what is ignored. */

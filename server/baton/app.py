@@ -14,6 +14,7 @@ from baton.compaction.recall import RecallSource
 from baton.compaction.server import install_server_compaction
 from baton.compaction.service import CompactionService
 from baton.config import ConfigLoader
+from baton.errors import BatonError, SessionBusy
 from baton.hooks import install_hooks
 from baton.hooks.lifecycle import LifecycleHooks
 from baton.hooks.plugins import drop_workspace_plugins, load_workspace_plugins
@@ -106,6 +107,33 @@ class App:
                 trusted=trust.trusted, source=trust.source, ignored=self.ignored(), message=notice
             ),
         )
+
+    def check_store(self) -> p.StoreCheckResult:
+        from baton.doctor import check_result
+
+        return check_result(self.db.path)
+
+    def repair_store(self) -> p.StoreRepairResult:
+        """`baton/store/repair` in the running server: refused while this process works
+        on a session or another process has the store open; afterwards every session is
+        read afresh from the new store."""
+        from baton.doctor import repair_result
+
+        working = self.sessions.working()
+        if working:
+            raise SessionBusy(
+                working[0], "a turn or compaction is running; repair the store when it ends"
+            )
+        self.sessions.leases.release_all()
+        self.db.close()
+        try:
+            return repair_result(self.db.path)
+        finally:
+            self.sessions.forget_all()
+            try:
+                self.db.reopen()
+            except BatonError as exc:
+                log.error("the store could not be opened again after the repair: %s", exc)
 
     def config_problems(self) -> list[str]:
         problems = [str(problem) for problem in self.config.load()[1]]

@@ -93,6 +93,15 @@ def build_parser() -> argparse.ArgumentParser:
     trust.add_argument("path", nargs="?", default=".", help="the folder (default: this one)")
     trust.add_argument("--revoke", action="store_true", help="stop trusting the folder")
     sub.add_parser("schema", help="print the protocol's JSON Schema")
+    doctor = sub.add_parser(
+        "doctor", help="check this directory's session store; --repair recovers a damaged one"
+    )
+    doctor.add_argument(
+        "--repair",
+        action="store_true",
+        help="keep a copy of the damaged store and recover every readable session into a new one",
+    )
+    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
 
     model = sub.add_parser("model", help="install or inspect the embedded local model")
     model_sub = model.add_subparsers(dest="model_command", required=True)
@@ -128,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--session needs a session id (`baton sessions` lists this directory's)")
     setup_logging(
         "WARNING"
-        if args.command in ("run", "sessions", "schema", "model", "demo", "trust")
+        if args.command in ("run", "sessions", "schema", "model", "demo", "trust", "doctor")
         else None
     )
     if args.command == "serve":
@@ -151,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "sessions":
         return asyncio.run(_sessions())
+    if args.command == "doctor":
+        from baton.doctor import doctor
+
+        return doctor(Path.cwd(), repair=args.repair, as_json=args.json)
     if args.command == "trust":
         return _trust(Path(args.path), revoke=args.revoke)
     if args.command == "run":
@@ -310,9 +323,14 @@ def trust_would_enable(workspace: Path) -> list[str]:
 
 async def _sessions() -> int:
     from baton.app import build_app
+    from baton.errors import StorageError
     from baton.session.events import NullChannel
 
-    app = build_app(Path.cwd(), NullChannel())
+    try:
+        app = build_app(Path.cwd(), NullChannel())
+    except StorageError as exc:
+        print(f"baton: {exc.message}", file=sys.stderr)
+        return 1
     try:
         rows = app.sessions.list_sessions().sessions
         if not rows:
@@ -346,7 +364,11 @@ async def _run(args: argparse.Namespace) -> int:
         overrides["permissions"]["write"] = "allow"
     if not overrides["permissions"]:
         overrides = {}
-    app = build_app(workspace, channel, client_settings=overrides or None, trust=trust)
+    try:
+        app = build_app(workspace, channel, client_settings=overrides or None, trust=trust)
+    except BatonError as exc:
+        print(f"baton: {exc.message}", file=sys.stderr)
+        return 1
     notice = app.trust_notice()
     if notice is not None:
         print(f"baton: {notice}", file=sys.stderr)

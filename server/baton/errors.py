@@ -101,6 +101,25 @@ class StorageError(BatonError):
     code = -32010
 
 
+class StoreDamaged(StorageError):
+    """SQLite reports the store's file as damaged; `data` is `{path, fix}`.
+
+    Nothing is changed by reporting it: the way out (`baton doctor --repair`, or
+    `baton/store/repair`) copies the file aside and recovers what is readable."""
+
+    code = -32013
+
+    def __init__(self, path: object, detail: str) -> None:
+        fix = "baton doctor --repair"
+        super().__init__(
+            f"the store at {path} is damaged ({detail}); run `{fix}` in the workspace"
+            " (or 'Baton: Repair Store' in VS Code) to keep a copy of it and recover"
+            " every readable session into a new store"
+        )
+        self.path = str(path)
+        self.data = {"path": self.path, "fix": fix}
+
+
 class RevertConflict(BatonError):
     """A revert would overwrite changes made outside Baton since its last change.
 

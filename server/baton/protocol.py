@@ -614,6 +614,48 @@ class SetTrustParams(WireModel):
     trusted: bool = Field(strict=True)
 
 
+# --------------------------------------------------------------------------- the store
+
+
+class StoreCheckResult(WireModel):
+    path: str
+    ok: bool
+    # False: no session was ever stored in this workspace (nothing to check).
+    exists: bool
+    # What SQLite's integrity check and a read of the sessions found (empty when ok).
+    problems: list[str] = Field(default_factory=list)
+    # Sessions that could be listed (None: not even that).
+    sessions: int | None = None
+    size_bytes: int = 0
+    # The way out when not ok: `baton doctor --repair` (or `baton/store/repair`).
+    fix: str | None = None
+
+
+class RecoveredSession(WireModel):
+    session_id: str
+    title: str
+    messages: int
+    # The session's own row was lost and was made anew ("Recovered session").
+    recreated: bool = False
+
+
+class StoreRepairResult(WireModel):
+    path: str
+    # Where the damaged store was kept, whole and unchanged (nothing is deleted).
+    backup_path: str
+    sessions: list[RecoveredSession]
+    messages: int
+    # Per table: rows saved; stretches of damaged pages skipped; rows left out of the new
+    # store because what they belong to was lost; rows too garbled for the schema.
+    rows_saved: dict[str, int] = Field(default_factory=dict)
+    damaged_regions: dict[str, int] = Field(default_factory=dict)
+    rows_left_out: dict[str, int] = Field(default_factory=dict)
+    rows_invalid: dict[str, int] = Field(default_factory=dict)
+    unreadable_tables: list[str] = Field(default_factory=list)
+    # The new store's own check.
+    check: StoreCheckResult
+
+
 # --------------------------------------------------------------------------- updates
 
 
@@ -874,6 +916,10 @@ METHODS: dict[str, MethodSpec] = {
     ),
     "baton/workspace/setTrust": MethodSpec(
         SetTrustParams, WorkspaceTrustResult, "The editor's trust decision, taking effect now."
+    ),
+    "baton/store/check": MethodSpec(Empty, StoreCheckResult, "Check the session store."),
+    "baton/store/repair": MethodSpec(
+        Empty, StoreRepairResult, "Keep a damaged store aside; recover what is readable."
     ),
 }
 

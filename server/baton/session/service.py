@@ -263,6 +263,15 @@ class SessionService:
         self._sessions.pop(session_id, None)
         self._seen.pop(session_id, None)
 
+    def forget_all(self) -> None:
+        """Drop every session from memory: the store was replaced (`baton/store/repair`)."""
+        self._sessions.clear()
+        self._seen.clear()
+
+    def working(self) -> list[str]:
+        """Sessions with a turn or a compaction running in this process."""
+        return [s.id for s in self._sessions.values() if s.busy or s.compacting]
+
     def set_mode(self, params: p.SetModeParams) -> p.SetModeResult:
         state = self.state(params.session_id)
         self.change_mode(state, params.mode)

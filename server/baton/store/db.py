@@ -17,7 +17,8 @@ from pathlib import Path
 
 from platformdirs import user_data_path
 
-from baton.errors import StorageError
+from baton.errors import StorageError, StoreDamaged
+from baton.store.integrity import StoreConnection
 from baton.store.migrations import MIGRATIONS
 
 log = logging.getLogger(__name__)
@@ -27,16 +28,38 @@ class Database:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(
-            str(path), isolation_level=None, check_same_thread=False, timeout=10.0
-        )
-        self.conn.row_factory = sqlite3.Row
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.execute("PRAGMA foreign_keys=ON")
-        self.conn.execute("PRAGMA busy_timeout=10000")
         self._depth = 0
-        self.migrate()
+        self.conn = self._connect()
+
+    def _connect(self) -> StoreConnection:
+        conn = sqlite3.connect(
+            str(self.path),
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=10.0,
+            factory=StoreConnection,
+        )
+        conn.store_path = self.path
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA busy_timeout=10000")
+            self.conn = conn
+            self.migrate()
+        except BaseException:
+            with suppress(sqlite3.Error):
+                conn.close()
+            raise
+        return conn
+
+    def reopen(self) -> None:
+        """Open the file at `path` afresh (after `baton/store/repair` replaced it); every
+        holder of this Database sees the new connection."""
+        self.close()
+        self._depth = 0
+        self.conn = self._connect()
 
     def migrate(self) -> None:
         version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
@@ -49,6 +72,9 @@ class Database:
             script = f"BEGIN IMMEDIATE;\n{MIGRATIONS[index]}\nPRAGMA user_version = {index + 1};\nCOMMIT;"
             try:
                 self.conn.executescript(script)
+            except StoreDamaged:
+                self._rollback()
+                raise
             except sqlite3.Error as exc:
                 self._rollback()
                 raise StorageError(f"migrating the store at {self.path} failed: {exc}") from exc

@@ -13,9 +13,9 @@ if TYPE_CHECKING:
 
 
 def register_all(server: BatonServer) -> None:
-    from baton.lsp.features import auth, compaction, plans, review, sessions, trust
+    from baton.lsp.features import auth, compaction, plans, review, sessions, store, trust
 
-    for module in (sessions, compaction, plans, auth, review, trust):
+    for module in (sessions, compaction, plans, auth, review, trust, store):
         module.register(server)
     from baton.lsp.features import manage
 
