@@ -66,6 +66,7 @@ export class BatonClient implements vscode.Disposable {
   /** Why the last start failed; kept until an explicit restart so one problem is reported once. */
   private failure: unknown;
   private lastCommand: string | undefined;
+  private lastEnv: NodeJS.ProcessEnv | undefined;
   /** The connection to a shared TCP server, closed (never sent `exit`) on stop. */
   private socket: { destroy(): void } | undefined;
 
@@ -88,6 +89,11 @@ export class BatonClient implements vscode.Disposable {
   /** The Python interpreter the server was last started with (for `baton model install`). */
   get pythonCommand(): string | undefined {
     return this.lastCommand;
+  }
+
+  /** The environment the server was last started with (for `baton doctor`). */
+  get launchEnv(): NodeJS.ProcessEnv | undefined {
+    return this.lastEnv;
   }
 
   setPermissionHandler(handler: PermissionHandler): vscode.Disposable {
@@ -199,6 +205,7 @@ export class BatonClient implements vscode.Disposable {
         throw this.failed(error);
       }
       this.lastCommand = plan.command;
+      this.lastEnv = plan.env;
       const folder = this.options.workspaceFolder();
       serverOptions = {
         command: plan.command,

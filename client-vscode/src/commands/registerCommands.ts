@@ -16,6 +16,7 @@ import {
 } from "./reviewCommands";
 import { restartServer, setOpenAIApiKey, showServerLog } from "./serverCommands";
 import { newSession, togglePlanMode } from "./sessionCommands";
+import { checkStore, isStoreDamage, repairStore } from "./storeCommands";
 import { cancelTurn, focusPrompt, setPythonPath, switchSession, useCompatibleServer, useLocalModel } from "./setupCommands";
 import { deleteSession, exportSession, forkSession, renameSession, selectModel } from "./sessionManagement";
 
@@ -53,6 +54,8 @@ export const COMMANDS: Readonly<Record<string, Handler>> = {
   "baton.cancelTurn": (s, id) => cancelTurn(s, id),
   "baton.contextMenu": (s, id) => contextMenu(s, id),
   "baton.undoCompaction": (s, id, compactionId) => undoCompaction(s, id, compactionId),
+  "baton.checkStore": (s) => checkStore(s),
+  "baton.repairStore": (s) => repairStore(s),
 };
 
 export function registerCommands(services: Services): vscode.Disposable[] {
@@ -63,8 +66,10 @@ export function registerCommands(services: Services): vscode.Disposable[] {
       } catch (error) {
         if (error instanceof StartupError) return undefined; // already shown with its fix
         services.output.appendLine(`[client] ${id}: ${errorMessage(error)}`);
-        void vscode.window.showErrorMessage(`Baton: ${errorMessage(error)}`, "Show Log").then((choice) => {
-          if (choice) services.output.show(true);
+        const actions = isStoreDamage(error) ? ["Repair Store", "Show Log"] : ["Show Log"];
+        void vscode.window.showErrorMessage(`Baton: ${errorMessage(error)}`, ...actions).then((choice) => {
+          if (choice === "Repair Store") void vscode.commands.executeCommand("baton.repairStore");
+          else if (choice) services.output.show(true);
         });
         return undefined;
       }

@@ -162,4 +162,60 @@ describe("command wiring", () => {
     expect(services.client.state).toBe("running");
   });
 
+
+  it("Check Store says a whole store is whole", async () => {
+    fake.responders.set("baton/store/check", () => ({
+      path: "/data/baton.db", ok: true, exists: true, problems: [], sessions: 3, sizeBytes: 2_000_000, fix: null,
+    }));
+    await run("baton.checkStore");
+    expect(vscode.window.showInformationMessage).toHaveBeenCalledWith("Baton: the session store is whole (3 sessions, 2.0 MB).");
+  });
+
+  it("Check Store on a damaged store lists the problems and offers the repair", async () => {
+    fake.responders.set("baton/store/check", () => ({
+      path: "/data/baton.db", ok: false, exists: true, problems: ["Tree 7 page 12: btreeInitPage() returns error code 11"],
+      sessions: 3, sizeBytes: 10, fix: "baton doctor --repair",
+    }));
+    await run("baton.checkStore");
+    const [message, ...buttons] = vscode.window.showWarningMessage.mock.calls[0] as string[];
+    expect(message).toContain("the session store is damaged (1 problem");
+    expect(buttons).toEqual(["Repair Store", "Show Log"]);
+    expect(sentRequests("baton/store/repair")).toEqual([]);
+  });
+
+  it("Repair Store asks first, repairs through the server, reports what it saved and restarts", async () => {
+    fake.responders.set("baton/store/repair", () => ({
+      path: "/data/baton.db", backupPath: "/data/baton.db.damaged-20261202-040000",
+      sessions: [
+        { sessionId: "s1", title: "One", messages: 4, recreated: false },
+        { sessionId: "s2", title: "Recovered session", messages: 3, recreated: true },
+      ],
+      messages: 7, rowsSaved: { messages: 7 }, damagedRegions: { parts: 1 }, rowsLeftOut: {}, rowsInvalid: {},
+      unreadableTables: [], check: { path: "/data/baton.db", ok: true, exists: true, problems: [], sessions: 2, sizeBytes: 10 },
+    }));
+    await run("baton.repairStore"); // the question is dismissed: nothing happens
+    expect(sentRequests("baton/store/repair")).toEqual([]);
+
+    const clientsBefore = fake.clients.length;
+    vscode.window.showWarningMessage.mockResolvedValueOnce("Repair Store");
+    await run("baton.repairStore");
+    expect(sentRequests("baton/store/repair")).toEqual([{}]);
+    expect(vscode.window.showInformationMessage).toHaveBeenCalledWith(
+      "Baton: recovered 2 sessions (7 messages) into a new store; the damaged one is kept at /data/baton.db.damaged-20261202-040000.",
+      "Show Log",
+    );
+    expect(fake.clients.length).toBe(clientsBefore + 1); // sessions are read afresh
+  });
+
+  it("a store-damaged error offers Repair Store", async () => {
+    fake.responders.set("baton/session/compact", () => {
+      throw Object.assign(new Error("the store at /data/baton.db is damaged (database disk image is malformed); run `baton doctor --repair`"), {
+        code: -32013,
+      });
+    });
+    await run("baton.compactSession");
+    const [message, ...buttons] = vscode.window.showErrorMessage.mock.calls[0] as string[];
+    expect(message).toContain("/data/baton.db is damaged");
+    expect(buttons).toEqual(["Repair Store", "Show Log"]);
+  });
 });
