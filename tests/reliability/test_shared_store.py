@@ -71,6 +71,9 @@ async def test_a_session_worked_on_in_one_process_is_busy_in_the_other(
     a = await start_baton()
     b = await start_baton()
     sid = await a.new_session(title="shared")
+    await a.request(
+        "baton/plan/update", {"sessionId": sid, "content": "# Plan\n- [ ] one\n", "baseVersion": 0}
+    )
     # B knows the session before A's turn (its state is cached and must not go stale).
     assert (await b.load(sid))["messages"] == []
 
@@ -79,6 +82,8 @@ async def test_a_session_worked_on_in_one_process_is_busy_in_the_other(
         ("baton/session/prompt", {"sessionId": sid, "text": "B at the same time"}),
         ("baton/session/compact", {"sessionId": sid}),
         ("baton/session/delete", {"sessionId": sid}),
+        ("baton/plan/approve", {"sessionId": sid, "start": True}),
+        ("baton/plan/requestChanges", {"sessionId": sid, "feedback": "shorter"}),
     ]:
         error = await b.error(method, params)
         assert error.code == BUSY, (method, error)
@@ -86,8 +91,10 @@ async def test_a_session_worked_on_in_one_process_is_busy_in_the_other(
     first = (await b.load(sid))["messages"][0]
     error = await b.error("baton/session/revert", {"sessionId": sid, "messageId": first["id"]})
     assert error.code == BUSY
-    # Reading is never refused: B sees what A committed so far.
-    assert [m["role"] for m in (await b.load(sid))["messages"]] == ["user"]
+    # Reading is never refused: B sees what A committed so far; the refused approval
+    # changed nothing (the plan is still a draft, the session still in build mode).
+    assert [m["role"] for m in (await b.load(sid))["messages"] if m["role"] != "system"] == ["user"]
+    assert (await b.request("baton/plan/get", {"sessionId": sid}))["status"] == "draft"
 
     llm.release()
     assert (await asyncio.wait_for(running, 20))["stopReason"] == "end_turn"

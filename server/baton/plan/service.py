@@ -32,6 +32,7 @@ from baton.plan.view import first_unchecked
 from baton.session.events import ClientChannel
 from baton.session.model import DEFAULT_TITLE, MessageKind
 from baton.session.state import SessionState
+from baton.store.leases import Leases
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,11 @@ REVIEWABLE: tuple[p.PlanStatus, ...] = ("draft", "awaiting_approval")
 class Sessions(Protocol):
     """What the plan methods need of the sessions (SessionService)."""
 
+    leases: Leases
+
     def state(self, session_id: str) -> SessionState: ...
+
+    def refresh(self, state: SessionState) -> SessionState: ...
 
     def change_mode(self, state: SessionState, mode: p.Mode) -> None: ...
 
@@ -271,8 +276,15 @@ class PlanService:
     def approve(self, params: p.PlanApproveParams) -> p.PlanApproveResult:
         """Approve, switch to build mode and, with `start`, begin building (returns at once)."""
         state = self.sessions.state(params.session_id)
-        if params.start:
-            _ensure_idle(state)
+        if not params.start:
+            return self._approve(state, start=False)
+        _ensure_idle(state)
+        # The lease first (busy if another process works on the session), so nothing is
+        # written unless the turn can run; the turn takes it over (leases are counted).
+        with self.sessions.leases.hold(state.id, "plan approval"):
+            return self._approve(self.sessions.refresh(state), start=True)
+
+    def _approve(self, state: SessionState, *, start: bool) -> p.PlanApproveResult:
         plan, latest = self._current(state.id)
         if plan.status not in REVIEWABLE:
             raise PlanStateError(
@@ -282,7 +294,7 @@ class PlanService:
         plan = self.store.set_status(state.id, "approved")
         self._did_change(plan, latest.version, "user")
         self.sessions.change_mode(state, "build")
-        if params.start:
+        if start:
             text = prompts.PLAN_APPROVED_MESSAGE.format(path=plan.path)
             step = first_unchecked(latest.content)
             if step:
@@ -294,17 +306,19 @@ class PlanService:
         """Send the person's feedback to the agent and start its turn; the plan is a draft again."""
         state = self.sessions.state(params.session_id)
         _ensure_idle(state)
-        plan, latest = self._current(state.id)
-        if plan.status not in REVIEWABLE:
-            raise PlanStateError(
-                f"the plan is {plan.status}; changes can be requested only for a draft or a "
-                "plan awaiting approval (send a prompt instead)"
-            )
-        if plan.status != "draft":
-            plan = self.store.set_status(state.id, "draft")
-            self._did_change(plan, latest.version, "user")
-        text = prompts.PLAN_FEEDBACK_MESSAGE.format(feedback=params.feedback.strip())
-        self.sessions.start_turn(state, text, "feedback")
+        with self.sessions.leases.hold(state.id, "plan feedback"):
+            self.sessions.refresh(state)
+            plan, latest = self._current(state.id)
+            if plan.status not in REVIEWABLE:
+                raise PlanStateError(
+                    f"the plan is {plan.status}; changes can be requested only for a draft or"
+                    " a plan awaiting approval (send a prompt instead)"
+                )
+            if plan.status != "draft":
+                plan = self.store.set_status(state.id, "draft")
+                self._did_change(plan, latest.version, "user")
+            text = prompts.PLAN_FEEDBACK_MESSAGE.format(feedback=params.feedback.strip())
+            self.sessions.start_turn(state, text, "feedback")
         return p.PlanStatusResult(status=plan.status)
 
     def history(self, session_id: str) -> p.PlanHistoryResult:
