@@ -315,17 +315,26 @@ def fetch_project() -> Path:
     return root
 
 
-def settings_for(model: Path) -> dict[str, Any]:
-    return {
+def settings_for(model: Path, agent: dict[str, Any] | None = None) -> dict[str, Any]:
+    settings: dict[str, Any] = {
         "provider": "local",
         "local": {"modelPath": str(model)},
         "maxSteps": MAX_STEPS,
         "permissions": {"write": "allow", "bash": "allow"},
     }
+    if agent:
+        settings["agent"] = agent
+    return settings
 
 
 async def run_task(
-    task: Task, model_name: str, model: Path, source: Path, root: Path, budget: float
+    task: Task,
+    model_name: str,
+    model: Path,
+    source: Path,
+    root: Path,
+    budget: float,
+    agent: dict[str, Any] | None = None,
 ) -> Result:
     from baton.app import build_app
 
@@ -336,7 +345,7 @@ async def run_task(
     if task.setup is not None:
         task.setup(project)
     channel = Channel()
-    app = build_app(project, channel, client_settings=settings_for(model))
+    app = build_app(project, channel, client_settings=settings_for(model, agent))
     assert app.plans is not None
     started = time.monotonic()
     reason = "error"
@@ -383,7 +392,12 @@ async def run_task(
 
 
 async def run_model(
-    name: str, model: Path, tasks: list[Task], source: Path, budget: float
+    name: str,
+    model: Path,
+    tasks: list[Task],
+    source: Path,
+    budget: float,
+    agent: dict[str, Any] | None = None,
 ) -> list[Result]:
     from baton.config import LocalSettings
     from baton.local.engine import EngineConfig, default_manager
@@ -396,7 +410,7 @@ async def run_model(
         os.environ["XDG_DATA_HOME"] = str(Path(tmp) / "data")
         try:
             for task in tasks:
-                result = await run_task(task, name, model, source, Path(tmp), budget)
+                result = await run_task(task, name, model, source, Path(tmp), budget, agent)
                 results.append(result)
                 mark = "ok  " if result.ok else "FAIL"
                 print(
@@ -438,7 +452,20 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=BUDGET, help="seconds per task")
     parser.add_argument("--project", type=Path, help="the project (default: more-itertools)")
     parser.add_argument("--out", type=Path, help="also write the results as JSON here")
+    parser.add_argument(
+        "--compact-prompt",
+        choices=["auto", "always", "never"],
+        help="agent.compactPrompt for every task (default: Baton's default, auto)",
+    )
+    parser.add_argument(
+        "--no-nudge", action="store_true", help="agent.nudgeNoTool = false for every task"
+    )
     args = parser.parse_args()
+    agent: dict[str, Any] = {}
+    if args.compact_prompt:
+        agent["compactPrompt"] = args.compact_prompt
+    if args.no_nudge:
+        agent["nudgeNoTool"] = False
 
     from baton.local.model_files import DEFAULT_MODEL, model_path
 
@@ -453,11 +480,14 @@ def main() -> int:
         if unknown:
             parser.error(f"unknown tasks: {sorted(unknown)}; known: {[t.name for t in TASKS]}")
     source = args.project or fetch_project()
-    print(f"project: {source}; {len(tasks)} tasks; load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"project: {source}; {len(tasks)} tasks; agent settings {agent or 'default'};"
+        f" load average {os.getloadavg()[0]:.1f}"
+    )
     results: list[Result] = []
     for name, path in models:
         print(f"== {name} ({path})", flush=True)
-        results += asyncio.run(run_model(name, Path(path), tasks, source, args.budget))
+        results += asyncio.run(run_model(name, Path(path), tasks, source, args.budget, agent))
     print(f"load average {os.getloadavg()[0]:.1f}")
     print(summary(results))
     if args.out:
