@@ -169,13 +169,30 @@ class TerminalChannel:
                 " answer v to see everything before you decide …]\n"
             )
         offered = {option.option_id for option in params.options}
+        # The narrower "always" answers (this command, this file, this MCP tool) by number;
+        # [a]lways stays the whole category, as before.
+        narrower = [
+            o for o in params.options if o.kind == "allow_always" and o.option_id != "allow_always"
+        ]
+        choices = {str(i): o.option_id for i, o in enumerate(narrower, start=1)}
         name = visible(params.tool_call.name)
+        listed = False
         while True:
             if held_back:
                 self.err.write(f"Allow {name}? [v]iew all / [N]o: ")
             else:
+                if narrower and not listed:
+                    for key, offer in zip(choices, narrower, strict=True):
+                        self.err.write(f"  {key}  {visible(offer.name or offer.option_id)}\n")
+                    category = next(
+                        (o for o in params.options if o.option_id == "allow_always"), None
+                    )
+                    if category is not None:
+                        self.err.write(f"  a  {visible(category.name or 'Always allow')}\n")
+                    listed = True
                 always = " / [a]lways" if "allow_always" in offered else ""
-                self.err.write(f"Allow {name}? [y]es{always} / [N]o: ")
+                numbers = f", or {'/'.join(choices)}" if choices else ""
+                self.err.write(f"Allow {name}? [y]es{always} / [N]o{numbers}: ")
             self.err.flush()
             answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
             if answer in ("v", "view") and held_back:
@@ -183,6 +200,7 @@ class TerminalChannel:
                 held_back = 0
                 continue
             option = {"y": "allow_once", "yes": "allow_once", "a": "allow_always"}.get(answer)
+            option = choices.get(answer, option)
             if option is not None and held_back:
                 self.err.write(
                     "  not allowed: part of the request is not shown yet; answer v to see it"

@@ -118,3 +118,19 @@ def test_a_huge_command_cannot_be_allowed_before_it_is_all_seen(
     assert "│ touch hidden-tail" in err
     assert "[y]es / [a]lways / [N]o" in err
     assert (workspace / "hidden-tail").exists()
+
+
+def test_always_can_be_this_command_only(llm: FakeLLM, workspace: Path, home: Path) -> None:
+    """The narrower "always" answers are offered by number: `1` allows this exact command
+    for the session, so it runs again unasked, and another command is asked again."""
+    llm.add(tool_call("bash", {"command": "echo one >> ran.txt"}))
+    llm.add(tool_call("bash", {"command": "echo one >> ran.txt"}))
+    llm.add(tool_call("bash", {"command": "touch other"}))
+    llm.add(text("Done."))
+    code, _, err = run_at_a_terminal(workspace, home, llm, b"1\nn\n")
+    assert code == 0, err
+    assert "  1  Always allow `echo one >> ran.txt` in this session" in err
+    assert "Allow bash? [y]es / [a]lways / [N]o, or 1: " in err
+    assert err.count("Allow bash?") == 2, err
+    assert (workspace / "ran.txt").read_text() == "one\none\n"
+    assert not (workspace / "other").exists()
