@@ -71,6 +71,7 @@ COMPACT_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
 # code without looking at the workspace (baton.session.nudge).
 NUDGE_NO_TOOL = """[Baton: you answered without looking at the workspace. Look first: find the code
 with `grep` or `glob` and `read` it, then answer from what it says.]"""
+NUDGE_LOOK_FOR = "[Start by searching for {names} with `grep`.]"
 
 # --------------------------------------------------------------------------- modes
 # Announced by a message appended when the mode the model was last told differs from the

@@ -129,17 +129,21 @@ async def test_an_answer_without_looking_gets_one_nudge_and_a_second_ends_the_tu
     assert result["stopReason"] == "end_turn"
     requests = llm.model_requests
     assert len(requests) == 2
-    # The nudge is the last thing the second request says, after the first answer.
-    assert requests[1].texts("user")[-1] == prompts.NUDGE_NO_TOOL
+    # The nudge is the last thing the second request says, after the first answer; it
+    # names what the question names, and that step must call a tool.
+    nudge = prompts.NUDGE_NO_TOOL + "\n[Start by searching for `chunked` with `grep`.]"
+    assert requests[1].texts("user")[-1] == nudge
+    assert requests[0].get("tool_choice") is None
+    assert requests[1].get("tool_choice") == "required"
     assert_appended(requests[0], requests[1])
     [note] = _notes(baton, sid)
-    assert (note["reason"], note["text"]) == ("no_tool", prompts.NUDGE_NO_TOOL)
+    assert (note["reason"], note["text"]) == ("no_tool", nudge)
     # Recorded: the session replays it as a system message between the two answers.
     messages = (await baton.load(sid))["messages"]
     roles = [m["role"] for m in messages]
     assert roles == ["user", "assistant", "system", "assistant"]
     assert messages[2]["id"] == note["messageId"]
-    assert messages[2]["parts"][0]["text"] == prompts.NUDGE_NO_TOOL
+    assert messages[2]["parts"][0]["text"] == nudge
 
     # Once per turn, not once per session: the next question may be nudged again.
     llm.add(text("Still chunked.py."))
@@ -161,6 +165,8 @@ async def test_the_nudge_leads_to_a_look(baton: BatonClient, llm: FakeLLM, works
     assert len(llm.model_requests) == 3
     assert "more.py:1:" in next(iter(llm.model_requests[2].tool_outputs().values()))
     assert len(_notes(baton, sid)) == 1
+    # Once it looked, the model is free to answer: only the nudged step required a call.
+    assert [r.get("tool_choice") for r in llm.model_requests] == [None, "required", None]
 
 
 @pytest.mark.asyncio

@@ -453,3 +453,27 @@ async def test_base_url_can_differ_from_the_identity_route() -> None:
     await collect(provider.stream(request()))
     assert str(server.requests[0].url) == "http://127.0.0.1:5123/v1/chat/completions"
     assert provider.identity == local
+
+
+def test_a_required_tool_call_is_tool_choice_or_for_llamacpp_a_schema_of_the_calls() -> None:
+    server = FakeServer(sse_response(chat_sse(text_chunks("ok"))))
+    asked = request(tools=TOOLS, require_tool=True)
+    assert "tool_choice" not in make(server).build_body(request(tools=TOOLS))
+    assert make(server).build_body(asked)["tool_choice"] == "required"
+    body = make(server, llamacpp=True).build_body(asked)
+    assert "tool_choice" not in body
+    # Exactly one call of an offered tool, with that tool's own arguments.
+    assert body["json_schema"] == {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"name": {"const": t.name}, "arguments": t.parameters},
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            }
+            for t in TOOLS
+        ]
+    }
+    # A step without tools (a summary) never requires one.
+    summary = request(tools=TOOLS, require_tool=True, purpose="summary")
+    assert "json_schema" not in make(server, llamacpp=True).build_body(summary)

@@ -192,6 +192,9 @@ class ModelRequest:
     cache_key: str | None = None
     # Explicit sampling (summaries); None: the provider's defaults.
     sampling: Sampling | None = None
+    # The step must call a tool (the look-first step after a nudge, session/nudge.py):
+    # `tool_choice: "required"`, or for llama.cpp a JSON schema of the calls.
+    require_tool: bool = False
 
 
 # ----------------------------------------------------------------------------- events

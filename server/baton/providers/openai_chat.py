@@ -315,6 +315,22 @@ def _rejects_stream_options(exc: ProviderError) -> bool:
     return exc.status in (400, 422) and "stream_options" in exc.message
 
 
+def tool_call_schema(tools: list[ToolSpec]) -> dict[str, Any]:
+    """A JSON schema matching exactly one call `{"name": ..., "arguments": {...}}` of
+    one of `tools`, each with its own parameters."""
+    return {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"name": {"const": t.name}, "arguments": t.parameters},
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            }
+            for t in tools
+        ]
+    }
+
+
 class OpenAIChatProvider:
     """A Chat Completions endpoint, streamed; one instance per identity and key."""
 
@@ -368,6 +384,14 @@ class OpenAIChatProvider:
         tools = self._tools(request)
         if tools:
             body["tools"] = [to_chat_tool(t) for t in tools]
+            if request.require_tool:
+                if self.llamacpp:
+                    # llama.cpp does not enforce tool_choice for templates such as
+                    # Qwen2.5's; a schema of the calls constrains the text to one call,
+                    # which the text tool-call parser reads back.
+                    body["json_schema"] = tool_call_schema(tools)
+                else:
+                    body["tool_choice"] = "required"
         if request.max_output_tokens:
             body["max_tokens"] = request.max_output_tokens
         if request.sampling is not None:

@@ -356,6 +356,8 @@ class OpenAIResponsesProvider:
             body["include"] = ["reasoning.encrypted_content"]
         if request.tools and request.purpose != "summary":
             body["tools"] = [to_responses_tool(t) for t in request.tools]
+            if request.require_tool:
+                body["tool_choice"] = "required"
         if request.max_output_tokens:
             body["max_output_tokens"] = request.max_output_tokens
         if request.cache_key:

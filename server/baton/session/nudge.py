@@ -10,10 +10,14 @@ model step ends it without any tool call, and
   the code (`looks_like_code_question`),
 - and the workspace has files to look at,
 
-Baton appends one short note (`prompts.NUDGE_NO_TOOL`, stored as a `context`
-message, so it is in the history the model is sent from then on and in what
-`baton/session/load` replays) and runs one more step. A second answer without
-a tool call ends the turn: the nudge is a hint, never a loop.
+Baton appends one short note (`nudge_text`: `prompts.NUDGE_NO_TOOL`, naming what
+the question names in backticks, stored as a `context` message, so it is in the
+history the model is sent from then on and in what `baton/session/load`
+replays) and runs one more step, in which a tool call is required
+(`tool_choice: "required"`; for llama.cpp, which does not enforce that for
+every chat template, a JSON schema of the tools' calls): measured on the local
+1.5B model, the words alone were ignored in 9 of 9 nudged tasks. After that
+step the model is free again; the nudge is a hint, never a loop.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import os
 import re
 from pathlib import Path
 
+from baton import prompts
 from baton.config import Settings
 from baton.session.state import SessionState
 
@@ -154,6 +159,18 @@ def turn_prompt(state: SessionState) -> str | None:
         if message.role == "user":
             return message.text() if message.kind == "prompt" else None
     return None
+
+
+_BACKTICKED = re.compile(r"`([^`\s]{1,60})`")
+
+
+def nudge_text(prompt: str) -> str:
+    """The nudge for a turn answering `prompt`: what to search for, when it names it."""
+    names = list(dict.fromkeys(_BACKTICKED.findall(prompt)))[:3]
+    if not names:
+        return prompts.NUDGE_NO_TOOL
+    shown = ", ".join(f"`{name}`" for name in names)
+    return prompts.NUDGE_NO_TOOL + "\n" + prompts.NUDGE_LOOK_FOR.format(names=shown)
 
 
 def should_nudge(state: SessionState, workspace: Path, settings: Settings) -> bool:

@@ -32,7 +32,7 @@ from baton.providers.base import (
     Usage,
 )
 from baton.session.model import MessageKind, StoredMessage, StoredPart, ToolResultRecord
-from baton.session.nudge import should_nudge
+from baton.session.nudge import nudge_text, should_nudge, turn_prompt
 from baton.session.repeats import RepeatGuard
 from baton.session.state import SessionState
 from baton.tokens import calibration
@@ -109,6 +109,7 @@ class Turn:
         # For the look-first nudge (session/nudge.py): once per turn, only before any tool.
         self.tool_calls_made = 0
         self.nudged = False
+        self.require_tool = False
 
     @property
     def session_id(self) -> str:
@@ -153,6 +154,9 @@ class Turn:
             provider = self.service.provider_for(self.state, settings)
             built = self.service.build_context(self.state, settings, provider.identity)
             built = await self.service.check_compaction(self, built, provider)
+            if self.require_tool and built.request.tools:
+                built.request.require_tool = True
+            self.require_tool = False
             try:
                 step = await self._model_step(provider, built)
             except ProviderError as exc:
@@ -183,7 +187,10 @@ class Turn:
         if not should_nudge(self.state, self.service.workspace, self.service.settings()):
             return False
         self.nudged = True
-        message = self.service.notes.add(self.state, prompts.NUDGE_NO_TOOL, {"nudge": "no_tool"})
+        # The step after the nudge must call a tool: small models ignore the words alone.
+        self.require_tool = True
+        text = nudge_text(turn_prompt(self.state) or "")
+        message = self.service.notes.add(self.state, text, {"nudge": "no_tool"})
         self.emit(p.NoteUpdate(message_id=message.id, text=message.text(), reason="no_tool"))
         return True
 
