@@ -160,6 +160,15 @@ export class Transcript {
     }
   }
 
+  /**
+   * The assistant message being streamed ended: the next chunk starts a new block.
+   * Streamed chunks carry no message id, so the sidebar ends a message where the server
+   * says one ended (a model step's usage, a note, the end or start of a turn).
+   */
+  endMessage(): void {
+    this.open = undefined;
+  }
+
   apply(update: SessionUpdate): void {
     switch (update.kind) {
       case "agent_message_chunk":
@@ -202,6 +211,16 @@ export class Transcript {
         break;
       case "turn_ended":
         this.open = undefined;
+        break;
+      case "usage":
+        // Reported once per model step, after its stream: the step's message is complete.
+        this.open = undefined;
+        return;
+      case "note":
+        // Baton added a note for the model (it answered a question about the code without
+        // looking) and runs one more step: that answer is a new message, after the note.
+        this.open = undefined;
+        this.marker("note", NOTE_LABELS[update.reason] ?? "Baton added a note for the agent");
         break;
       case "mcp_server":
         if (update.status === "failed") {
@@ -371,6 +390,10 @@ export class Transcript {
     this.handlers.changed?.();
   }
 }
+
+const NOTE_LABELS: Record<Extract<SessionUpdate, { kind: "note" }>["reason"], string> = {
+  no_tool: "Baton asked the agent to look at the code before answering",
+};
 
 const STATUS_LABELS: Record<string, string> = {
   pending: "waiting",
