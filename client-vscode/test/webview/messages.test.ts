@@ -119,3 +119,47 @@ describe("assistant messages in the sidebar", () => {
     await page.close();
   });
 });
+
+describe("the transcript's end stays in view", () => {
+  it("a permission prompt taking room below the transcript does not hide the latest messages", async () => {
+    const page = await emptySession();
+    await prompt(page, "Make greet() polite");
+    for (let i = 0; i < 30; i++) {
+      await send(page, update({ kind: "tool_call", toolCallId: `r${i}`, name: "read", input: { path: `f${i}.py` }, status: "pending" }));
+    }
+    await send(page, update({ kind: "agent_message_chunk", text: "Now the tests." }));
+    await send(page, update({ kind: "tool_call", toolCallId: "b1", name: "bash", input: { command: "pytest -q" }, status: "pending" }));
+    const gap = () =>
+      page.evaluate(() => {
+        const t = document.getElementById("transcript")!;
+        return t.scrollHeight - t.scrollTop - t.clientHeight;
+      });
+    await page.waitForFunction(() => document.querySelector("[data-tool-call-id=b1]") !== null);
+    expect(await gap()).toBeLessThan(2);
+    await send(page, {
+      type: "permission",
+      requestId: "p1",
+      sessionId: SESSION,
+      toolCall: { toolCallId: "b1", name: "bash", input: { command: "pytest -q" } },
+      options: [
+        { optionId: "allow", kind: "allow_once" },
+        { optionId: "reject", kind: "reject_once" },
+      ],
+    });
+    await page.waitForSelector("[data-request-id=p1]");
+    await page.waitForFunction(() => {
+      const t = document.getElementById("transcript")!;
+      return t.scrollHeight - t.scrollTop - t.clientHeight < 2;
+    }, undefined, { timeout: 3000 }).catch(() => undefined);
+    expect(await gap()).toBeLessThan(2);
+    expect(await page.locator("[data-tool-call-id=b1]").isVisible()).toBe(true);
+
+    // Scrolled up to read: a new prompt card does not pull the view down.
+    await page.locator("#transcript").evaluate((t) => (t.scrollTop = 0));
+    await page.waitForTimeout(100);
+    await send(page, { type: "permissionClosed", requestId: "p1" });
+    await page.waitForTimeout(200);
+    expect(await page.locator("#transcript").evaluate((t) => t.scrollTop)).toBe(0);
+    await page.close();
+  });
+});

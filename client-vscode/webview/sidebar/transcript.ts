@@ -45,11 +45,27 @@ export class Transcript {
   private pendingRender: OpenBlock | undefined;
   /** The "Compacting…" marker of a compaction in progress (replaced when it ends). */
   private compacting: HTMLElement | undefined;
+  /** The end is in view: it stays there when the transcript grows or loses height. */
+  private pinned = true;
 
   constructor(
     private readonly root: HTMLElement,
     private readonly handlers: TranscriptHandlers = {},
-  ) {}
+  ) {
+    // Unpinned only by scrolling up: a scroll event that comes after the transcript lost
+    // height (the scroll position unchanged, the end now below) must not unpin it.
+    let lastTop = root.scrollTop;
+    root.addEventListener("scroll", () => {
+      if (root.scrollHeight - root.scrollTop - root.clientHeight < 24) this.pinned = true;
+      else if (root.scrollTop < lastTop) this.pinned = false;
+      lastTop = root.scrollTop;
+    });
+    // A permission prompt or attachment chips below take room from the transcript: keep
+    // its latest messages in view, unless the person scrolled up to read.
+    new ResizeObserver(() => {
+      if (this.pinned) root.scrollTop = root.scrollHeight;
+    }).observe(root);
+  }
 
   clear(): void {
     this.root.replaceChildren();
@@ -316,6 +332,8 @@ export class Transcript {
       if (this.pendingRender === block) {
         setMarkdown(block.node, block.source, { codeActions: true });
         this.pendingRender = undefined;
+        // The rendered markdown is taller than the text was: keep the end in view.
+        if (this.pinned) this.root.scrollTop = this.root.scrollHeight;
       }
     });
   }
