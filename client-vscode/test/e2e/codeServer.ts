@@ -95,6 +95,12 @@ export async function startCodeServer(options: {
   vsix: string;
   env: Record<string, string>;
   settings: Record<string, unknown>;
+  /**
+   * Settings of the machine VS Code runs on (`<user-data-dir>/Machine/settings.json`). In
+   * code-server the window is remote, so `machine` and `machine-overridable` settings
+   * (`baton.pythonPath`) are read from here and ignored in the user settings.
+   */
+  machineSettings?: Record<string, unknown>;
   /** Workspace Trust on, the folder not trusted yet: it opens in Restricted Mode (no startup dialog). */
   restricted?: boolean;
   /** Files to put in the workspace before VS Code opens it (relative path -> content). */
@@ -135,6 +141,10 @@ export async function startCodeServer(options: {
       2,
     ),
   );
+  if (options.machineSettings) {
+    await mkdir(path.join(userDataDir, "Machine"), { recursive: true });
+    await writeFile(path.join(userDataDir, "Machine", "settings.json"), JSON.stringify(options.machineSettings, null, 2));
+  }
   const port = await freePort();
   const config = path.join(root, "config.yaml");
   await writeFile(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);

@@ -14,6 +14,9 @@ Replies, decided per request so the order of requests does not matter:
 - SHOW CODE: an answer with a Python code block (the README's screenshots);
 - WHAT IS ATTACHED: how many times README.md's attachment block is in the request;
 - PLEASE READ: `read` README.md once per such prompt, then a line (a tool for hooks to follow);
+- a session whose first prompt says "hello politely" (the README's screenshots,
+  test/screenshots): read greet.py, write a two-step plan and submit it; once
+  approved, edit greet.py, tick step 1, run the tests, tick step 2, plan_done, a summary;
 - anything else: a fixed greeting.
 """
 
@@ -30,7 +33,7 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO))
 
 from tests.fake_llm import FakeLLM  # noqa: E402
-from tests.fake_llm.script import text, tool_call  # noqa: E402
+from tests.fake_llm.script import reply, text, tool_call  # noqa: E402
 
 GREETING = "Hello from the fake model."
 NEW_README = "# e2e workspace\n\nRewritten by the agent.\n"
@@ -39,17 +42,94 @@ RUN_COMMANDS = ["echo one >> ran.txt", "echo one >> ran.txt", "echo two >> ran.t
 CODE_ANSWER = (
     "Here is a small greeting function:\n\n```python\ndef greet(name: str) -> str:\n"
     '    """Say hello to `name`."""\n    return f"Hello, {name}!"\n```\n\n'
-    "Call it as `greet(\"world\")`."
+    'Call it as `greet("world")`.'
 )
 SUMMARY = (
     "## Objective\nSay hello.\n\n## Important Details\nNone.\n\n"
     "## Work State\nCompleted: greeting.\n\n## Next Move\nWait for the user.\n\n## Relevant Files\nNone.\n"
 )
+# The README's screenshots (test/screenshots/readme.screenshots.ts): a small plan, built.
+POLITE = "hello politely"
+POLITE_PLAN = (
+    "# Plan: a polite greeting\n\n"
+    "`greet()` returns `Hello Ada`: no comma, no exclamation mark.\n\n"
+    "## Steps\n\n"
+    "- [ ] Make `greet()` return `Hello, Ada!` (an f-string in `greet.py`)\n"
+    "- [ ] Run the tests in `tests/` and fix what fails\n\n"
+    "## Not in this plan\n\n"
+    "- Other languages: `greet()` stays English-only.\n"
+)
+POLITE_STEPS = [
+    "- [ ] Make `greet()` return `Hello, Ada!` (an f-string in `greet.py`)",
+    "- [ ] Run the tests in `tests/` and fix what fails",
+]
+POLITE_SUMMARY = (
+    "Done. `greet()` now says hello politely:\n\n"
+    '```python\ndef greet(name: str) -> str:\n    return f"Hello, {name}!"\n```\n\n'
+    "The tests in `tests/` pass and both steps of the plan are ticked."
+)
+
+
+def polite(req: Any) -> Any:
+    """The screenshot session, one step per request, decided by what the history holds."""
+    calls = [c.get("name") for c in req.function_calls()]
+    approved = any("is approved. Build it now" in t for t in req.texts("user"))
+    if not approved:
+        if "read" not in calls:
+            return reply(
+                text("I'll read `greet.py` first to see what it returns now."),
+                tool_call("read", {"path": "greet.py"}),
+            )
+        if "plan_write" not in calls:
+            return reply(
+                text("It joins the words without punctuation. Here is a plan."),
+                tool_call("plan_write", {"content": POLITE_PLAN}),
+            )
+        if "plan_exit" in calls:
+            return text("The plan is waiting for your approval.")
+        # plan_exit ends the turn: the last words come with it.
+        return reply(
+            text("The plan is ready for your review: two small steps, `greet.py` and its test."),
+            tool_call("plan_exit", {}),
+        )
+    ticks = calls.count("plan_edit")
+    if "edit" not in calls:
+        return reply(
+            text("Step 1: an f-string with a comma and an exclamation mark."),
+            tool_call(
+                "edit",
+                {
+                    "path": "greet.py",
+                    "old_string": 'return "Hello " + name',
+                    "new_string": 'return f"Hello, {name}!"',
+                },
+            ),
+        )
+    if ticks == 0:
+        step = POLITE_STEPS[0]
+        return tool_call(
+            "plan_edit", {"old_string": step, "new_string": step.replace("[ ]", "[x]", 1)}
+        )
+    if "bash" not in calls:
+        return reply(
+            text("Step 2: run the tests."),
+            tool_call("bash", {"command": "python3 -m unittest"}),
+        )
+    if ticks == 1:
+        step = POLITE_STEPS[1]
+        return tool_call(
+            "plan_edit", {"old_string": step, "new_string": step.replace("[ ]", "[x]", 1)}
+        )
+    if "plan_done" not in calls:
+        return tool_call("plan_done", {})
+    return text(POLITE_SUMMARY)
 
 
 def answer(req: Any) -> Any:
     if not req.tool_names:
         return text(SUMMARY)
+    if any(POLITE in t for t in req.texts("user")):
+        return polite(req)
     last = req.last_user_text() or ""
     if "PLEASE PLAN" in last:
         called = [c.get("name") for c in req.function_calls()]

@@ -177,6 +177,7 @@ const TURN_ACTIVITY = new Set(["user_message", "agent_message_chunk", "agent_tho
 /** The end of a turn arrives twice (the turn_ended update and the prompt's result); show it once. */
 function finishTurn(stopReason: string | undefined, error: string | undefined): void {
   if (running) transcript.endTurn(stopReason, error);
+  else transcript.endMessage();
   running = false;
   render();
 }
@@ -270,6 +271,8 @@ function handle(message: SidebarInbound): void {
     case "turn":
       if (message.sessionId !== activeSessionId) return;
       if (message.running) {
+        // A new turn: its answer never continues the last one's.
+        transcript.endMessage();
         running = true;
         render();
       } else {

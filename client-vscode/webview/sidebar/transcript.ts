@@ -45,11 +45,27 @@ export class Transcript {
   private pendingRender: OpenBlock | undefined;
   /** The "Compacting…" marker of a compaction in progress (replaced when it ends). */
   private compacting: HTMLElement | undefined;
+  /** The end is in view: it stays there when the transcript grows or loses height. */
+  private pinned = true;
 
   constructor(
     private readonly root: HTMLElement,
     private readonly handlers: TranscriptHandlers = {},
-  ) {}
+  ) {
+    // Unpinned only by scrolling up: a scroll event that comes after the transcript lost
+    // height (the scroll position unchanged, the end now below) must not unpin it.
+    let lastTop = root.scrollTop;
+    root.addEventListener("scroll", () => {
+      if (root.scrollHeight - root.scrollTop - root.clientHeight < 24) this.pinned = true;
+      else if (root.scrollTop < lastTop) this.pinned = false;
+      lastTop = root.scrollTop;
+    });
+    // A permission prompt or attachment chips below take room from the transcript: keep
+    // its latest messages in view, unless the person scrolled up to read.
+    new ResizeObserver(() => {
+      if (this.pinned) root.scrollTop = root.scrollHeight;
+    }).observe(root);
+  }
 
   clear(): void {
     this.root.replaceChildren();
@@ -160,6 +176,15 @@ export class Transcript {
     }
   }
 
+  /**
+   * The assistant message being streamed ended: the next chunk starts a new block.
+   * Streamed chunks carry no message id, so the sidebar ends a message where the server
+   * says one ended (a model step's usage, a note, the end or start of a turn).
+   */
+  endMessage(): void {
+    this.open = undefined;
+  }
+
   apply(update: SessionUpdate): void {
     switch (update.kind) {
       case "agent_message_chunk":
@@ -202,6 +227,16 @@ export class Transcript {
         break;
       case "turn_ended":
         this.open = undefined;
+        break;
+      case "usage":
+        // Reported once per model step, after its stream: the step's message is complete.
+        this.open = undefined;
+        return;
+      case "note":
+        // Baton added a note for the model (it answered a question about the code without
+        // looking) and runs one more step: that answer is a new message, after the note.
+        this.open = undefined;
+        this.marker("note", NOTE_LABELS[update.reason] ?? "Baton added a note for the agent");
         break;
       case "mcp_server":
         if (update.status === "failed") {
@@ -297,6 +332,8 @@ export class Transcript {
       if (this.pendingRender === block) {
         setMarkdown(block.node, block.source, { codeActions: true });
         this.pendingRender = undefined;
+        // The rendered markdown is taller than the text was: keep the end in view.
+        if (this.pinned) this.root.scrollTop = this.root.scrollHeight;
       }
     });
   }
@@ -371,6 +408,10 @@ export class Transcript {
     this.handlers.changed?.();
   }
 }
+
+const NOTE_LABELS: Record<Extract<SessionUpdate, { kind: "note" }>["reason"], string> = {
+  no_tool: "Baton asked the agent to look at the code before answering",
+};
 
 const STATUS_LABELS: Record<string, string> = {
   pending: "waiting",

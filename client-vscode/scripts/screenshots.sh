@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Takes the README's screenshots (media/screenshot-*-{dark,light}.png) in real
+# VS Code: code-server from the cache (scripts/setup-code-server.sh), the
+# extension packaged from this checkout, the repository's server (.venv) and the
+# scripted fake model. The run writes only to temporary folders (VS Code's
+# profile, the workspace, Baton's store, HOME), dist/ (the build) and media/, and
+# uses loopback only; setup-code-server.sh downloads into its cache once, the
+# first time. Usage: npm run screenshots [-- -t dark]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup-code-server.sh >/dev/null
+if [ ! -x ../.venv/bin/python ]; then
+  echo "screenshots: the repository's .venv is missing (python3 -m venv .venv && .venv/bin/pip install -e '.[dev]')" >&2
+  exit 1
+fi
+node esbuild.mjs >/dev/null
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+# No bundled server wheels needed: the screenshots use the repository's .venv.
+node_modules/.bin/vsce package --no-dependencies --no-rewrite-relative-links --allow-missing-repository -o "$out/baton.vsix" >/dev/null
+BATON_SCREENSHOT_VSIX="$out/baton.vsix" node_modules/.bin/vitest run --config vitest.screenshots.config.mts "$@"
+ls -l media/screenshot-*.png
