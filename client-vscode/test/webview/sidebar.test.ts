@@ -129,6 +129,12 @@ describe("sidebar webview", () => {
 
   it("answers permission prompts with the chosen option; each choice says what it grants", async () => {
     const page = await readySidebar();
+    // The call's card says it waits for the person while the prompt is open (the server
+    // reports it in progress before the tool asks), and "running" once answered.
+    await send(page, update({ kind: "tool_call", toolCallId: "t2", name: "bash", input: { command: "pytest -q" }, status: "pending" }));
+    await send(page, update({ kind: "tool_call_update", toolCallId: "t2", status: "in_progress" }));
+    const toolCard = page.locator("[data-tool-call-id=t2]");
+    expect(await toolCard.locator(".tool-status").innerText()).toBe("running");
     await send(page, {
       type: "permission",
       requestId: "perm-1",
@@ -146,6 +152,7 @@ describe("sidebar webview", () => {
     // The tool in words, the command in full, and what each "always" grants spelled out.
     expect(await prompt.locator(".permission-title").innerText()).toBe("Run this command?");
     expect(await prompt.locator("pre").innerText()).toBe("pytest -q");
+    expect(await toolCard.locator(".tool-status").innerText()).toBe("needs you");
     expect(await prompt.locator("button.permission-option .permission-label").allInnerTexts()).toEqual([
       "Allow once",
       "Always allow this command in this session",
@@ -163,6 +170,9 @@ describe("sidebar webview", () => {
     expect(await waitForPosted(page, "permissionAnswer")).toEqual({ type: "permissionAnswer", requestId: "perm-1", optionId: "cmd" });
     await send(page, { type: "permissionClosed", requestId: "perm-1" });
     await prompt.waitFor({ state: "detached" });
+    expect(await toolCard.locator(".tool-status").innerText()).toBe("running");
+    await send(page, update({ kind: "tool_call_update", toolCallId: "t2", status: "completed", output: "1 passed" }));
+    expect(await toolCard.locator(".tool-status").innerText()).toBe("done");
     await page.close();
   });
 

@@ -289,6 +289,8 @@ function handle(message: SidebarInbound): void {
         host.post({ type: "permissionAnswer", requestId: message.requestId, optionId }),
       );
       review.decoratePermission(card, message.toolCall, message.diff);
+      card.dataset.toolCallId = message.toolCall.toolCallId;
+      transcript.askingPermission(message.toolCall.toolCallId, true);
       permissions.append(card);
       card.querySelector<HTMLElement>("[data-default]")?.focus();
       return;
@@ -302,9 +304,12 @@ function handle(message: SidebarInbound): void {
     case "messageMarks":
       review.applyMarks(message.sessionId, message.messages);
       return;
-    case "permissionClosed":
-      permissions.querySelector(`[data-request-id="${CSS.escape(message.requestId)}"]`)?.remove();
+    case "permissionClosed": {
+      const card = permissions.querySelector<HTMLElement>(`[data-request-id="${CSS.escape(message.requestId)}"]`);
+      if (card?.dataset.toolCallId) transcript.askingPermission(card.dataset.toolCallId, false);
+      card?.remove();
       return;
+    }
     case "error":
       transcript.error(message.message);
       return;

@@ -366,12 +366,25 @@ export class Transcript {
     return card;
   }
 
+  /** While a permission prompt for this call is open, its card says it waits for the person
+   * (the server reports a call in progress before the tool asks). */
+  askingPermission(toolCallId: string, asking: boolean): void {
+    const card = this.tools.get(toolCallId);
+    if (!card) return;
+    card.toggleAttribute("data-asking", asking);
+    const badge = card.querySelector(".tool-status");
+    const status = card.dataset.status ?? "pending";
+    if (badge) badge.textContent = asking ? "needs you" : (STATUS_LABELS[status] ?? status);
+  }
+
   private setToolStatus(toolCallId: string, status: string, output: string | undefined): void {
     const card = this.tools.get(toolCallId);
     if (!card) return;
     card.dataset.status = status;
     const badge = card.querySelector(".tool-status");
-    if (badge) badge.textContent = STATUS_LABELS[status] ?? status;
+    const asking = card.hasAttribute("data-asking") && status === "in_progress";
+    if (!asking) card.removeAttribute("data-asking");
+    if (badge) badge.textContent = asking ? "needs you" : (STATUS_LABELS[status] ?? status);
     if (output !== undefined) {
       const pre = card.querySelector<HTMLElement>(".tool-output");
       if (pre) {
