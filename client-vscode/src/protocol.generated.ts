@@ -439,7 +439,9 @@ export interface ModelsListResult {
 /**
  * Extension: a note Baton appended to the history for the model (stored as a `system`
  * message); `reason` says why: `no_tool` when the model answered a question about the
- * code without looking and is asked to look first.
+ * code without looking and is asked to look first; `empty_answer` when, after using
+ * tools, it ended the turn with nothing to show (only echoed markup) and is asked once
+ * to answer in words.
  *
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "NoteUpdate".
@@ -448,7 +450,7 @@ export interface NoteUpdate {
   kind: "note";
   messageId: string;
   text: string;
-  reason: "no_tool";
+  reason: "no_tool" | "empty_answer";
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

@@ -72,3 +72,9 @@ class MarkupFilter:
             self._inside = None
             return ""
         return rest
+
+
+def shown_text(text: str) -> str:
+    """`text` as a person is shown it: without echoed markup blocks and tokens."""
+    markup = MarkupFilter()
+    return markup.feed(text) + markup.flush()

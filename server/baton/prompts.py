@@ -72,6 +72,8 @@ COMPACT_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
 NUDGE_NO_TOOL = """[Baton: you answered without looking at the workspace. Look first: find the code
 with `grep` or `glob` and `read` it, then answer from what it says.]"""
 NUDGE_LOOK_FOR = "[Start by searching for {names} with `grep`.]"
+EMPTY_ANSWER = """[Baton: your last answer was empty. Answer the person's question now, in plain words,
+from what the tools returned above.]"""
 
 # --------------------------------------------------------------------------- modes
 # Announced by a message appended when the mode the model was last told differs from the

@@ -727,12 +727,14 @@ class UserMessageUpdate(WireModel):
 class NoteUpdate(WireModel):
     """Extension: a note Baton appended to the history for the model (stored as a `system`
     message); `reason` says why: `no_tool` when the model answered a question about the
-    code without looking and is asked to look first."""
+    code without looking and is asked to look first; `empty_answer` when, after using
+    tools, it ended the turn with nothing to show (only echoed markup) and is asked once
+    to answer in words."""
 
     kind: Literal["note"] = "note"
     message_id: str
     text: str
-    reason: Literal["no_tool"]
+    reason: Literal["no_tool", "empty_answer"]
 
 
 class McpServerUpdate(WireModel):

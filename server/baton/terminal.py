@@ -27,6 +27,10 @@ ACTIVITY_CHARS = 200
 FAILURE_CHARS = 300
 
 NO_TOOL_NOTE = "[Baton: the model answered without looking at the code; asked it to look first]\n"
+EMPTY_ANSWER_NOTE = (
+    "[Baton: the model's answer was empty (only markup); asked it once to answer in words]\n"
+)
+NOTES = {"no_tool": NO_TOOL_NOTE, "empty_answer": EMPTY_ANSWER_NOTE}
 
 
 class TerminalChannel:
@@ -117,10 +121,10 @@ class TerminalChannel:
             self.err.write(f"[compaction failed: {data['error']}]\n")
         elif kind == "mode":
             self.err.write(f"[mode: {data['mode']}]\n")
-        elif kind == "note" and data.get("reason") == "no_tool":
+        elif kind == "note" and data.get("reason") in NOTES:
             self._write_answer(self.markup.flush())
             self._newline()
-            self.err.write(NO_TOOL_NOTE)
+            self.err.write(NOTES[data["reason"]])
             self.status.show("waiting", "waiting for the model")
         self.err.flush()
 

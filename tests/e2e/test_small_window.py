@@ -202,3 +202,31 @@ async def test_the_nudge_is_a_setting(
     assert len(llm.model_requests) == 1
     assert _notes(baton, sid) == []
     assert [m["role"] for m in (await baton.load(sid))["messages"]] == ["user", "assistant"]
+
+
+@pytest.mark.asyncio
+async def test_an_empty_answer_after_looking_is_asked_once_for_words(
+    baton: BatonClient, llm: FakeLLM, workspace: Path
+) -> None:
+    _code(workspace)
+    sid = await baton.new_session()
+    # The small model's habit: it looks, then echoes the template's tool markup.
+    llm.add(tool_call("grep", {"pattern": "def chunked"}))
+    llm.add(text("<tools></tools>"))
+    llm.add(text("In more.py, line 1."))
+    result = await baton.prompt(sid, QUESTION)
+    assert result["stopReason"] == "end_turn"
+    assert len(llm.model_requests) == 3
+    assert llm.model_requests[2].texts("user")[-1] == prompts.EMPTY_ANSWER
+    assert_appended(llm.model_requests[1], llm.model_requests[2])
+    [note] = _notes(baton, sid)
+    assert (note["reason"], note["text"]) == ("empty_answer", prompts.EMPTY_ANSWER)
+    assert "In more.py, line 1." in baton.streamed_text(sid)
+
+    # Once per turn: a second empty answer ends it.
+    llm.add(tool_call("read", {"path": "more.py"}))
+    llm.add(text("<tools></tools>"))
+    llm.add(text("<|im_end|>"))
+    await baton.prompt(sid, "What does `chunked` return?")
+    assert len(llm.model_requests) == 6
+    assert [n["reason"] for n in _notes(baton, sid)] == ["empty_answer", "empty_answer"]

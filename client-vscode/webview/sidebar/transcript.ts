@@ -424,6 +424,7 @@ export class Transcript {
 
 const NOTE_LABELS: Record<Extract<SessionUpdate, { kind: "note" }>["reason"], string> = {
   no_tool: "Baton asked the agent to look at the code before answering",
+  empty_answer: "The agent's answer was empty; Baton asked it to answer in words",
 };
 
 const STATUS_LABELS: Record<string, string> = {

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from baton import prompts
 from baton import protocol as p
 from baton.context import BuiltContext
+from baton.echoed_markup import shown_text
 from baton.errors import BatonError, ProviderError
 from baton.providers.base import (
     AssistantText,
@@ -110,6 +111,7 @@ class Turn:
         self.tool_calls_made = 0
         self.nudged = False
         self.require_tool = False
+        self.asked_for_words = False
 
     @property
     def session_id(self) -> str:
@@ -169,7 +171,7 @@ class Turn:
             if not step.tool_calls:
                 if step.finish == "refusal":
                     return p.PromptResult(stop_reason="refusal")
-                if self._nudge():
+                if self._nudge() or self._ask_for_words(step):
                     continue
                 return p.PromptResult(stop_reason="end_turn")
             self.tool_calls_made += len(step.tool_calls)
@@ -192,6 +194,20 @@ class Turn:
         text = nudge_text(turn_prompt(self.state) or "")
         message = self.service.notes.add(self.state, text, {"nudge": "no_tool"})
         self.emit(p.NoteUpdate(message_id=message.id, text=message.text(), reason="no_tool"))
+        return True
+
+    def _ask_for_words(self, step: StepOutput) -> bool:
+        """After tools, an answer with nothing to show (a small model's echoed markup) ends
+        nothing: the model is asked once in the turn to answer in words."""
+        if self.asked_for_words or not self.tool_calls_made or self.purpose != "turn":
+            return False
+        if shown_text(step.message.text()).strip():
+            return False
+        self.asked_for_words = True
+        message = self.service.notes.add(
+            self.state, prompts.EMPTY_ANSWER, {"nudge": "empty_answer"}
+        )
+        self.emit(p.NoteUpdate(message_id=message.id, text=message.text(), reason="empty_answer"))
         return True
 
     # ------------------------------------------------------------------ model step
