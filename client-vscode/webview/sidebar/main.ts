@@ -289,7 +289,7 @@ function handle(message: SidebarInbound): void {
         host.post({ type: "permissionAnswer", requestId: message.requestId, optionId }),
       );
       review.decoratePermission(card, message.toolCall, message.diff);
-      card.dataset.toolCallId = message.toolCall.toolCallId;
+      card.dataset.forCall = message.toolCall.toolCallId;
       transcript.askingPermission(message.toolCall.toolCallId, true);
       permissions.append(card);
       card.querySelector<HTMLElement>("[data-default]")?.focus();
@@ -306,7 +306,7 @@ function handle(message: SidebarInbound): void {
       return;
     case "permissionClosed": {
       const card = permissions.querySelector<HTMLElement>(`[data-request-id="${CSS.escape(message.requestId)}"]`);
-      if (card?.dataset.toolCallId) transcript.askingPermission(card.dataset.toolCallId, false);
+      if (card?.dataset.forCall) transcript.askingPermission(card.dataset.forCall, false);
       card?.remove();
       return;
     }
