@@ -8,12 +8,10 @@ import sys
 from pathlib import Path
 
 from baton import protocol as p
-from baton.errors import StorageError
+from baton.errors import REPAIR_COMMAND, StorageError
 from baton.store.db import workspace_db_path
 from baton.store.integrity import check_store, other_processes
 from baton.store.repair import repair_store
-
-FIX = "baton doctor --repair"
 
 
 def check_result(path: Path) -> p.StoreCheckResult:
@@ -25,7 +23,7 @@ def check_result(path: Path) -> p.StoreCheckResult:
         problems=report.problems,
         sessions=report.sessions,
         size_bytes=report.size,
-        fix=None if report.ok else FIX,
+        fix=None if report.ok else REPAIR_COMMAND,
     )
 
 
@@ -101,7 +99,7 @@ def _print_check(result: p.StoreCheckResult, *, repair_asked: bool) -> None:
     for problem in result.problems:
         print(f"  - {problem}")
     print(
-        f"Run `{FIX}` here: it keeps the damaged file as it is, beside the store, and"
+        f"Run `{REPAIR_COMMAND}` here: it keeps the damaged file as it is, beside the store, and"
         " recovers every readable session into a new one."
     )
 

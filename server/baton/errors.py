@@ -101,6 +101,10 @@ class StorageError(BatonError):
     code = -32010
 
 
+# The way out of a damaged store, named by the error and run by `baton.doctor`.
+REPAIR_COMMAND = "baton doctor --repair"
+
+
 class StoreDamaged(StorageError):
     """SQLite reports the store's file as damaged; `data` is `{path, fix}`.
 
@@ -110,14 +114,13 @@ class StoreDamaged(StorageError):
     code = -32013
 
     def __init__(self, path: object, detail: str) -> None:
-        fix = "baton doctor --repair"
         super().__init__(
-            f"the store at {path} is damaged ({detail}); run `{fix}` in the workspace"
+            f"the store at {path} is damaged ({detail}); run `{REPAIR_COMMAND}` in the workspace"
             " (or 'Baton: Repair Store' in VS Code) to keep a copy of it and recover"
             " every readable session into a new store"
         )
         self.path = str(path)
-        self.data = {"path": self.path, "fix": fix}
+        self.data = {"path": self.path, "fix": REPAIR_COMMAND}
 
 
 class RevertConflict(BatonError):

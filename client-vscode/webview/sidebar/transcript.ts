@@ -230,12 +230,12 @@ export class Transcript {
         break;
       case "usage":
         // Reported once per model step, after its stream: the step's message is complete.
-        this.open = undefined;
+        this.endMessage();
         return;
       case "note":
         // Baton added a note for the model (it answered a question about the code without
         // looking) and runs one more step: that answer is a new message, after the note.
-        this.open = undefined;
+        this.endMessage();
         this.marker("note", NOTE_LABELS[update.reason] ?? "Baton added a note for the agent");
         break;
       case "mcp_server":
@@ -372,19 +372,16 @@ export class Transcript {
     const card = this.tools.get(toolCallId);
     if (!card) return;
     card.toggleAttribute("data-asking", asking);
-    const badge = card.querySelector(".tool-status");
-    const status = card.dataset.status ?? "pending";
-    if (badge) badge.textContent = asking ? "needs you" : (STATUS_LABELS[status] ?? status);
+    showStatus(card);
   }
 
   private setToolStatus(toolCallId: string, status: string, output: string | undefined): void {
     const card = this.tools.get(toolCallId);
     if (!card) return;
     card.dataset.status = status;
-    const badge = card.querySelector(".tool-status");
-    const asking = card.hasAttribute("data-asking") && status === "in_progress";
-    if (!asking) card.removeAttribute("data-asking");
-    if (badge) badge.textContent = asking ? "needs you" : (STATUS_LABELS[status] ?? status);
+    // Only a call in progress can still be waiting for the person's answer.
+    if (status !== "in_progress") card.removeAttribute("data-asking");
+    showStatus(card);
     if (output !== undefined) {
       const pre = card.querySelector<HTMLElement>(".tool-output");
       if (pre) {
@@ -426,6 +423,13 @@ const NOTE_LABELS: Record<Extract<SessionUpdate, { kind: "note" }>["reason"], st
   no_tool: "Baton asked the agent to look at the code before answering",
   empty_answer: "The agent's answer was empty; Baton asked it to answer in words",
 };
+
+/** The card's badge: what its status (or an open permission prompt) says. */
+function showStatus(card: HTMLElement): void {
+  const badge = card.querySelector(".tool-status");
+  const status = card.dataset.status ?? "pending";
+  if (badge) badge.textContent = card.hasAttribute("data-asking") ? "needs you" : (STATUS_LABELS[status] ?? status);
+}
 
 const STATUS_LABELS: Record<string, string> = {
   pending: "waiting",

@@ -191,9 +191,7 @@ class Turn:
         self.nudged = True
         # The step after the nudge must call a tool: small models ignore the words alone.
         self.require_tool = True
-        text = nudge_text(turn_prompt(self.state) or "")
-        message = self.service.notes.add(self.state, text, {"nudge": "no_tool"})
-        self.emit(p.NoteUpdate(message_id=message.id, text=message.text(), reason="no_tool"))
+        self._note(nudge_text(turn_prompt(self.state) or ""), "no_tool")
         return True
 
     def _ask_for_words(self, step: StepOutput) -> bool:
@@ -204,11 +202,13 @@ class Turn:
         if shown_text(step.message.text()).strip():
             return False
         self.asked_for_words = True
-        message = self.service.notes.add(
-            self.state, prompts.EMPTY_ANSWER, {"nudge": "empty_answer"}
-        )
-        self.emit(p.NoteUpdate(message_id=message.id, text=message.text(), reason="empty_answer"))
+        self._note(prompts.EMPTY_ANSWER, "empty_answer")
         return True
+
+    def _note(self, text: str, reason: Literal["no_tool", "empty_answer"]) -> None:
+        """Append a note for the model (stored, replayed by load) and tell the client."""
+        message = self.service.notes.add(self.state, text, {"nudge": reason})
+        self.emit(p.NoteUpdate(message_id=message.id, text=message.text(), reason=reason))
 
     # ------------------------------------------------------------------ model step
 

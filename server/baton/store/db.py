@@ -29,9 +29,10 @@ class Database:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._depth = 0
-        self.conn = self._connect()
+        self._connect()
 
-    def _connect(self) -> StoreConnection:
+    def _connect(self) -> None:
+        """Open `path` as `self.conn`, with Baton's settings, migrated."""
         conn = sqlite3.connect(
             str(self.path),
             isolation_level=None,
@@ -52,14 +53,13 @@ class Database:
             with suppress(sqlite3.Error):
                 conn.close()
             raise
-        return conn
 
     def reopen(self) -> None:
         """Open the file at `path` afresh (after `baton/store/repair` replaced it); every
         holder of this Database sees the new connection."""
         self.close()
         self._depth = 0
-        self.conn = self._connect()
+        self._connect()
 
     def migrate(self) -> None:
         version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])

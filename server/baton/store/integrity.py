@@ -107,7 +107,6 @@ class StoreConnection(sqlite3.Connection):
 class CheckReport:
     """What `PRAGMA integrity_check` and a read of every session say about a store."""
 
-    path: Path
     ok: bool
     exists: bool = True
     problems: list[str] = field(default_factory=list)
@@ -121,7 +120,7 @@ _MAX_PROBLEMS = 20
 
 def check_store(path: Path) -> CheckReport:
     """Check the store at `path` without changing it (opened read-only)."""
-    report = CheckReport(path=path, ok=False)
+    report = CheckReport(ok=False)
     if not path.exists():
         report.ok, report.exists, report.sessions = True, False, 0
         return report

@@ -88,8 +88,8 @@ def repair_store(path: Path) -> RepairReport:
             else:
                 with closing(src):
                     _copy_tables(src, target.conn, report)
-            _reattach_orphans(target.conn, report)
-            _list_sessions(target.conn, report)
+            recreated = _reattach_orphans(target.conn, report)
+            _list_sessions(target.conn, report, recreated)
             target.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
             target.close()
@@ -202,55 +202,50 @@ def _salvage(
 ) -> Iterator[tuple[Any, ...]]:
     """Every readable row of `table` in rowid order (rowid first), skipping damaged pages."""
     names = ", ".join(f'"{c}"' for c in columns)
-    query = f'SELECT rowid, {names} FROM "{table}" WHERE rowid > ? ORDER BY rowid'
+    select = f'SELECT rowid, {names} FROM "{table}"'
+    scan = f"{select} WHERE rowid > ? ORDER BY rowid"
+    seek = f"{scan} LIMIT 1"  # reads no further than the row it returns
     after = _MIN_ROWID
     while True:
         try:
-            for row in src.execute(query, (after,)):
+            for row in src.execute(scan, (after,)):
                 after = int(row[0])
                 yield tuple(row)
             return
         except sqlite3.DatabaseError as exc:
             # The cursor reads one row ahead, so the row before the damage may be unread:
-            # one row at a time (LIMIT 1 reads no further) first.
-            try:
-                row = src.execute(query + " LIMIT 1", (after,)).fetchone()
-            except sqlite3.DatabaseError:
-                pass
-            else:
-                if row is None:
-                    return
-                after = int(row[0])
-                yield tuple(row)
-                continue
-            report.damaged_regions[table] = report.damaged_regions.get(table, 0) + 1
-            log.warning("table %s: damaged after rowid %d (%s): seeking past it", table, after, exc)
-            following = _next_readable(src, names, table, after)
-            if following is None:
+            # one row at a time first.
+            readable, row = _probe(src, seek, after)
+            if not readable:
+                report.damaged_regions[table] = report.damaged_regions.get(table, 0) + 1
+                log.warning(
+                    "table %s: damaged after rowid %d (%s): seeking past it", table, after, exc
+                )
+                row = _next_readable(src, seek, f"{select} WHERE rowid = ?", after)
+            if row is None:
                 return
-            after = int(following[0])
-            yield following
+            after = int(row[0])
+            yield row
+
+
+def _probe(src: sqlite3.Connection, seek: str, rowid: int) -> tuple[bool, tuple[Any, ...] | None]:
+    """(readable, the first row past `rowid`): (True, None) at the table's end."""
+    try:
+        row = src.execute(seek, (rowid,)).fetchone()
+    except sqlite3.DatabaseError:
+        return False, None
+    return True, None if row is None else tuple(row)
 
 
 def _next_readable(
-    src: sqlite3.Connection, names: str, table: str, after: int
+    src: sqlite3.Connection, seek: str, lookup: str, after: int
 ) -> tuple[Any, ...] | None:
     """The first row past the damage that follows rowid `after` that reads whole (None:
     nothing readable follows). Always a row with a larger rowid than `after`."""
-    seek = f'SELECT rowid, {names} FROM "{table}" WHERE rowid > ? ORDER BY rowid LIMIT 1'
-
-    def probe(rowid: int) -> tuple[bool, tuple[Any, ...] | None]:
-        """(readable, the first row past `rowid`): (True, None) at the table's end."""
-        try:
-            row = src.execute(seek, (rowid,)).fetchone()
-        except sqlite3.DatabaseError:
-            return False, None
-        return True, None if row is None else tuple(row)
-
     bad, step = after, 1
     while True:
         good = min(after + step, _MAX_ROWID)
-        if probe(good)[0]:
+        if _probe(src, seek, good)[0]:
             break
         if good == _MAX_ROWID:
             return None
@@ -258,36 +253,29 @@ def _next_readable(
     # Seeks past `good` read; those past `bad` do not: bisect to the first that reads.
     while good - bad > 1:
         middle = (bad + good) // 2
-        if probe(middle)[0]:
+        if _probe(src, seek, middle)[0]:
             good = middle
         else:
             bad = middle
     # A seek past the last row of a damaged page still reads that page, so the row just
     # after it (`good` itself) is only found by looking it up directly.
     try:
-        row = src.execute(
-            f'SELECT rowid, {names} FROM "{table}" WHERE rowid = ?', (good,)
-        ).fetchone()
+        row = src.execute(lookup, (good,)).fetchone()
         if row is not None:
             return tuple(row)
     except sqlite3.DatabaseError:
         pass
-    return probe(good)[1]
+    return _probe(src, seek, good)[1]
 
 
-def _reattach_orphans(conn: sqlite3.Connection, report: RepairReport) -> None:
-    """Make the new store consistent: sessions whose row was lost are made anew, rows
-    whose message (or other parent) was lost are left out."""
+def _reattach_orphans(conn: sqlite3.Connection, report: RepairReport) -> set[str]:
+    """Make the new store consistent: sessions whose row was lost are made anew (their
+    ids are returned), rows whose message (or other parent) was lost are left out."""
     now = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
-    with_session = [
-        t
-        for (t,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'sessions'"
-        ).fetchall()
-        if "session_id" in _columns(conn, t) and t not in _SKIPPED_TABLES
-    ]
     missing: set[str] = set()
-    for table in with_session:
+    for table in _tables(conn):
+        if table == "sessions" or "session_id" not in _columns(conn, table):
+            continue
         rows = conn.execute(
             f'SELECT DISTINCT session_id FROM "{table}"'
             " WHERE session_id NOT IN (SELECT id FROM sessions)"
@@ -304,28 +292,22 @@ def _reattach_orphans(conn: sqlite3.Connection, report: RepairReport) -> None:
             (session_id, first or now, now),
         )
     conn.execute("COMMIT")
-    report.sessions = [
-        RecoveredSession(id=s, title="Recovered session", messages=0, recreated=True)
-        for s in sorted(missing)
-    ]
     # Leaving out a row can orphan rows that refer to it (a message's parts): repeat.
     while True:
         broken = conn.execute("PRAGMA foreign_key_check").fetchall()
         if not broken:
-            return
+            return missing
         conn.execute("PRAGMA foreign_keys=OFF")
         conn.execute("BEGIN IMMEDIATE")
         for table, rowid in {(str(r[0]), int(r[1])) for r in broken}:
             conn.execute(f'DELETE FROM "{table}" WHERE rowid = ?', (rowid,))
             report.rows_left_out[table] = report.rows_left_out.get(table, 0) + 1
+            report.rows_saved[table] = report.rows_saved.get(table, 0) - 1
         conn.execute("COMMIT")
         conn.execute("PRAGMA foreign_keys=ON")
 
 
-def _list_sessions(conn: sqlite3.Connection, report: RepairReport) -> None:
-    recreated = {s.id for s in report.sessions}
-    for table, count in report.rows_left_out.items():
-        report.rows_saved[table] = report.rows_saved.get(table, 0) - count
+def _list_sessions(conn: sqlite3.Connection, report: RepairReport, recreated: set[str]) -> None:
     report.sessions = [
         RecoveredSession(
             id=str(row[0]),
