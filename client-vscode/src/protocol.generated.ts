@@ -499,12 +499,30 @@ export interface SelectedOutcome {
   optionId: string;
 }
 /**
+ * Extension (issue 26): the person's note on lines of the plan.
+ *
+ * `startLine`/`endLine` are 1-based, inclusive lines of the plan's content as
+ * `baton/plan/get` returns it; `quote` is the text they selected; `text` is the comment,
+ * or the replacement for `replace` (absent for `delete`).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "PlanAnnotation".
+ */
+export interface PlanAnnotation {
+  kind: "comment" | "replace" | "delete";
+  startLine: number;
+  endLine: number;
+  quote: string;
+  text?: string | null;
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "PlanApproveParams".
  */
 export interface PlanApproveParams {
   sessionId: string;
   start?: boolean;
+  fresh?: boolean;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -513,6 +531,25 @@ export interface PlanApproveParams {
 export interface PlanApproveResult {
   status: "draft" | "awaiting_approval" | "approved" | "done";
   mode: "build" | "plan";
+}
+/**
+ * Extension (issue 26): attach an existing plan file (workspace-relative).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "PlanAttachParams".
+ */
+export interface PlanAttachParams {
+  sessionId: string;
+  path: string;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "PlanAttachResult".
+ */
+export interface PlanAttachResult {
+  path: string;
+  status: "draft" | "awaiting_approval" | "approved" | "done";
+  version: number;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -563,12 +600,37 @@ export interface PlanInfo {
   content: string;
 }
 /**
+ * Extension (issue 26): one plan file of the workspace (`plans.dir`).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "PlanListEntry".
+ */
+export interface PlanListEntry {
+  path: string;
+  title: string;
+  status: "draft" | "awaiting_approval" | "approved" | "done";
+  version: number;
+  stepsDone: number;
+  stepsTotal: number;
+  lastSessionId: string | null;
+  lastSessionTitle: string | null;
+  updatedAt: string;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "PlanListResult".
+ */
+export interface PlanListResult {
+  plans: PlanListEntry[];
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "PlanRequestChangesParams".
  */
 export interface PlanRequestChangesParams {
   sessionId: string;
   feedback: string;
+  annotations?: PlanAnnotation[] | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -765,6 +827,7 @@ export interface SessionUsage {
 export interface SessionNewParams {
   mode?: "build" | "plan";
   title?: string | null;
+  planPath?: string | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -989,12 +1052,16 @@ export interface BatonRequests {
   "baton/models/list": { params: ModelsListParams; result: ModelsListResult };
   /** Approve the plan. */
   "baton/plan/approve": { params: PlanApproveParams; result: PlanApproveResult };
+  /** Attach a plan file to a session. */
+  "baton/plan/attach": { params: PlanAttachParams; result: PlanAttachResult };
   /** The current plan. */
   "baton/plan/get": { params: SessionRef; result: PlanInfo | null };
   /** One plan version with its text. */
   "baton/plan/getVersion": { params: PlanGetVersionParams; result: PlanVersionContent };
   /** List plan versions. */
   "baton/plan/history": { params: SessionRef; result: PlanHistoryResult };
+  /** The workspace's plan files. */
+  "baton/plan/list": { params: Record<string, never>; result: PlanListResult };
   /** Send plan feedback. */
   "baton/plan/requestChanges": { params: PlanRequestChangesParams; result: PlanStatusResult };
   /** Write the plan (user). */

@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     model_serializer,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -185,6 +186,9 @@ class SessionInfo(WireModel):
 class SessionNewParams(WireModel):
     mode: Mode = "build"
     title: str | None = Field(default=None, max_length=500)
+    # Extension (issue 26): an existing plan file (workspace-relative) the session carries
+    # on from, starting at its first open step.
+    plan_path: str | None = Field(default=None, min_length=1, max_length=4096)
 
 
 class SessionNewResult(WireModel):
@@ -542,6 +546,9 @@ class PlanUpdateResult(WireModel):
 class PlanApproveParams(WireModel):
     session_id: NonEmptyId
     start: bool = False
+    # Extension (issue 26): build in a fresh context (no summary model call; the view
+    # becomes the person's requests, the ledger and the approved plan).
+    fresh: bool = False
 
 
 class PlanApproveResult(WireModel):
@@ -549,13 +556,79 @@ class PlanApproveResult(WireModel):
     mode: Mode
 
 
+AnnotationKind = Literal["comment", "replace", "delete"]
+
+
+class PlanAnnotation(WireModel):
+    """Extension (issue 26): the person's note on lines of the plan.
+
+    `startLine`/`endLine` are 1-based, inclusive lines of the plan's content as
+    `baton/plan/get` returns it; `quote` is the text they selected; `text` is the comment,
+    or the replacement for `replace` (absent for `delete`)."""
+
+    kind: AnnotationKind
+    start_line: int = Field(ge=1, le=10_000_000)
+    end_line: int = Field(ge=1, le=10_000_000)
+    quote: str = Field(max_length=200_000)
+    text: str | None = Field(default=None, max_length=200_000)
+
+    @model_validator(mode="after")
+    def _lines_in_order(self) -> PlanAnnotation:
+        if self.end_line < self.start_line:
+            raise ValueError("endLine is before startLine")
+        if self.kind != "delete" and not (self.text or "").strip():
+            raise ValueError(f"a {self.kind} annotation needs text")
+        return self
+
+
 class PlanRequestChangesParams(WireModel):
     session_id: NonEmptyId
-    feedback: str = Field(min_length=1, max_length=200_000)
+    # May be empty only when annotations say what to change.
+    feedback: str = Field(max_length=200_000)
+    # Extension (issue 26): line-by-line annotations, sent with `feedback` as one message.
+    annotations: list[PlanAnnotation] | None = Field(default=None, max_length=500)
+
+    @model_validator(mode="after")
+    def _says_something(self) -> PlanRequestChangesParams:
+        if not self.feedback.strip() and not self.annotations:
+            raise ValueError("feedback is empty and there are no annotations")
+        return self
 
 
 class PlanStatusResult(WireModel):
     status: PlanStatus
+
+
+class PlanListEntry(WireModel):
+    """Extension (issue 26): one plan file of the workspace (`plans.dir`)."""
+
+    path: str
+    title: str
+    status: PlanStatus
+    version: int
+    steps_done: int
+    steps_total: int
+    # The session that last had this plan (None: no session of this store did).
+    last_session_id: str | None
+    last_session_title: str | None
+    updated_at: str
+
+
+class PlanListResult(WireModel):
+    plans: list[PlanListEntry]
+
+
+class PlanAttachParams(WireModel):
+    """Extension (issue 26): attach an existing plan file (workspace-relative)."""
+
+    session_id: NonEmptyId
+    path: str = Field(min_length=1, max_length=4096)
+
+
+class PlanAttachResult(WireModel):
+    path: str
+    status: PlanStatus
+    version: int
 
 
 class PlanVersion(WireModel):
@@ -903,6 +976,10 @@ METHODS: dict[str, MethodSpec] = {
     "baton/plan/history": MethodSpec(SessionRef, PlanHistoryResult, "List plan versions."),
     "baton/plan/getVersion": MethodSpec(
         PlanGetVersionParams, PlanVersionContent, "One plan version with its text."
+    ),
+    "baton/plan/list": MethodSpec(Empty, PlanListResult, "The workspace's plan files."),
+    "baton/plan/attach": MethodSpec(
+        PlanAttachParams, PlanAttachResult, "Attach a plan file to a session."
     ),
     "baton/auth/set": MethodSpec(AuthSetParams, Empty, "Hold an API key in memory."),
     "baton/session/rename": MethodSpec(SessionRenameParams, SessionInfo, "Rename a session."),

@@ -305,6 +305,8 @@ class PlanService:
     def request_changes(self, params: p.PlanRequestChangesParams) -> p.PlanStatusResult:
         """Send the person's feedback to the agent and start its turn; the plan is a draft again."""
         state = self.sessions.state(params.session_id)
+        if params.annotations:
+            raise InvalidParams("annotations are not available in this version of Baton yet")
         _ensure_idle(state)
         with self.sessions.leases.hold(state.id, "plan feedback"):
             self.sessions.refresh(state)

@@ -223,6 +223,8 @@ class SessionService:
         return state
 
     def new_session(self, params: p.SessionNewParams) -> p.SessionNewResult:
+        if params.plan_path is not None:
+            raise InvalidParams("planPath is not available in this version of Baton yet")
         title = (params.title or "").strip() or DEFAULT_TITLE
         row = self.store.create_session(title, params.mode)
         self.state(row.id)
