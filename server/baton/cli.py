@@ -126,6 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The commands whose output is for a person at a terminal (not JSON-RPC, not a schema).
+_FOR_PEOPLE = frozenset({"run", "sessions", "model", "demo", "trust", "doctor"})
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -135,6 +139,12 @@ def main(argv: list[str] | None = None) -> int:
             parser.error('the prompt is empty: say what you want, e.g. baton run "explain main.py"')
         if args.session is not None and not args.session.strip():
             parser.error("--session needs a session id (`baton sessions` lists this directory's)")
+    if args.command in _FOR_PEOPLE:
+        # Everything these commands print passes through one escaping function, so no
+        # name from the workspace, the model or a tool can steer the terminal.
+        from baton.terminal_escape import install
+
+        install()
     setup_logging(
         "WARNING"
         if args.command in ("run", "sessions", "schema", "model", "demo", "trust", "doctor")

@@ -20,11 +20,19 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from platformdirs import user_config_path
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
 from baton.protocol import StrategySetting
+from baton.terminal_escape import has_control
 from baton.trust import Trust, decide
 
 log = logging.getLogger(__name__)
@@ -64,8 +72,18 @@ class PermissionSettings(_Section):
     mcp: Permission = "ask"
 
 
+def _no_control(value: str | None) -> str | None:
+    """A folder or file name is one visible line: control characters (an escape sequence
+    that would steer a terminal, a newline) and bidi controls are refused."""
+    if value is not None and has_control(value):
+        raise ValueError("holds control or bidi characters; a path must be plain text, one line")
+    return value
+
+
 class PlanSettings(_Section):
     dir: str = ".baton/plans"
+
+    _dir_is_text = field_validator("dir")(_no_control)
 
 
 class CommandHook(_Section):
@@ -92,6 +110,7 @@ class LocalSettings(_Section):
     """The embedded model (`provider = "local"`); see `baton.local.engine`."""
 
     model_path: str | None = None
+    _model_path_is_text = field_validator("model_path")(_no_control)
     # Threads generating tokens; default: half the CPUs, at least one. Generation is
     # memory-bound, and on a busy 2-core machine two threads that wait on each other
     # measured 1-2 tok/s against 12-16 for one (bench/local_model.py).

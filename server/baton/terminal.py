@@ -13,7 +13,8 @@ from typing import TextIO
 from baton import protocol as p
 from baton.echoed_markup import MarkupFilter
 from baton.session.events import ProgressReporter, ProgressScope
-from baton.terminal_prompt import cut, render_request, terminal_safe, visible
+from baton.terminal_escape import escape_terminal, write_raw
+from baton.terminal_prompt import cut, render_request, visible
 from baton.terminal_status import StatusLine, describe_progress
 
 ECHOED_MARKUP_NOTE = (
@@ -79,7 +80,7 @@ class TerminalChannel:
         if not text:
             return
         self.status.hide()
-        self.out.write(terminal_safe(text) if self._out_tty else text)
+        self.out.write(escape_terminal(text) if self._out_tty else text)
         self.out.flush()
         self._mid_line = not text.endswith("\n")
 
@@ -219,8 +220,10 @@ class TerminalChannel:
             return p.PermissionResponse(outcome=p.SelectedOutcome(option_id=option))
 
     def _write_lines(self, lines: list[str]) -> None:
+        # Rendered by terminal_prompt: every character from the call already escaped; the
+        # only control sequences left are its own reverse video around the escapes.
         for line in lines:
-            self.err.write(line + "\n")
+            write_raw(self.err, line + "\n")
         self.err.flush()
 
     def _err_tty(self) -> bool:

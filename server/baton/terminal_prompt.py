@@ -25,16 +25,14 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from baton.terminal_escape import escape_char
+
 # Lines of a request shown before the rest waits for `v`.
 MAX_SHOWN_LINES = 200
 # A run of at least this many spaces in a tool's input is shown as a count.
 SPACE_RUN = 24
 # Input fields a write/edit diff already shows (their size is said instead).
 DIFF_FIELDS = frozenset({"content", "old_string", "new_string"})
-# Categories of characters shown as escapes: controls, format characters (bidi
-# overrides, zero-width), line/paragraph separators, surrogates.
-_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
-_NAMED = {"\r": "\\r", "\t": "\\t"}
 _REVERSE, _PLAIN = "\x1b[7m", "\x1b[27m"
 
 
@@ -45,20 +43,6 @@ class _Token:
     marker: bool = False
 
 
-def escape_char(ch: str) -> str | None:
-    """The escape shown for a control or invisible character; None for a visible one."""
-    if ch in _NAMED:
-        return _NAMED[ch]
-    if unicodedata.category(ch) not in _HIDDEN_CATEGORIES:
-        return None
-    code = ord(ch)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
-
-
 def visible(text: str) -> str:
     """`text` on one line with every control or invisible character escaped (for
     short lines such as activity notes; newlines become `\\n`)."""
@@ -66,24 +50,6 @@ def visible(text: str) -> str:
     for ch in text:
         escaped = "\\n" if ch == "\n" else escape_char(ch)
         out.append(ch if escaped is None else escaped)
-    return "".join(out)
-
-
-_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def terminal_safe(text: str) -> str:
-    """Prose for a terminal (the model's answer): newlines and tabs kept, every other
-    control character and bidi control escaped, so an answer cannot move the cursor,
-    set the title or the clipboard (OSC 52), or reorder what is shown."""
-    if text.isprintable():
-        return text
-    out: list[str] = []
-    for ch in text:
-        if ch in "\n\t" or (unicodedata.category(ch) != "Cc" and ch not in _BIDI):
-            out.append(ch)
-        else:
-            out.append(escape_char(ch) or ch)
     return "".join(out)
 
 

@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from baton.terminal_escape import escape_terminal, write_raw
+
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1
 # Without a TTY: the least time between two lines of the same phase.
@@ -77,7 +79,7 @@ class StatusLine:
     def clear(self) -> None:
         """Erase the spinner line so other output starts at the line's beginning."""
         if self._drawn:
-            self.err.write("\r\x1b[K")
+            write_raw(self.err, "\r\x1b[K")
             self.err.flush()
             self._drawn = False
 
@@ -92,7 +94,7 @@ class StatusLine:
             return
         elapsed = int(self.clock() - self._since)
         frame = FRAMES[self._frame % len(FRAMES)]
-        self.err.write(f"\r\x1b[K{frame} {self._text} ({elapsed} s)")
+        write_raw(self.err, f"\r\x1b[K{frame} {escape_terminal(self._text)} ({elapsed} s)")
         self.err.flush()
         self._drawn = True
 

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TextIO
 
 from baton.store.db import data_dir
+from baton.terminal_escape import escape_terminal, write_raw
 
 CHUNK = 4 * 1024 * 1024
 
@@ -166,7 +167,7 @@ class Reporter:
                 return
             self._last = now
             if self.tty:
-                self.stream.write("\r\033[K  " + text)
+                write_raw(self.stream, "\r\033[K  " + escape_terminal(text))
                 self._live = True
             else:
                 self.stream.write("  " + text + "\n")

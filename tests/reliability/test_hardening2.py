@@ -1,0 +1,135 @@
+"""Second hardening pass (issue 28): each attack that succeeded, run against the real thing.
+
+1. a child of the server reads the server's environment (`/proc/$PPID/environ`);
+2. a trusted workspace sends the person's key to its own URL;
+3. workspace, model and tool text reaches the terminal raw;
+4. a repository's own hook folder (`core.hooksPath`, husky, ...) is not protected;
+5. a workspace's `allow` beats the person's `deny`;
+6. the TCP face buffers unauthenticated frames of any size.
+
+Each section drives the real server process (or the real CLI at a pseudo-terminal).
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.e2e.test_trust import repo_file
+from tests.fake_llm import FakeLLM, text, tool_call
+from tests.harness import TEST_KEY, server_env
+
+# --------------------------------------------------------------------------- 3. terminal
+
+# What a terminal obeys: ESC (and so CSI, OSC), BEL, CR, BS, C1 controls, bidi overrides.
+RAW_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80\xae")
+OSC52 = "\x1b]52;c;dG91Y2ggUFdORUQ=\x07"  # set the clipboard to "touch PWNED"
+CLEAR = "\x1b[2J\x1b[H"
+# Baton's own sequences at a terminal: the spinner's line erase and reverse video.
+OWN_SEQUENCES = re.compile(rb"\r\x1b\[K|\x1b\[7m|\x1b\[27m")
+
+
+def at_terminal(
+    args: list[str], workspace: Path, home: Path, llm: FakeLLM, answers: bytes = b""
+) -> tuple[int, bytes]:
+    """`baton ARGS` with stdin, stdout and stderr on one pseudo-terminal, as a person runs
+    it; (exit code, every byte the terminal received)."""
+    env = server_env(home, {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": TEST_KEY}, None)
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "baton", *args],
+        cwd=workspace,
+        env=env,
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+    )
+    os.close(terminal)
+    os.write(controller, answers)
+    out = b""
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([controller], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(controller, 65536)
+                except OSError:  # the other side closed: the process has exited
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            elif proc.poll() is not None:
+                break
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(controller)
+    return code, out
+
+
+def raw_controls(output: bytes) -> list[bytes]:
+    """Control bytes a terminal would obey, apart from Baton's own sequences and the
+    line ends the terminal itself writes (`\\r\\n`)."""
+    cleaned = OWN_SEQUENCES.sub(b"", output).replace(b"\r\n", b"\n")
+    return RAW_CONTROL.findall(cleaned)
+
+
+def test_workspace_names_reach_the_trust_question_and_notice_escaped(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    """An untrusted repo's config keys and plugin file names, full of escape sequences,
+    are listed in `baton run`'s trust question and its notice: escaped, every byte."""
+    key = f"x{OSC52}{CLEAR}"
+    toml_key = key.encode("unicode_escape").decode().replace("\\x", "\\u00")
+    repo_file(workspace, ".baton/config.toml", f'"{toml_key}" = 1\nbaseUrl = "http://h/{CLEAR}"\n')
+    repo_file(workspace, f".baton/plugins/p{OSC52}{CLEAR}.py", "raise SystemExit\n")
+    llm.add(text("Hello", CLEAR, " world", OSC52))
+    code, out = at_terminal(["run", "hi"], workspace, home, llm, b"n\n")
+    assert code == 0, out.decode("utf-8", "replace")
+    shown = out.decode("utf-8", "replace")
+    assert "[y/N]" in shown, "the trust question was asked"
+    assert "\\x1b]52;c;dG91Y2ggUFdORUQ=\\x07" in shown, "the key and file name are shown, escaped"
+    assert "Hello\\x1b[2J\\x1b[H world" in shown
+    assert raw_controls(out) == []
+
+
+def test_plans_dir_with_control_characters_is_refused(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    """`plans.dir` naming a folder with escape sequences is refused with a clear message:
+    no such folder is made, and the plan line printed holds no raw control byte."""
+    repo_file(
+        workspace, ".baton/config.toml", f'[plans]\ndir = "p{CLEAR}"\n'.replace("\x1b", "\\u001b")
+    )
+    llm.add(tool_call("plan_write", {"content": "# Plan\n\n- [ ] one step\n"}))
+    llm.add(text("Planned."))
+    code, out = at_terminal(["run", "--mode", "plan", "plan it"], workspace, home, llm)
+    shown = out.decode("utf-8", "replace")
+    assert code == 0, shown
+    assert "plans.dir" in shown and "control" in shown, "the refusal is said"
+    assert not [p for p in workspace.rglob("*") if "\x1b" in p.name], "no such folder made"
+    assert "[plan v1: .baton/plans/" in shown
+    assert raw_controls(out) == []
+
+
+def test_every_cli_write_goes_through_the_escaping(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    """The class: the session title (the person's prompt), a tool's failure, the model's
+    answer and `baton sessions` / `baton doctor` lines reach the terminal escaped."""
+    llm.add(tool_call("read", {"path": f"missing{OSC52}.txt"}))
+    llm.add(text(f"done{CLEAR}"))
+    code, out = at_terminal(["run", f"title{OSC52}"], workspace, home, llm)
+    assert code == 0, out.decode("utf-8", "replace")
+    assert raw_controls(out) == []
+    code, out = at_terminal(["sessions"], workspace, home, llm)
+    assert code == 0 and b"title\\x1b]52" in out
+    assert raw_controls(out) == []
