@@ -3,9 +3,11 @@
 Order (PROTOCOL.md, "What the model is sent"): instructions (system prompt and
 workspace instruction files, the same in every mode); the checkpoint of the
 latest compaction (a summary, or the server's compacted window replayed
-exactly); Baton's blocks (the ledger, then the plan as it was when the first
-request after the compaction was built); the retained messages verbatim; then
-the new input (already the last stored message).
+exactly; absent for a fresh-context start); Baton's blocks (the person's own
+messages from the compacted part, verbatim, `compaction.requests`; the ledger;
+then the plan as it was when the first request after the compaction was built);
+the retained messages verbatim; then the new input (already the last stored
+message).
 
 Append, don't rewrite: between two compactions a request is the one before it
 plus what happened since, so a provider's prompt cache serves everything
@@ -26,6 +28,8 @@ from typing import Any, NamedTuple, Protocol, cast
 
 from baton import prompts
 from baton.compaction.artifacts import server_thresholds
+from baton.compaction.requests import budget as requests_budget
+from baton.compaction.requests import person_messages, render_requests
 from baton.config import Settings, known_context_window
 from baton.providers.base import (
     AssistantText,
@@ -312,6 +316,21 @@ class ContextBuilder:
                 cache.stable_count = index + 1
         return out
 
+    def _requests(self, state: SessionState, history: HistoryCache, usable: int) -> str | None:
+        """The person's messages the view no longer shows (`compaction.requests`), built
+        once per view: between compactions they do not change, so neither does the block."""
+        cache = state.history_cache
+        key = (history.signature, usable)
+        if isinstance(cache, HistoryCache) and cache.requests and cache.requests[0] == key:
+            return cache.requests[1]
+        text = render_requests(
+            person_messages(state.messages, state.view.first_kept_seq, state.reverted),
+            requests_budget(usable),
+        )
+        if isinstance(cache, HistoryCache) and cache.signature == history.signature:
+            cache.requests = (key, text)
+        return text
+
     def system_prompt(self, state: SessionState, *, compact: bool = False) -> str:
         """The system prompt: the same in every mode and for every session of a workspace
         (the compact one for a small window, `compact_prompt`)."""
@@ -326,7 +345,12 @@ class ContextBuilder:
         Frozen in memory: after a restart it is built again from the plan as it is then,
         which starts a new prefix only if the plan changed since the compaction."""
         view = state.view
-        compacted = view.compaction_id is not None or view.summary or view.server_window
+        compacted = (
+            view.compaction_id is not None
+            or view.summary
+            or view.server_window
+            or view.first_kept_seq is not None
+        )
         if self.plans is None or not compacted:
             return None
         frozen = state.extras.get("plan_block")
@@ -378,6 +402,17 @@ class ContextBuilder:
             )
             items.append(block)
             parts.append(ContextPart("checkpoint", item_tokens(block)))
+        window = context_window(settings, identity)
+        usable, threshold = threshold_tokens(settings, window)
+        copies = self.plans.copies(state) if self.plans is not None else {}
+        history = self._history(state, copies, running_call_ids)
+        # A server chain carries the conversation in the server's own artifact (the person's
+        # messages too); the block is for native views, where a summary stands in for them.
+        requests = self._requests(state, history, usable) if view.server_window is None else None
+        if requests:
+            block = ContextBlock(name="requests", text=_tag("requests", requests))
+            items.append(block)
+            parts.append(ContextPart("requests", item_tokens(block)))
         if view.ledger_text:
             block = ContextBlock(name="ledger", text=_tag("ledger", view.ledger_text))
             items.append(block)
@@ -387,9 +422,6 @@ class ContextBuilder:
             block = ContextBlock(name="plan", text=_tag("plan", plan.text))
             items.append(block)
             parts.append(ContextPart("plan", item_tokens(block)))
-        copies = self.plans.copies(state) if self.plans is not None else {}
-
-        history = self._history(state, copies, running_call_ids)
         items.extend(history.items)
         history_tokens, tool_output_tokens = history.history_tokens, history.tool_output_tokens
         parts.append(ContextPart("messages", history_tokens))
@@ -397,8 +429,6 @@ class ContextBuilder:
             parts.append(ContextPart("tool_outputs", tool_output_tokens))
 
         estimated = sum(p.tokens for p in parts)
-        window = context_window(settings, identity)
-        usable, threshold = threshold_tokens(settings, window)
         compact_threshold, threshold = server_thresholds(
             settings, identity, window, usable, threshold
         )
@@ -446,6 +476,8 @@ class HistoryCache:
     items: list[Item] = field(default_factory=list)
     history_tokens: int = 0
     tool_output_tokens: int = 0
+    # The `<baton:requests>` block of this view: ((signature, usable window), text).
+    requests: tuple[tuple[Any, int], str | None] | None = None
 
 
 def _settled(message: StoredMessage, running_call_ids: frozenset[str]) -> bool:

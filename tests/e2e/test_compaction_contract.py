@@ -167,16 +167,17 @@ async def test_kept_part_grows_monotonically_with_the_history(
 ) -> None:
     baton = await start_baton()
     kept: list[int] = []
-    for turns in (2, 4, 8, 16):
+    for turns in (6, 12, 24, 48):
         sid = await baton.new_session()
         for i in range(turns):
+            # The bulk is the agent's: the person's messages stay verbatim in any case.
             llm.add(text(f"answer {i} " + "detail " * 110))
-            await baton.prompt(sid, f"question {i} " + "context " * 100)
+            await baton.prompt(sid, f"question {i}")
         llm.add(text(FULL_SUMMARY))
         record = await baton.request("baton/session/compact", {"sessionId": sid})
         assert record["committed"] is True
         count = await kept_messages(baton, sid, record)
-        assert 0 < count < 2 * turns, (turns, count)
+        assert 0 < count < 2 * turns, (turns, count, record["notes"])
         kept.append(count)
     assert kept == sorted(kept) and kept[-1] > kept[0], kept
 

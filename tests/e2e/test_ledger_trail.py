@@ -21,8 +21,9 @@ async def test_fail_then_pass_command_keeps_its_runs_and_resolved_error(
     llm.add(tool_call("bash", {"command": "cat flag.txt"}))
     llm.add(tool_call("bash", {"command": "echo ok > flag.txt"}))
     llm.add(tool_call("bash", {"command": "cat flag.txt"}))
-    llm.add(text("Fixed."))
-    await baton.prompt(sid, "make cat flag.txt pass " + "carefully " * 100)
+    # History worth compacting is the agent's (the person's words stay verbatim anyway).
+    llm.add(text("Fixed. " + "carefully " * 100))
+    await baton.prompt(sid, "make cat flag.txt pass")
     llm.add(text("## Summary\nnone"))
     record = await baton.request("baton/session/compact", {"sessionId": sid})
     assert record["committed"] is True, record["notes"]

@@ -65,20 +65,30 @@ def _output(state: SessionState, call_id: str, offset: int) -> str:
             ),
             "tool",
         )
-        text = result.output
-        if offset >= len(text) and text:
-            raise ToolFailure(f"offset {offset} is past the end ({len(text):,} characters)")
-        page = text[offset : offset + MAX_CHARS]
-        end = offset + len(page)
-        header = f"[recall: exact output of {name} call {call_id} ({result.status})"
-        if offset or end < len(text):
-            header += f", characters {offset:,}–{end:,} of {len(text):,}"
-            if end < len(text):
-                header += f"; more with offset {end}"
-        return f"{header}]\n{page}"
+        return _page(
+            f"exact output of {name} call {call_id} ({result.status})", result.output, offset
+        )
+    # A person's long message the `<baton:requests>` block shows cut names its message id.
+    for message in state.messages:
+        if message.id == call_id and message.role == "user":
+            return _page(f"exact text of the person's message {call_id}", message.text(), offset)
     raise ToolFailure(
         f"no tool call {call_id!r} in this session; copy the id from the placeholder exactly"
     )
+
+
+def _page(what: str, text: str, offset: int) -> str:
+    """One page of `text` from `offset`, headed by what it is and where the next starts."""
+    if offset >= len(text) and text:
+        raise ToolFailure(f"offset {offset} is past the end ({len(text):,} characters)")
+    page = text[offset : offset + MAX_CHARS]
+    end = offset + len(page)
+    header = f"[recall: {what}"
+    if offset or end < len(text):
+        header += f", characters {offset:,}–{end:,} of {len(text):,}"
+        if end < len(text):
+            header += f"; more with offset {end}"
+    return f"{header}]\n{page}"
 
 
 def _sources(state: SessionState) -> Iterator[tuple[str, str]]:

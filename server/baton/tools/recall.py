@@ -15,7 +15,9 @@ from baton.tools.base import ToolContext, ToolFailure, ToolInput, ToolResult
 
 class RecallInput(ToolInput):
     call_id: str | None = Field(
-        None, description="The tool call id a '[output pruned by compaction …]' note names."
+        None,
+        description="The id a note of compaction names: a pruned tool output's call id, or "
+        "the message id of a person's message shown cut.",
     )
     query: str | None = Field(
         None,

@@ -1,0 +1,102 @@
+"""The person's own words after a compaction: the `<baton:requests>` block, built by code.
+
+A small model's summary drops constraints ("never touch `vendor/`") and values
+the person gave (a date, a bucket URL, a region) with the user messages it
+summarises. So a summary never stands in for them: every message the person
+wrote before the view's first kept message is shown verbatim in one block after
+the checkpoint (docs/compaction.md, "What happens"). Long pasted blocks are cut
+to their head and their end, with the message id that `recall` returns them by,
+exactly as old tool outputs are masked.
+
+Pure: a function of the stored messages and the view's cut, so it is cumulative
+across compactions and the same at every request between two of them (the
+prefix cache keeps serving it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from baton.session.model import StoredMessage
+from baton.tokens import estimate
+
+# The kinds of user message that carry the person's words (a prompt, plan feedback, an
+# approval); Baton's own notes, continue messages and hook prompts are not theirs.
+PERSON_KINDS = frozenset({"prompt", "feedback", "approval"})
+# A message longer than this (characters) is a pasted block: its head and end stay, the
+# rest is one `recall` away.
+PASTE_CHARS = 2_000
+PASTE_HEAD = 700
+PASTE_TAIL = 300
+# Above this share of the usable window, the oldest long messages are cut harder (to a
+# head of `SHORT_HEAD` characters); short messages (constraints, values) always stay.
+BUDGET_SHARE = 0.15
+SHORT_HEAD = 240
+
+HEADER = (
+    "The person's messages from the compacted part of the conversation, verbatim and in "
+    "order (their requests, constraints and values stand as written):"
+)
+
+
+def person_messages(
+    messages: Iterable[StoredMessage], before_seq: int | None, reverted: Iterable[str] = ()
+) -> list[StoredMessage]:
+    """The person's messages that a view starting at `before_seq` no longer shows."""
+    if before_seq is None:
+        return []
+    gone = set(reverted)
+    return [
+        m
+        for m in messages
+        if m.role == "user"
+        and m.kind in PERSON_KINDS
+        and m.seq < before_seq
+        and m.id not in gone
+        and m.text().strip()
+    ]
+
+
+def _masked(message: StoredMessage, text: str, head: int, tail: int) -> str:
+    hidden = len(text) - head - tail
+    return (
+        f"{text[:head].rstrip()}\n[… {hidden:,} more characters of this message; "
+        f'`recall {{"call_id": "{message.id}"}}` returns it exactly]'
+        + (f"\n{text[-tail:].lstrip()}" if tail else "")
+    )
+
+
+def render_requests(messages: list[StoredMessage], budget_tokens: int) -> str | None:
+    """The block's text for these messages, within `budget_tokens` where it can be.
+
+    Every message is kept whole up to PASTE_CHARS; a longer one keeps its head and
+    end. If that is still over the budget, the oldest long messages are cut to a
+    short head until it fits; a short message is never cut (the budget is not a
+    reason to lose a constraint).
+    """
+    if not messages:
+        return None
+    texts = [m.text().strip() for m in messages]
+    shown = [
+        _masked(m, t, PASTE_HEAD, PASTE_TAIL) if len(t) > PASTE_CHARS else t
+        for m, t in zip(messages, texts, strict=True)
+    ]
+    total = sum(estimate(s) for s in shown)
+    for index, (message, text) in enumerate(zip(messages, texts, strict=True)):
+        if total <= budget_tokens:
+            break
+        if len(text) > PASTE_CHARS:
+            cut = _masked(message, text, SHORT_HEAD, 0)
+            total -= estimate(shown[index]) - estimate(cut)
+            shown[index] = cut
+    lines = [HEADER]
+    for message, text in zip(messages, shown, strict=True):
+        label = {"feedback": "plan feedback", "approval": "plan approval"}.get(
+            message.kind, "person"
+        )
+        lines.append(f"[{label}, {message.id}]\n{text}")
+    return "\n\n".join(lines)
+
+
+def budget(usable_window: int) -> int:
+    return max(500, int(usable_window * BUDGET_SHARE))

@@ -1,0 +1,80 @@
+"""Issue 27 through the real server: what the person said and what the tools printed
+survive compaction, whatever the summary keeps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import StartBaton
+from tests.e2e.test_compaction import FACTLESS_SUMMARY, is_summary_request
+from tests.e2e.test_compaction import start_baton as start_baton  # pins native compaction
+from tests.fake_llm import FakeLLM, text, tool_call
+from tests.harness import BatonClient
+
+ALLOW = {"permissions": {"bash": "allow"}}
+CONSTRAINT = "Never touch the vendor/ directory."
+VALUE = "The staging date is 2026-03-14 and the bucket is s3://acme-staging-eu."
+
+
+async def work(baton: BatonClient, llm: FakeLLM, sid: str, workspace: Path, n: int) -> None:
+    """One turn that reads a large file: history worth compacting."""
+    name = f"data{n}.txt"
+    (workspace / name).write_text(f"row {n}\n" * 400)
+    llm.add(tool_call("read", {"path": name}))
+    llm.add(text(f"Read {name}."))
+    await baton.prompt(sid, f"read {name}")
+
+
+@pytest.mark.asyncio
+async def test_a_constraint_and_a_value_survive_two_compactions_verbatim(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_baton(settings=ALLOW)
+    sid = await baton.new_session()
+    pasted = "log line " + "x" * 60 + "\n"
+    llm.add(text("Noted."))
+    await baton.prompt(sid, f"{CONSTRAINT} {VALUE}")
+    llm.add(text("Got the log."))
+    await baton.prompt(sid, "Here is the log:\n" + pasted * 80 + "END OF LOG")
+    for n in range(3):
+        await work(baton, llm, sid, workspace, n)
+
+    # The summaries drop every fact: the person's words must come from Baton's block.
+    llm.add(text(FACTLESS_SUMMARY))
+    first = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert first["committed"] is True, first["notes"]
+    for n in range(3, 6):
+        await work(baton, llm, sid, workspace, n)
+    llm.add(text(FACTLESS_SUMMARY))
+    second = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert second["committed"] is True, second["notes"]
+    assert second["tokensAfter"] < second["tokensBefore"]
+
+    llm.add(text("ok"))
+    await baton.prompt(sid, "go on")
+    request = llm.model_requests[-1]
+    assert not is_summary_request(request)
+    sent = request.input_text()
+    assert sent.count(CONSTRAINT) == 1 and sent.count(VALUE) == 1
+    assert "read data0.txt" in sent  # every compacted request, in order
+    assert sent.index("read data0.txt") < sent.index("read data3.txt")
+    # Order: summary checkpoint, then the requests block, then the ledger.
+    assert sent.index("<baton:summary>") < sent.index("<baton:requests>")
+    assert sent.index("</baton:requests>") < sent.index("<baton:ledger>")
+    # The pasted log is cut to its head and end, the rest one recall away.
+    assert "END OF LOG" in sent and sent.count(pasted.strip()) < 20
+    loaded = await baton.load(sid)
+    log_id = next(m["id"] for m in loaded["messages"] if "Here is the log" in str(m["parts"]))
+    assert f'`recall {{"call_id": "{log_id}"}}`' in sent
+
+    llm.add(tool_call("recall", {"call_id": log_id}))
+    llm.add(text("done"))
+    await baton.prompt(sid, "get the whole log back")
+    [output] = [
+        o
+        for o in llm.model_requests[-1].tool_outputs().values()
+        if o.startswith(f"[recall: exact text of the person's message {log_id}")
+    ]
+    assert output.count(pasted.strip()) == 80
