@@ -167,7 +167,6 @@ async def plan_iteration(
                 tool_call("plan_edit", {"old_string": old, "new_string": new}),
                 tool_call("plan_exit", {}),
             )
-            assert app.plans is not None
             app.plans.request_changes(p.PlanRequestChangesParams(session_id=sid, feedback=feedback))
             await wait_idle(app, sid)
     return sid, first
@@ -215,7 +214,6 @@ async def build(
         app.sessions.set_mode(p.SetModeParams(session_id=sid, mode="build"))
         await app.sessions.prompt(p.PromptParams(session_id=sid, text="Build it."))
     else:
-        assert app.plans is not None
         app.plans.approve(p.PlanApproveParams(session_id=sid, start=True))
         await wait_idle(app, sid)
     llm.on_request(lambda req: text("## Summary\nBuilding the plan.") if not req.tools else None)

@@ -196,7 +196,6 @@ async def run_depth(depth: int, seed: int, turns_per_round: int) -> dict[str, fl
         app.sessions.providers = StaticProviders(summariser)  # type: ignore[assignment]
         sid = app.sessions.new_session(p.SessionNewParams(title="fidelity")).session_id
         state = app.sessions.state(sid)
-        assert app.plans is not None
         plan_lines = [f"- [ ] step {i}: marker-plan-{seed}-{i}" for i in range(12)]
         app.plans.write(sid, "# Plan\n\n" + "\n".join(plan_lines) + "\n")
         facts.plan = [f"marker-plan-{seed}-{i}" for i in range(12)]

@@ -346,7 +346,6 @@ async def run_task(
         task.setup(project)
     channel = Channel()
     app = build_app(project, channel, client_settings=settings_for(model, agent))
-    assert app.plans is not None
     started = time.monotonic()
     reason = "error"
     try:

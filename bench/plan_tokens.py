@@ -137,7 +137,7 @@ def make_service(
     if context is None:
         return service, None
     plans = PlanService(context, config, NullChannel(), service)
-    service.tool_context_extras["plan"] = plans
+    service.seams.tool_services.plan = plans
     return service, plans
 
 

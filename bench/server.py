@@ -118,7 +118,6 @@ def step_overhead(messages: int, steps: int = 50, *, with_plan: bool = False) ->
             )
             state.add(message)
         if with_plan:
-            assert app.plans is not None
             app.plans.write(sid, "# Plan\n\n" + "\n".join(f"- [ ] step {i}" for i in range(60)))
         settings = service.settings()
         identity = ProviderIdentity(

@@ -15,7 +15,7 @@ from baton.compaction.server import install_server_compaction
 from baton.compaction.service import CompactionService
 from baton.config import ConfigLoader
 from baton.errors import BatonError, SessionBusy
-from baton.hooks import install_hooks
+from baton.hooks import build_hooks
 from baton.hooks.lifecycle import LifecycleHooks
 from baton.hooks.plugins import drop_workspace_plugins, load_workspace_plugins
 from baton.mcp_servers import McpManager
@@ -25,9 +25,11 @@ from baton.plan.store import PlanStore
 from baton.providers.factory import ProviderRegistry
 from baton.review.service import ReviewService
 from baton.session.events import ClientChannel
+from baton.session.seams import Seams
 from baton.session.service import SessionService
 from baton.store.compactions import CompactionStore
 from baton.store.db import Database, open_workspace_db
+from baton.tools.base import EditorFiles, EditorTerminal, ToolServices
 from baton.tools.plan import plan_tools
 from baton.tools.registry import default_registry
 from baton.trust import Trust, decide
@@ -43,18 +45,15 @@ class App:
     db: Database
     sessions: SessionService
     compaction: CompactionService
-    plans: PlanService | None = None
-    hooks: LifecycleHooks | None = None
-    mcp: McpManager | None = None
-    review: ReviewService | None = None
+    plans: PlanService
+    hooks: LifecycleHooks
+    mcp: McpManager
+    review: ReviewService
     _trust_announced: set[str] = field(default_factory=set)
 
     def ignored(self) -> list[str]:
         """What the workspace has that is not in force now (settings, plugins)."""
-        out = self.config.ignored()
-        if self.hooks is not None:
-            out += self.hooks.dispatcher.plugins.ignored
-        return out
+        return self.config.ignored() + self.hooks.dispatcher.plugins.ignored
 
     def trust_result(self) -> p.WorkspaceTrustResult:
         trust = self.config.trust
@@ -69,12 +68,11 @@ class App:
         of the workspace are stopped when trust is revoked); plugins load or unload here.
         """
         self.config.trust = Trust(trusted, "editor")
-        if self.hooks is not None:
-            plugins = self.hooks.dispatcher.plugins
-            if trusted:
-                load_workspace_plugins(plugins, self.workspace)
-            else:
-                drop_workspace_plugins(plugins, self.workspace)
+        plugins = self.hooks.dispatcher.plugins
+        if trusted:
+            load_workspace_plugins(plugins, self.workspace)
+        else:
+            drop_workspace_plugins(plugins, self.workspace)
         log.info("workspace trust set by the editor: %s", trusted)
         return self.trust_result()
 
@@ -137,16 +135,14 @@ class App:
 
     def config_problems(self) -> list[str]:
         problems = [str(problem) for problem in self.config.load()[1]]
-        if self.hooks is not None:
-            # Plugins that failed to load are shown like configuration problems.
-            problems += [str(problem) for problem in self.hooks.dispatcher.plugins.problems]
+        # Plugins that failed to load are shown like configuration problems.
+        problems += [str(problem) for problem in self.hooks.dispatcher.plugins.problems]
         return problems
 
     async def close(self) -> None:
         await self.sessions.shutdown()
-        if self.mcp is not None:
-            # After the turns: their tool calls are cancelled first.
-            await self.mcp.aclose()
+        # After the turns: their tool calls are cancelled first.
+        await self.mcp.aclose()
 
 
 def build_app(
@@ -156,10 +152,17 @@ def build_app(
     client_settings: dict[str, Any] | None = None,
     environ: dict[str, str] | None = None,
     trust: Trust | None = None,
+    editor_files: EditorFiles | None = None,
+    editor_terminal: EditorTerminal | None = None,
 ) -> App:
     """The core for `workspace`. `trust` is the person's decision already made (the
     editor's); without one, the trust record decides (see `baton.trust`). It is known
-    before anything of the workspace is loaded or any provider is asked anything."""
+    before anything of the workspace is loaded or any provider is asked anything.
+    `editor_files` / `editor_terminal`: the editor's buffers and terminal, for a face
+    whose client offers them (ACP).
+
+    The session service comes first (every feature works on it), then the features;
+    the `Seams` the service was given is filled last and says what it calls of them."""
     workspace = workspace.resolve()
     trust = trust if trust is not None else decide(workspace, None)
     config = ConfigLoader(workspace, client_settings, environ, trust=trust)
@@ -171,22 +174,43 @@ def build_app(
     # What the model is shown of a plan depends on the plan store alone; the plan methods
     # (which start turns) are built on the sessions.
     plan_context = PlanContext(PlanStore(workspace, db), channel)
+    seams = Seams()
     sessions = SessionService(
-        workspace, db, config, credentials, channel, ProviderRegistry(), tools, plans=plan_context
+        workspace,
+        db,
+        config,
+        credentials,
+        channel,
+        ProviderRegistry(),
+        tools,
+        plans=plan_context,
+        seams=seams,
     )
     plans = PlanService(plan_context, config, channel, sessions)
-    sessions.tool_context_extras["plan"] = plans
-    sessions.tool_context_extras["recall"] = RecallSource(sessions)
-    engine = CompactionEngine(sessions, CompactionStore(db, sessions.store))
-    engine.plan_state = plan_context.ledger_state
-    compaction = CompactionService(sessions, engine)
-    install_server_compaction(engine)
+    hooks = build_hooks(sessions)
+    engine = CompactionEngine(
+        sessions,
+        CompactionStore(db, sessions.store),
+        hooks=hooks,
+        plan_state=plan_context.ledger_state,
+    )
+    server_compaction = install_server_compaction(engine)
+    compaction = CompactionService(sessions, engine, model_switch=server_compaction.model_switch)
     # MCP servers start lazily, at the first model step that needs the tool list.
     mcp = McpManager(workspace, config, tools, channel)
-    sessions.step_preparers.append(mcp.prepare)
-    hooks = install_hooks(sessions, engine)
+    review = ReviewService(sessions, db, after_revert=[plans.restore_before])
+
+    seams.turn = compaction
+    seams.tools = hooks
+    seams.server_compaction = server_compaction
+    seams.tool_services = ToolServices(
+        plan=plans, recall=RecallSource(sessions), files=editor_files, terminal=editor_terminal
+    )
+    seams.change_recorder = review.recorder
+    seams.before_step.append(mcp.prepare)
+    # The compaction view first: the review's reverted set is read against it.
+    seams.session_loaded += [engine.restore_view, review.attach]
+    seams.after_turn.append(compaction.after_turn)
+    seams.on_cancel.append(hooks.cancel_round)
     log.info("baton ready for workspace %s (store %s)", workspace, db.path)
-    app = App(workspace, config, credentials, db, sessions, compaction, plans, hooks, mcp=mcp)
-    app.review = ReviewService(sessions, db)
-    app.review.after_revert.append(plans.restore_before)
-    return app
+    return App(workspace, config, credentials, db, sessions, compaction, plans, hooks, mcp, review)

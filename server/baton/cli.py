@@ -425,7 +425,7 @@ PLAN_UNCHANGED_NOTE = (
 
 def _plan_version(app: App, session_id: str) -> int | None:
     """The session's plan version, None when it has no plan file."""
-    info = app.plans.get(session_id) if app.plans is not None else None
+    info = app.plans.get(session_id)
     return info.version if info is not None else None
 
 

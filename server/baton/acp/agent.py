@@ -156,14 +156,15 @@ class BatonAgent:
             if trust.warning:
                 log.warning("%s", trust.warning)
             app = build_app(
-                workspace, self._channel(), client_settings=self.client_settings, trust=trust
+                workspace,
+                self._channel(),
+                client_settings=self.client_settings,
+                trust=trust,
+                editor_files=self.editor_files,
+                editor_terminal=self.editor_terminal,
             )
             for provider, key in self._keys.items():
                 app.credentials.set(provider, key)
-            if self.editor_files is not None:
-                app.sessions.tool_context_extras["files"] = self.editor_files
-            if self.editor_terminal is not None:
-                app.sessions.tool_context_extras["terminal"] = self.editor_terminal
             self.apps[workspace] = app
         return app
 
@@ -187,8 +188,7 @@ class BatonAgent:
             except ValueError as exc:
                 left_out.append(str(exc))
                 continue
-            if app.mcp is not None:
-                app.mcp.client_servers[settings.name] = settings
+            app.mcp.client_servers[settings.name] = settings
         return left_out
 
     def _tell_left_out(self, sid: str, left_out: list[str]) -> None:
@@ -528,8 +528,6 @@ class BatonAgent:
         if name == "approve":
             if rest:
                 raise InvalidParams("/approve takes no argument")
-            if app.plans is None:
-                raise InvalidParams("plans are not available in this server")
             app.plans.approve(p.PlanApproveParams(session_id=sid, start=True))
             task = app.sessions.state(sid).turn_task
             return (
@@ -556,8 +554,6 @@ class BatonAgent:
 
 def recorded_diffs(app: App, session_id: str, tool_call_id: str) -> list[FileEditToolCallContent]:
     """What a write or edit changed, from the review checkpoints (text files only)."""
-    if app.review is None:
-        return []
     changes = app.review.changes(
         p.ChangesParams(session_id=session_id, tool_call_id=tool_call_id)
     ).changes

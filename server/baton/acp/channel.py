@@ -272,7 +272,7 @@ class AcpChannel:
         )
 
     async def _editor_text(self, app: App, sid: str, update: p.ToolCallStarted) -> str | None:
-        files = app.sessions.tool_context_extras.get("files")
+        files = app.sessions.seams.tool_services.files
         target = translate.change_target(app.workspace, update.name, update.input)
         if files is None or target is None or not target.is_file():
             return None
@@ -375,7 +375,7 @@ class AcpChannel:
     def send_plan(self, sid: str) -> None:
         """The plan's checklist as a `plan` update (and the file, where the client opts in)."""
         app = self.app_of(sid)
-        if app is None or app.plans is None:
+        if app is None:
             return
         try:
             plan = app.plans.get(sid)

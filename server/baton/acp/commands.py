@@ -67,8 +67,6 @@ async def compact(app: App, sid: str, instructions: str) -> str | None:
 async def undo(app: App, sid: str, rest: str) -> str | None:
     if rest:
         raise InvalidParams("/undo takes no argument")
-    if app.review is None:
-        raise InvalidParams("undo is not available in this server")
     state = app.sessions.state(sid)
     prompts = [m for m in state.messages if m.kind == "prompt" and m.id not in state.reverted]
     if not prompts:

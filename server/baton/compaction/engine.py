@@ -413,15 +413,22 @@ def choose_boundary(
 
 
 class CompactionEngine:
-    def __init__(self, service: SessionService, store: CompactionStore) -> None:
+    def __init__(
+        self,
+        service: SessionService,
+        store: CompactionStore,
+        *,
+        hooks: CompactionHooks | None = None,
+        plan_state: Callable[[SessionState], p.PlanState | None] | None = None,
+    ) -> None:
         self.service = service
         self.store = store
-        self.hooks: CompactionHooks = NoHooks()
+        self.hooks: CompactionHooks = hooks if hooks is not None else NoHooks()
         self.strategies: dict[str, Strategy] = {"native": NativeStrategy()}
         # Chooses the strategy for a job; the server-side feature replaces it.
         self.choose_strategy: Callable[[CompactionJob], Strategy] = self._native_only
-        self.plan_state: Callable[[SessionState], p.PlanState | None] = lambda state: None
-        service.on_session_loaded.append(self.restore_view)
+        # The ledger's plan line (the plan feature's PlanContext.ledger_state).
+        self.plan_state = plan_state if plan_state is not None else _no_plan
 
     # ------------------------------------------------------------------ views
 
@@ -907,4 +914,8 @@ def _current_step(ledger: p.Ledger) -> str | None:
         for step in steps:
             if step.state == state:
                 return step.text
+    return None
+
+
+def _no_plan(state: SessionState) -> p.PlanState | None:
     return None

@@ -244,7 +244,11 @@ class LocalHistoryNative:
 
 
 class ServerCompactionFeature:
-    """Installs the server strategy into a `CompactionEngine` through its seams."""
+    """Installs the server strategy into a `CompactionEngine` through its seams.
+
+    It is also the session's `ServerCompactionEvents` seam (`on_server_compaction`)
+    and the compaction service's `model_switch` (both connected by build_app).
+    """
 
     def __init__(self, engine: CompactionEngine) -> None:
         self.engine = engine
@@ -254,9 +258,6 @@ class ServerCompactionFeature:
         engine = self.engine
         engine.strategies["server"] = ServerStrategy(self)
         engine.choose_strategy = self.choose
-        # Seams the compaction service looks up by name (see CompactionService).
-        engine.on_server_compaction = self.on_server_compaction  # type: ignore[attr-defined]
-        engine.model_switch = self.model_switch  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ strategy choice
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from baton import protocol as p
 from baton.compaction.engine import CompactionEngine, CompactRequest
 from baton.context import BuiltContext
 from baton.errors import CompactionError, ProviderError, SessionBusy
-from baton.providers.base import OpaqueItem, Provider
-from baton.session.model import StoredMessage
+from baton.providers.base import Provider
 from baton.session.state import SessionState
 from baton.tokens import MAX_CALIBRATION
 
@@ -30,12 +29,29 @@ log = logging.getLogger(__name__)
 PENDING = "pending_compactions"
 
 
+class ModelSwitch(Protocol):
+    """Before a step: replace what this provider identity cannot replay (a server chain
+    another model made; baton.compaction.server.ServerCompactionFeature.model_switch)."""
+
+    async def __call__(
+        self, turn: Turn, built: BuiltContext, provider: Provider
+    ) -> BuiltContext: ...
+
+
 class CompactionService:
-    def __init__(self, sessions: SessionService, engine: CompactionEngine) -> None:
+    """The session's `TurnHooks` seam, and `after_turn` its after-turn seam (build_app
+    connects both)."""
+
+    def __init__(
+        self,
+        sessions: SessionService,
+        engine: CompactionEngine,
+        *,
+        model_switch: ModelSwitch | None = None,
+    ) -> None:
         self.sessions = sessions
         self.engine = engine
-        sessions.turn_hooks = self
-        sessions.after_turn.append(self._after_turn)
+        self.model_switch = model_switch
 
     # ------------------------------------------------------------------ requests
 
@@ -87,7 +103,7 @@ class CompactionService:
             except Exception as exc:
                 future.set_exception(exc)
 
-    def _after_turn(self, state: SessionState) -> None:
+    def after_turn(self, state: SessionState) -> None:
         if not state.extras.get(PENDING):
             return
         # Still under the turn's lease (released after this callback): keep it for the run.
@@ -117,11 +133,10 @@ class CompactionService:
         if turn.purpose == "pre_compact":
             # The round belongs to the compaction about to run; it never triggers another.
             return built
-        model_switch = getattr(self.engine, "model_switch", None)
-        if model_switch is not None:
+        if self.model_switch is not None:
             # A server chain another model or route made cannot be replayed: the server
             # feature compacts natively now (lazily, trigger model_switch) and rebuilds.
-            built = await model_switch(turn, built, provider)
+            built = await self.model_switch(turn, built, provider)
         if not settings.compaction.auto or built.tokens < built.threshold_tokens:
             return built
         record = await self.engine.compact(
@@ -163,10 +178,3 @@ class CompactionService:
         )
         # Nothing could be gained: retrying the same request would overflow again.
         return record.committed
-
-    def on_server_compaction(
-        self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider
-    ) -> None:
-        handler = getattr(self.engine, "on_server_compaction", None)
-        if handler is not None:
-            handler(turn, message, item, provider)

@@ -1,7 +1,8 @@
 """Hooks and plugins: compaction lifecycle hooks and tool hooks, as commands or Python plugins.
 
-`install_hooks` wires them into a built core: it loads the plugins, makes the
-dispatcher, and sets the compaction engine's and the session service's seams.
+`build_hooks` loads the plugins and makes the dispatcher and the `LifecycleHooks`
+that `build_app` connects to the compaction engine's and the session service's
+seams.
 Plugin authors need only `hookimpl` (and the event/answer models in
 `baton.hooks.events`); see docs/plugins.md.
 """
@@ -13,14 +14,13 @@ from typing import TYPE_CHECKING
 from baton.hooks.specs import hookimpl
 
 if TYPE_CHECKING:
-    from baton.compaction.engine import CompactionEngine
     from baton.hooks.lifecycle import LifecycleHooks
     from baton.session.service import SessionService
 
-__all__ = ["hookimpl", "install_hooks"]
+__all__ = ["build_hooks", "hookimpl"]
 
 
-def install_hooks(sessions: SessionService, engine: CompactionEngine) -> LifecycleHooks:
+def build_hooks(sessions: SessionService) -> LifecycleHooks:
     from baton.hooks.dispatcher import HookDispatcher
     from baton.hooks.lifecycle import LifecycleHooks
     from baton.hooks.plugins import load_plugins
@@ -48,8 +48,4 @@ def install_hooks(sessions: SessionService, engine: CompactionEngine) -> Lifecyc
         secrets=secrets,
         environ=lambda: config.environ,
     )
-    hooks = LifecycleHooks(sessions, dispatcher)
-    engine.hooks = hooks
-    sessions.tool_hooks = hooks
-    sessions.on_cancel.append(hooks.cancel_round)
-    return hooks
+    return LifecycleHooks(sessions, dispatcher)

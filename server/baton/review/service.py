@@ -181,17 +181,24 @@ def plan_revert(
 
 
 class ReviewService:
-    def __init__(self, sessions: SessionService, db: Database) -> None:
+    """Per-turn checkpoints and revert. Its session seams (build_app connects them):
+    `attach` when a session is loaded, `recorder` around each tool call."""
+
+    def __init__(
+        self,
+        sessions: SessionService,
+        db: Database,
+        *,
+        after_revert: list[Callable[[str, set[str]], object]] | None = None,
+    ) -> None:
         self.sessions = sessions
         self.workspace = sessions.workspace
         self.store = CheckpointStore(db)
         # Called after a revert with the session and the reverted turns' tool-call ids
         # (the plan puts back the versions those calls wrote).
-        self.after_revert: list[Callable[[str, set[str]], object]] = []
-        sessions.on_session_loaded.append(self._attach)
-        sessions.change_recorder = self.recorder
+        self.after_revert = after_revert or []
 
-    def _attach(self, state: SessionState) -> None:
+    def attach(self, state: SessionState) -> None:
         state.reverted.update(self.store.reverted_ids(state.id))
 
     def recorder(self, state: SessionState, tool_call_id: str) -> ChangeRecorder:

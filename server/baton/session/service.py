@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -41,6 +40,7 @@ from baton.session.model import (
     StoredPart,
 )
 from baton.session.notes import ContextNotes, PlanVersions
+from baton.session.seams import Seams
 from baton.session.state import SessionState, View
 from baton.session.turn import Turn, _parse_arguments
 from baton.store.db import Database
@@ -77,40 +77,6 @@ class ProviderSource(Protocol):
     async def aclose(self) -> None: ...
 
 
-class TurnHooks(Protocol):
-    """Seams for features that act around each step (compaction)."""
-
-    async def before_step(self, turn: Turn) -> None: ...
-
-    async def check(self, turn: Turn, built: BuiltContext, provider: Provider) -> BuiltContext: ...
-
-    async def recover_overflow(self, turn: Turn, error: ProviderError) -> bool: ...
-
-    def on_server_compaction(
-        self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider
-    ) -> None: ...
-
-
-class ToolHooks(Protocol):
-    """Seams around every tool call (the hooks feature): a guard before, an observer after."""
-
-    async def tool_before(
-        self, state: SessionState, name: str, input: dict[str, Any]
-    ) -> str | None: ...
-
-    async def tool_after(
-        self, state: SessionState, name: str, input: dict[str, Any], output: str
-    ) -> None: ...
-
-
-class ChangeHooks(Protocol):
-    """What a file tool reports around a change (ToolContext.before_change/after_change)."""
-
-    async def before_change(self, paths: list[Path]) -> None: ...
-
-    async def after_change(self, paths: list[Path]) -> None: ...
-
-
 class SessionService:
     def __init__(
         self,
@@ -123,6 +89,7 @@ class SessionService:
         tools: ToolRegistry,
         *,
         plans: PlanFeature | None = None,
+        seams: Seams | None = None,
     ) -> None:
         self.workspace = workspace.resolve()
         self.db = db
@@ -137,19 +104,8 @@ class SessionService:
         self.context = ContextBuilder(self.workspace, plans)
         # What changed since the model was last told (the mode, the plan): appended notes.
         self.notes = ContextNotes(self.store, plans)
-        self.turn_hooks: TurnHooks | None = None
-        self.tool_hooks: ToolHooks | None = None
-        # Called on `baton/session/cancel` (features stop work that is not the turn task).
-        self.on_cancel: list[Callable[[SessionState], None]] = []
-        # Makes the checkpoint hooks of one tool call (the review feature; None: no checkpoints).
-        self.change_recorder: Callable[[SessionState, str], ChangeHooks] | None = None
-        # Called with each new session state (features attach their per-session data).
-        self.on_session_loaded: list[Callable[[SessionState], None]] = []
-        # Called when a session's turn task ends, however it ended.
-        self.after_turn: list[Callable[[SessionState], None]] = []
-        self.tool_context_extras: dict[str, Any] = {}
-        # Awaited before each model step (MCP servers start lazily here).
-        self.step_preparers: list[Callable[[Turn], Awaitable[None]]] = []
+        # What the features do at each seam of the loop (build_app fills it; no-ops here).
+        self.seams = seams if seams is not None else Seams()
         self._sessions: dict[str, SessionState] = {}
         # Which process works on a session (another `baton serve` may share the store).
         self.leases = Leases(db)
@@ -195,7 +151,7 @@ class SessionService:
                 parts = message.meta.get("estimatedParts")
                 if isinstance(parts, dict):
                     state.token_model.observe(usage["input"], parts)
-        for callback in self.on_session_loaded:
+        for callback in self.seams.session_loaded:
             callback(state)
 
     def refresh(self, state: SessionState) -> SessionState:
@@ -417,7 +373,7 @@ class SessionService:
     def _turn_done(self, task: asyncio.Task[Any], state: SessionState) -> None:
         _log_task_failure(task, state.id)
         try:
-            for callback in self.after_turn:
+            for callback in self.seams.after_turn:
                 try:
                     callback(state)
                 except Exception:
@@ -443,7 +399,7 @@ class SessionService:
         state = self.state(session_id)
         if state.turn_task is not None and not state.turn_task.done():
             state.turn_task.cancel()
-        for callback in self.on_cancel:
+        for callback in self.seams.on_cancel:
             callback(state)
 
     # ------------------------------------------------------------------ seams for the loop
@@ -456,30 +412,24 @@ class SessionService:
                 f"this process's lease on {turn.state.id!r} expired and another Baton "
                 "process took the session over; the turn stops here",
             )
-        for prepare in self.step_preparers:
+        for prepare in self.seams.before_step:
             await prepare(turn)
-        if self.turn_hooks is not None:
-            await self.turn_hooks.before_step(turn)
+        await self.seams.turn.before_step(turn)
         # After a compaction the hooks may have run: its notes go after its marker.
         self.sync_notes(turn.state)
 
     async def check_compaction(
         self, turn: Turn, built: BuiltContext, provider: Provider
     ) -> BuiltContext:
-        if self.turn_hooks is not None:
-            return await self.turn_hooks.check(turn, built, provider)
-        return built
+        return await self.seams.turn.check(turn, built, provider)
 
     async def recover_overflow(self, turn: Turn, error: ProviderError) -> bool:
-        if self.turn_hooks is not None:
-            return await self.turn_hooks.recover_overflow(turn, error)
-        return False
+        return await self.seams.turn.recover_overflow(turn, error)
 
     def on_server_compaction(
         self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider
     ) -> None:
-        if self.turn_hooks is not None:
-            self.turn_hooks.on_server_compaction(turn, message, item, provider)
+        self.seams.server_compaction.on_server_compaction(turn, message, item, provider)
 
     async def run_tool(self, turn: Turn, call: ToolCall) -> ToolResult:
         state = turn.state
@@ -491,7 +441,9 @@ class SessionService:
             return await self.ask_permission(state, tool, tool_call_id, input, diff, turn=turn)
 
         # Per-turn checkpoints (the review feature): the file tools report what they change.
-        changes = self.change_recorder(state, call.call_id) if self.change_recorder else None
+        recorder = self.seams.change_recorder
+        changes = recorder(state, call.call_id) if recorder is not None else None
+        services = self.seams.tool_services
         ctx = ToolContext(
             session_id=state.id,
             tool_call_id=call.call_id,
@@ -505,11 +457,12 @@ class SessionService:
             progress=lambda output: turn.emit(
                 p.ToolCallUpdate(tool_call_id=call.call_id, status="in_progress", output=output)
             ),
-            **self.tool_context_extras,
+            plan=services.plan,
+            recall=services.recall,
+            files=services.files,
+            terminal=services.terminal,
         )
-        hooks = self.tool_hooks
-        if hooks is None:
-            return await self.tools.run(call.name, call.arguments, ctx)
+        hooks = self.seams.tools
         args = _parse_arguments(call.arguments) or {}
         denied = await hooks.tool_before(state, call.name, args)
         if denied is not None:

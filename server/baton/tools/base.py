@@ -110,6 +110,68 @@ class EditorTerminal(Protocol):
         ...
 
 
+class PlanFileInfo(Protocol):
+    """What a plan tool reports of the plan file (baton.plan.store.PlanRow)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+
+class PlanVersionInfo(Protocol):
+    """What a plan tool reports of a written version (baton.plan.store.PlanVersionRow)."""
+
+    @property
+    def version(self) -> int: ...
+
+
+class PlanTools(Protocol):
+    """What the plan tools call (baton.plan.service.PlanService); a Protocol, because the
+    plan feature's modules import this one."""
+
+    def write(
+        self,
+        session_id: str,
+        content: str,
+        tool_call_id: str | None = None,
+        *,
+        mode: Literal["build", "plan"] = "plan",
+    ) -> tuple[PlanFileInfo, PlanVersionInfo]: ...
+
+    def edit(
+        self, session_id: str, old: str, new: str, tool_call_id: str | None = None
+    ) -> tuple[PlanFileInfo, PlanVersionInfo]: ...
+
+    def show(self, session_id: str) -> tuple[PlanFileInfo, int]: ...
+
+    def submit(self, session_id: str) -> tuple[PlanFileInfo, int]: ...
+
+    def finish(self, session_id: str) -> tuple[PlanFileInfo, int]: ...
+
+
+class RecallReader(Protocol):
+    """What the `recall` tool reads (baton.compaction.recall.RecallSource)."""
+
+    def recall(
+        self, session_id: str, *, call_id: str | None, query: str | None, offset: int = 0
+    ) -> str: ...
+
+
+@dataclass
+class ToolServices:
+    """The features behind some tools, the same for every call (`build_app` makes them;
+    a face whose editor offers files or a terminal adds those)."""
+
+    plan: PlanTools | None = None
+    recall: RecallReader | None = None
+    # Reads and writes through the editor (its unsaved buffers); None: the disk only.
+    files: EditorFiles | None = None
+    # Runs bash in the editor's terminal; None: Baton's own shell.
+    terminal: EditorTerminal | None = None
+
+
 @dataclass
 class ToolContext:
     session_id: str
@@ -118,10 +180,10 @@ class ToolContext:
     mode: Literal["build", "plan"]
     settings: Settings
     ask_permission: PermissionGate
-    # Services the plan tools need (set by the session; None where plans are unavailable).
-    plan: Any = None
-    # What compaction hid, for the `recall` tool (baton.compaction.recall.RecallSource).
-    recall: Any = None
+    # Services the plan tools need (None where plans are unavailable).
+    plan: PlanTools | None = None
+    # What compaction hid, for the `recall` tool.
+    recall: RecallReader | None = None
     # Sends a JSON-RPC notification to the client (plan_show).
     notify: Callable[[str, dict[str, Any]], None] | None = None
     # Called with the files a tool is about to change, before it changes them

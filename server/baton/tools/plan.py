@@ -13,14 +13,11 @@ mode too (`plan_exit` only there).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from pydantic import Field
 
-from baton.tools.base import Tool, ToolContext, ToolFailure, ToolInput, ToolResult
-
-if TYPE_CHECKING:
-    from baton.plan.service import PlanService
+from baton.tools.base import PlanTools, Tool, ToolContext, ToolFailure, ToolInput, ToolResult
 
 BOTH_MODES: tuple[str, ...] = ("build", "plan")
 
@@ -45,11 +42,10 @@ class NoInput(ToolInput):
     pass
 
 
-def _service(ctx: ToolContext) -> PlanService:
+def _service(ctx: ToolContext) -> PlanTools:
     if ctx.plan is None:
         raise ToolFailure("plans are not available in this session")
-    service: PlanService = ctx.plan
-    return service
+    return ctx.plan
 
 
 class PlanWriteTool:

@@ -39,7 +39,7 @@ class RecallTool:
     async def run(self, args: RecallInput, ctx: ToolContext) -> ToolResult:
         if ctx.recall is None:
             raise ToolFailure("recall is not available in this session")
-        text: str = ctx.recall.recall(
+        text = ctx.recall.recall(
             ctx.session_id, call_id=args.call_id, query=args.query, offset=args.offset
         )
         return ToolResult(output=text)

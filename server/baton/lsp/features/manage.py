@@ -59,6 +59,4 @@ def register(server: BatonServer) -> None:
 
     @method(server, "baton/mcp/servers")
     def mcp_servers(app: App, params: p.Empty) -> p.McpServersResult:
-        if app.mcp is None:
-            return p.McpServersResult(servers=[])
         return app.mcp.servers()

@@ -7,40 +7,32 @@ from typing import TYPE_CHECKING
 from baton import protocol as p
 from baton.app import App
 from baton.lsp.methods import method
-from baton.plan.service import PlanService
 
 if TYPE_CHECKING:
     from baton.lsp.server import BatonServer
 
 
-def _plans(app: App) -> PlanService:
-    plans = app.plans
-    if plans is None:
-        raise RuntimeError("plans are not set up in this server")
-    return plans
-
-
 def register(server: BatonServer) -> None:
     @method(server, "baton/plan/get")
     def get(app: App, params: p.SessionRef) -> p.PlanInfo | None:
-        return _plans(app).get(params.session_id)
+        return app.plans.get(params.session_id)
 
     @method(server, "baton/plan/update")
     def update(app: App, params: p.PlanUpdateParams) -> p.PlanUpdateResult:
-        return _plans(app).update(params)
+        return app.plans.update(params)
 
     @method(server, "baton/plan/approve")
     def approve(app: App, params: p.PlanApproveParams) -> p.PlanApproveResult:
-        return _plans(app).approve(params)
+        return app.plans.approve(params)
 
     @method(server, "baton/plan/requestChanges")
     def request_changes(app: App, params: p.PlanRequestChangesParams) -> p.PlanStatusResult:
-        return _plans(app).request_changes(params)
+        return app.plans.request_changes(params)
 
     @method(server, "baton/plan/history")
     def history(app: App, params: p.SessionRef) -> p.PlanHistoryResult:
-        return _plans(app).history(params.session_id)
+        return app.plans.history(params.session_id)
 
     @method(server, "baton/plan/getVersion")
     def get_version(app: App, params: p.PlanGetVersionParams) -> p.PlanVersionContent:
-        return _plans(app).get_version(params)
+        return app.plans.get_version(params)

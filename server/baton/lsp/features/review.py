@@ -7,23 +7,16 @@ from typing import TYPE_CHECKING
 from baton import protocol as p
 from baton.app import App
 from baton.lsp.methods import method
-from baton.review.service import ReviewService
 
 if TYPE_CHECKING:
     from baton.lsp.server import BatonServer
 
 
-def _review(app: App) -> ReviewService:
-    if app.review is None:
-        raise RuntimeError("review is not set up in this server")
-    return app.review
-
-
 def register(server: BatonServer) -> None:
     @method(server, "baton/session/revert")
     def revert(app: App, params: p.RevertParams) -> p.RevertResult:
-        return _review(app).revert(params)
+        return app.review.revert(params)
 
     @method(server, "baton/session/changes")
     def changes(app: App, params: p.ChangesParams) -> p.ChangesResult:
-        return _review(app).changes(params)
+        return app.review.changes(params)
