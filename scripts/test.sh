@@ -12,8 +12,8 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 . .venv/bin/activate
-python -m pip install --quiet --upgrade pip
-python -m pip install --quiet -e ".[dev]"
+# What is installed already is kept (pip upgrades nothing that satisfies the pins).
+python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
 
 echo "== lint and types"
 ruff check server tests bench

@@ -8,6 +8,7 @@
 # (scripts/setup-code-server.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/apt.sh
 
 results="dist/test-results"
 timings=()
@@ -19,11 +20,13 @@ step() {
   timings+=("$name: $((SECONDS - start)) s")
 }
 
-ensure_chromium() {
-  if [ ! -x "${BATON_CHROMIUM:-/usr/bin/chromium}" ]; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq chromium
+# Every apt package the run needs, in one install (one `apt-get update`): chromium for
+# the webview tests, and what setup-code-server.sh needs when the real VS Code test runs.
+ensure_apt_packages() {
+  if [ "${BATON_SKIP_VSCODE_E2E:-0}" != "1" ]; then
+    apt_need chromium libkrb5-dev
+  elif [ ! -x "${BATON_CHROMIUM:-/usr/bin/chromium}" ]; then
+    apt_need chromium
   fi
 }
 
@@ -39,13 +42,17 @@ step "typecheck" npm run --silent typecheck
 step "protocol drift" npm run --silent check:protocol
 step "build" npm run --silent build
 step "unit tests (vitest)" vitest_run vitest.config.mts unit
-step "chromium" ensure_chromium
+step "apt packages (chromium)" ensure_apt_packages
 step "webview tests (chromium)" vitest_run vitest.webview.config.mts webview
 step "package (.vsix)" npm run --silent package
 if [ "${BATON_SKIP_VSCODE_E2E:-0}" = "1" ]; then
   echo "== extension: real VS Code test skipped (BATON_SKIP_VSCODE_E2E=1)"
 else
-  step "code-server (cached)" bash scripts/setup-code-server.sh
+  if bash scripts/setup-code-server.sh --check; then
+    step "code-server (cached)" bash scripts/setup-code-server.sh
+  else
+    step "code-server (downloading and installing: minutes, once)" bash scripts/setup-code-server.sh
+  fi
   step "real VS Code test (code-server)" vitest_run vitest.e2e.config.mts e2e
 fi
 

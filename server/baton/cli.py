@@ -17,8 +17,34 @@ from baton import __version__
 from baton.logs import setup_logging
 
 if TYPE_CHECKING:
+    from baton import protocol as p
     from baton.app import App
     from baton.trust import Trust
+
+
+# `baton acp --help`: what it is and how an editor starts it, complete without the
+# repository (a pipx or pip install has no docs/ folder to point at).
+ACP_DESCRIPTION = """\
+Serve the Agent Client Protocol (https://agentclientprotocol.com) on stdin and
+stdout: newline-delimited JSON-RPC, one editor per process. You do not run this
+yourself: an ACP editor (Zed, the JetBrains IDEs, Neovim with CodeCompanion,
+Emacs with agent-shell) starts it as a subprocess and drives Baton's sessions,
+plans and compaction from its agent panel. The editor's working directory for
+the session is the workspace, with the same sessions as `baton run` there."""
+ACP_EPILOG = """\
+how an editor starts it: the command `baton` (or its full path, from
+`command -v baton`) with the one argument `acp`. For example:
+
+  Zed, ~/.config/zed/settings.json:
+    {"agent_servers": {"Baton": {"type": "custom", "command": "baton", "args": ["acp"]}}}
+  JetBrains, AI Chat > Configure ACP Agents (~/.jetbrains/acp.json):
+    {"agent_servers": {"Baton": {"command": "/full/path/to/baton", "args": ["acp"]}}}
+  Neovim (CodeCompanion), Emacs (agent-shell): an ACP adapter whose command is
+    baton acp
+
+The provider comes from Baton's configuration (~/.config/baton/config.toml,
+<workspace>/.baton/config.toml); with OPENAI_API_KEY in the editor's environment
+Baton uses OpenAI, without it the local model (`baton model install`)."""
 
 
 def _parse_tcp(value: str) -> tuple[str, int]:
@@ -83,7 +109,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     sub.add_parser(
-        "acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)"
+        "acp",
+        help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)",
+        description=ACP_DESCRIPTION,
+        epilog=ACP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub.add_parser("sessions", help="list this directory's sessions")
     trust = sub.add_parser(
@@ -345,11 +375,27 @@ async def _sessions() -> int:
         rows = app.sessions.list_sessions().sessions
         if not rows:
             print('no sessions in this directory yet; start one with: baton run "..."')
-        for row in rows:
-            print(f"{row.session_id}  {row.updated_at}  {row.mode:5}  {row.title}")
+        for line in session_table(rows):
+            print(line)
     finally:
         await app.close()
     return 0
+
+
+def session_table(rows: list[p.SessionInfo]) -> list[str]:
+    """`baton sessions`: a header, then one line per session, the title last and whole
+    (escaped: a title is the person's first prompt, and a terminal must not obey it)."""
+    from baton.terminal_prompt import visible
+
+    if not rows:
+        return []
+    table = [("SESSION", "UPDATED", "MODE", "TITLE")]
+    table += [(r.session_id, r.updated_at, r.mode, visible(r.title)) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(3)]
+    return [
+        "  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)), row[3]])
+        for row in table
+    ]
 
 
 async def _run(args: argparse.Namespace) -> int:

@@ -43,7 +43,7 @@ def test_run_streams_the_answer_and_sessions_lists_it(
 
     listed = baton(["sessions"], workspace, home, llm)
     assert "What do the notes say?" in listed.stdout
-    session_id = listed.stdout.split()[0]
+    session_id = listed.stdout.splitlines()[1].split()[0]
 
     llm.add(text("Still 42."))
     again = baton(["run", "--session", session_id, "And now?"], workspace, home, llm)
@@ -111,7 +111,7 @@ def test_a_session_of_another_directory_is_named_with_its_directory(
 ) -> None:
     llm.add(text("Hi."))
     assert baton(["run", "hello"], workspace, home, llm).returncode == 0
-    session_id = baton(["sessions"], workspace, home, llm).stdout.split()[0]
+    session_id = baton(["sessions"], workspace, home, llm).stdout.splitlines()[1].split()[0]
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -234,3 +234,103 @@ def test_a_tty_gets_a_spinner_with_elapsed_time(llm: FakeLLM, workspace: Path, h
     assert "reading the prompt: 356 / 600 tokens (100 from the cache) (0 s)" in shown
     assert "the model is answering (prompt of 600 tokens read) (0 s)" in shown
     assert shown.endswith("\r\x1b[K[end_turn; session " + shown.split("session ")[-1])
+
+
+def test_sessions_has_a_header_and_shows_whole_titles(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    long_prompt = (
+        "Add a docstring to every public function in the utils module that says what it"
+        " returns and which exceptions it raises"
+    )
+    llm.add(text("Done."))
+    assert baton(["run", long_prompt], workspace, home, llm).returncode == 0
+    llm.add(text("Hi."))
+    assert baton(["run", "hi"], workspace, home, llm).returncode == 0
+    lines = baton(["sessions"], workspace, home, llm).stdout.splitlines()
+    assert lines[0].split() == ["SESSION", "UPDATED", "MODE", "TITLE"]
+    assert any(line.endswith(long_prompt) for line in lines[1:]), lines
+    # The columns line up: every title starts where the header's TITLE does.
+    column = lines[0].index("TITLE")
+    assert sorted(line[column:] for line in lines[1:]) == sorted([long_prompt, "hi"])
+
+
+def test_a_title_longer_than_the_limit_is_cut_at_a_word() -> None:
+    from baton.session.model import TITLE_CHARS, title_from_prompt
+
+    assert title_from_prompt("  fix\n the   bug ") == "fix the bug"
+    long = " ".join(["word"] * 100)
+    title = title_from_prompt(long)
+    assert len(title) <= TITLE_CHARS and title.endswith("word…")
+    assert title_from_prompt(" \n ") == "New session"
+
+
+def test_acp_help_says_what_it_is_and_how_an_editor_starts_it(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    shown = baton(["acp", "--help"], workspace, home, llm).stdout
+    assert "https://agentclientprotocol.com" in shown
+    assert '"command": "baton", "args": ["acp"]' in shown
+    assert "Zed" in shown and "JetBrains" in shown and "Neovim" in shown and "Emacs" in shown
+    # Nothing that exists only in a checkout of the repository.
+    assert "docs/" not in shown
+    piped = subprocess.run(
+        [sys.executable, "-m", "baton", "acp"],
+        cwd=workspace,
+        env=server_env(home, {}, None),
+        stdin=subprocess.DEVNULL,
+        stdout=(workspace / "out.txt").open("w"),
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )
+    assert piped.returncode == 2
+    assert "`baton acp --help` says how" in piped.stderr and "docs/" not in piped.stderr
+
+
+def git(workspace: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=workspace, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_batons_plans_are_not_untracked_noise_in_git_status(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    git(workspace, "init", "-q")
+    (workspace / "app.py").write_text("print('hi')\n")
+    git(workspace, "add", "app.py")
+
+    def plan(prompt: str) -> None:
+        llm.add(tool_call("plan_write", {"content": "# Plan\n\n- [ ] add the check\n"}))
+        llm.add(text("Written."))
+        done = baton(["run", "--mode", "plan", prompt], workspace, home, llm)
+        assert "[plan v1:" in done.stderr, done.stderr
+
+    plan("plan the check")
+    assert len(list((workspace / ".baton" / "plans").glob("*.md"))) == 1
+    assert git(workspace, "status", "--porcelain") == "A  app.py\n"
+    ignore = (workspace / ".baton" / ".gitignore").read_text()
+    assert "/plans/" in ignore and 'dir = "docs/plans"' in ignore
+
+    # The person's own files under .baton/ are not ignored.
+    (workspace / ".baton" / "instructions.md").write_text("Be brief.\n")
+    assert "?? .baton/instructions.md" in git(workspace, "status", "--porcelain", "-uall")
+
+    # Deleted (to keep plans in git), it is not written again.
+    (workspace / ".baton" / ".gitignore").unlink()
+    plan("plan another check")
+    assert not (workspace / ".baton" / ".gitignore").exists()
+    assert len(list((workspace / ".baton" / "plans").glob("*.md"))) == 2
+
+
+def test_plans_kept_elsewhere_get_no_ignore_file(llm: FakeLLM, workspace: Path, home: Path) -> None:
+    git(workspace, "init", "-q")
+    (workspace / ".baton").mkdir()
+    (workspace / ".baton" / "config.toml").write_text('[plans]\ndir = "docs/plans"\n')
+    llm.add(tool_call("plan_write", {"content": "# Plan\n\n- [ ] add the check\n"}))
+    llm.add(text("Written."))
+    done = baton(["run", "--mode", "plan", "plan the check"], workspace, home, llm)
+    assert "[plan v1: docs/plans/" in done.stderr, done.stderr
+    assert not (workspace / ".baton" / ".gitignore").exists()
+    assert "?? docs/" in git(workspace, "status", "--porcelain")

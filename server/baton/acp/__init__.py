@@ -30,7 +30,8 @@ async def serve() -> int:
     except ValueError:
         # asyncio's pipe transports refuse a regular file (`baton acp > out.txt`).
         print(
-            "baton acp: stdin and stdout must be pipes (an editor starts it); see docs/acp.md",
+            "baton acp: stdin and stdout must be pipes (an editor starts it);"
+            " `baton acp --help` says how",
             file=sys.stderr,
         )
         return 2

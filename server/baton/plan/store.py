@@ -24,6 +24,7 @@ from baton import protocol as p
 from baton.errors import ConfigError, StorageError
 from baton.ids import utc_now
 from baton.plan import frontmatter
+from baton.plan.gitignore import ensure_gitignore
 from baton.plan.naming import file_name
 from baton.store.db import Database
 from baton.tools.base import ToolFailure
@@ -162,6 +163,7 @@ class PlanStore:
         if self.get(session_id) is not None:
             raise StorageError(f"session {session_id} already has a plan")
         directory = self.plans_directory(plans_dir)
+        new_directory = not directory.exists()
         path = self._free_path(directory, day or datetime.now(UTC).date(), hint)
         now = utc_now()
         plan = PlanRow(session_id, display_path(self.workspace, path), "draft", now, now)
@@ -175,6 +177,8 @@ class PlanStore:
             self._insert_version(conn, version)
             # Inside the transaction: if the file cannot be written, no row is kept.
             self._write_file(plan, content)
+        if new_directory:
+            ensure_gitignore(self.workspace, directory)
         return plan, version
 
     def fork(

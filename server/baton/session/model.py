@@ -16,6 +16,22 @@ from baton.tools.base import Fact
 
 # The title of a session until it gets one (its first prompt, or the person's).
 DEFAULT_TITLE = "New session"
+# A title taken from the first prompt keeps this many characters: enough for a whole
+# sentence of a request (lists cut it to their width themselves, `baton sessions` not).
+TITLE_CHARS = 200
+
+
+def title_from_prompt(text: str) -> str:
+    """A session's title from its first prompt: on one line, cut at a word with `…` when
+    longer than TITLE_CHARS."""
+    title = " ".join(text.split())
+    if len(title) <= TITLE_CHARS:
+        return title or DEFAULT_TITLE
+    cut = title[: TITLE_CHARS - 1]
+    if " " in cut[TITLE_CHARS // 2 :]:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip() + "…"
+
 
 # Part types as stored. "opaque" (a provider artifact) never reaches a client.
 PartType = Literal[

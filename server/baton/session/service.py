@@ -38,6 +38,7 @@ from baton.session.model import (
     SessionRow,
     StoredMessage,
     StoredPart,
+    title_from_prompt,
 )
 from baton.session.notes import ContextNotes, PlanVersions
 from baton.session.seams import Seams
@@ -56,8 +57,6 @@ if TYPE_CHECKING:
     from baton.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
-
-TITLE_CHARS = 60
 
 
 class PlanFeature(PlanSource, PlanVersions, Protocol):
@@ -356,7 +355,7 @@ class SessionService:
         try:
             self.refresh(state)
             if kind == "prompt" and state.row.title == DEFAULT_TITLE:
-                title = " ".join(text.split())[:TITLE_CHARS] or DEFAULT_TITLE
+                title = title_from_prompt(text)
                 self.store.update_session(state.id, title=title)
                 state.row.title = title
             self.sync_notes(state)
