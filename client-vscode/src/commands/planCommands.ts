@@ -1,4 +1,4 @@
-// Baton: Show Plan, Approve Plan, Open Plan File.
+// Baton: Show Plan, Approve Plan (in a fresh context, or keeping the planning context), Open Plan File.
 import * as vscode from "vscode";
 import type { Services } from "../services";
 import { resolveSession } from "./activeSession";
@@ -8,11 +8,12 @@ export async function showPlan(services: Services, given?: unknown): Promise<voi
   if (sessionId) await services.plans.show(sessionId);
 }
 
-export async function approvePlan(services: Services, given?: unknown): Promise<void> {
+/** Approve and build; `fresh` (the default, as in the plan panel): in a fresh context. */
+export async function approvePlan(services: Services, given?: unknown, fresh = true): Promise<void> {
   const sessionId = await resolveSession(services, given);
   if (!sessionId) return;
-  await services.plans.approve(sessionId);
-  void vscode.window.setStatusBarMessage("Baton: plan approved, building", 3000);
+  await services.plans.approve(sessionId, { fresh });
+  void vscode.window.setStatusBarMessage(fresh ? "Baton: plan approved, building in a fresh context" : "Baton: plan approved, building", 3000);
 }
 
 export async function openPlanFile(services: Services, given?: unknown): Promise<void> {

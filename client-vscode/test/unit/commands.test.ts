@@ -36,7 +36,8 @@ describe("command wiring", () => {
       "Compact Session",
       "Compact Session with Instructions…",
       "Show Plan",
-      "Approve Plan",
+      "Approve Plan and Build in a Fresh Context",
+      "Approve Plan and Build (Keep the Planning Context)",
       "Toggle Plan Mode",
       "Show Compaction History",
       "Set OpenAI API Key",
@@ -118,10 +119,15 @@ describe("command wiring", () => {
     expect(services.client.state).toBe("running");
   });
 
-  it("Approve Plan approves with start: true", async () => {
+  it("Approve Plan builds in a fresh context (the default); Keep the Planning Context sends start only", async () => {
     await run("baton.approvePlan");
-    expect(sentRequests("baton/plan/approve")).toEqual([{ sessionId: SESSION, start: true }]);
+    expect(sentRequests("baton/plan/approve")).toEqual([{ sessionId: SESSION, start: true, fresh: true }]);
     expect(services.state.mode(SESSION)).toBe("build");
+    await run("baton.approvePlanKeepContext");
+    expect(sentRequests("baton/plan/approve")).toEqual([
+      { sessionId: SESSION, start: true, fresh: true },
+      { sessionId: SESSION, start: true },
+    ]);
   });
 
   it("a failing request becomes an error notification, not an exception", async () => {

@@ -18,12 +18,40 @@ describe("webview message guards", () => {
   });
 
   it("accepts well-formed plan messages and drops the rest", () => {
-    expect(parsePlanOutbound({ type: "approve" })).toEqual({ type: "approve" });
+    expect(parsePlanOutbound({ type: "approve" })).toEqual({ type: "approve", fresh: false });
+    expect(parsePlanOutbound({ type: "approve", fresh: true })).toEqual({ type: "approve", fresh: true });
+    expect(parsePlanOutbound({ type: "approve", fresh: "yes" })).toEqual({ type: "approve", fresh: false });
     expect(parsePlanOutbound({ type: "requestChanges", feedback: "" })).toBeUndefined();
+    expect(parsePlanOutbound({ type: "requestChanges", feedback: "more" })).toEqual({ type: "requestChanges", feedback: "more", annotations: [] });
     expect(parsePlanOutbound({ type: "getVersion", version: -1 })).toBeUndefined();
     expect(parsePlanOutbound({ type: "getVersion", version: 2 })).toEqual({ type: "getVersion", version: 2 });
     expect(parsePlanInbound({ type: "plan", sessionId: "s", plan: "not a plan", versions: [] })).toBeUndefined();
     expect(parsePlanInbound({ type: "notice", level: "info", message: "ok" })).toBeTruthy();
     expect(parseSidebarInbound({ type: "update", sessionId: "s", update: {} })).toBeUndefined();
+  });
+
+  it("requestChanges: annotations alone are enough; each one is checked and only its wire fields pass", () => {
+    const comment = { kind: "comment", startLine: 3, endLine: 4, quote: "Add the store", text: "Which store?" };
+    const deletion = { kind: "delete", startLine: 5, endLine: 5, quote: "Docs", id: "a-1", stale: false };
+    expect(parsePlanOutbound({ type: "requestChanges", feedback: " ", annotations: [comment, deletion] })).toEqual({
+      type: "requestChanges",
+      feedback: " ",
+      annotations: [comment, { kind: "delete", startLine: 5, endLine: 5, quote: "Docs" }],
+    });
+    const bad = [
+      { ...comment, kind: "rewrite" },
+      { ...comment, startLine: 0 },
+      { ...comment, endLine: 2 },
+      { ...comment, startLine: 1.5 },
+      { ...comment, text: "  " },
+      { kind: "replace", startLine: 1, endLine: 1, quote: "x" },
+      { ...comment, quote: 7 },
+      "comment",
+    ];
+    for (const annotation of bad) {
+      expect(parsePlanOutbound({ type: "requestChanges", feedback: "also this", annotations: [comment, annotation] })).toBeUndefined();
+    }
+    expect(parsePlanOutbound({ type: "requestChanges", feedback: "x", annotations: Array(501).fill(comment) })).toBeUndefined();
+    expect(parsePlanOutbound({ type: "requestChanges", feedback: "", annotations: [] })).toBeUndefined();
   });
 });

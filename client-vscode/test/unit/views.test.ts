@@ -154,19 +154,61 @@ describe("plan panel host", () => {
     expect(vscode.createdPanels).toHaveLength(1);
   });
 
-  it("Approve, Request changes and version requests go to the server", async () => {
+  it("Approve (fresh or not), Request changes and version requests go to the server", async () => {
     await services.plans.show(SESSION);
     const panel = vscode.createdPanels[0]!;
+    panel.webview.receive({ type: "approve", fresh: true });
     panel.webview.receive({ type: "approve" });
     panel.webview.receive({ type: "requestChanges", feedback: "more tests" });
     panel.webview.receive({ type: "getVersion", version: 1 });
     panel.webview.receive({ type: "getVersion", version: "1; drop table" });
     for (let i = 0; i < 5; i++) await tick();
     const calls = fake.last.sendRequest.mock.calls.map((c) => [c[0], c[1]]);
-    expect(calls).toContainEqual(["baton/plan/approve", { sessionId: SESSION, start: true }]);
+    expect(calls.filter((c) => c[0] === "baton/plan/approve")).toEqual([
+      ["baton/plan/approve", { sessionId: SESSION, start: true, fresh: true }],
+      ["baton/plan/approve", { sessionId: SESSION, start: true }],
+    ]);
     expect(calls).toContainEqual(["baton/plan/requestChanges", { sessionId: SESSION, feedback: "more tests" }]);
     expect(calls.filter((c) => c[0] === "baton/plan/getVersion")).toEqual([["baton/plan/getVersion", { sessionId: SESSION, version: 1 }]]);
     expect(panel.webview.posted).toContainEqual({ type: "versionContent", version: 1, content: "# old", author: "agent", createdAt: "t" });
     expect(services.state.mode(SESSION)).toBe("build");
+  });
+
+  it("Request changes sends the overall comment and every annotation in one request; the panel hears it arrived", async () => {
+    await services.plans.show(SESSION);
+    const panel = vscode.createdPanels[0]!;
+    const annotations = [
+      { kind: "comment", startLine: 3, endLine: 3, quote: "Add the store", text: "Which store?" },
+      { kind: "replace", startLine: 5, endLine: 6, quote: "Tests", text: "- [ ] Tests first" },
+      { kind: "delete", startLine: 8, endLine: 8, quote: "Docs" },
+    ];
+    panel.webview.receive({ type: "requestChanges", feedback: "  Smaller steps  ", annotations });
+    // A malformed one (no text for a comment) is dropped whole: nothing is sent.
+    panel.webview.receive({ type: "requestChanges", feedback: "x", annotations: [{ kind: "comment", startLine: 1, endLine: 1, quote: "q" }] });
+    for (let i = 0; i < 5; i++) await tick();
+    const calls = fake.last.sendRequest.mock.calls.filter((c) => c[0] === "baton/plan/requestChanges").map((c) => c[1]);
+    expect(calls).toEqual([{ sessionId: SESSION, feedback: "Smaller steps", annotations }]);
+    expect(panel.webview.posted).toContainEqual({ type: "reviewSent" });
+    expect(panel.webview.posted).toContainEqual({
+      type: "notice",
+      level: "info",
+      message: "Feedback and 3 annotations sent; the agent is revising the plan.",
+    });
+  });
+
+  it("a refused review keeps the annotations in the panel (no reviewSent) and says why", async () => {
+    fake.responders.set("baton/plan/requestChanges", () => {
+      throw Object.assign(new Error("the plan is approved; changes can be requested only for a draft"), { code: -32602 });
+    });
+    await services.plans.show(SESSION);
+    const panel = vscode.createdPanels[0]!;
+    panel.webview.receive({ type: "requestChanges", feedback: "", annotations: [{ kind: "delete", startLine: 1, endLine: 1, quote: "# P" }] });
+    for (let i = 0; i < 5; i++) await tick();
+    expect(panel.webview.posted).not.toContainEqual({ type: "reviewSent" });
+    expect(panel.webview.posted).toContainEqual({
+      type: "notice",
+      level: "error",
+      message: expect.stringContaining("changes can be requested only for a draft"),
+    });
   });
 });

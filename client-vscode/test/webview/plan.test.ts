@@ -83,13 +83,13 @@ describe("plan webview", () => {
     expect(await page.locator("#plan-content li").count()).toBe(2);
 
     await page.click("#approve");
-    expect(await waitForPosted(page, "approve")).toEqual({ type: "approve" });
+    expect(await waitForPosted(page, "approve")).toEqual({ type: "approve", fresh: false });
 
     await page.click("#request-changes-toggle");
     await page.locator("#feedback").click();
     await page.keyboard.type("Split step two into tests first");
     await page.click("#send-feedback");
-    expect(await waitForPosted(page, "requestChanges")).toEqual({ type: "requestChanges", feedback: "Split step two into tests first" });
+    expect(await waitForPosted(page, "requestChanges")).toEqual({ type: "requestChanges", feedback: "Split step two into tests first", annotations: [] });
 
     await page.click("#open-file");
     expect(await waitForPosted(page, "openFile")).toEqual({ type: "openFile" });
@@ -150,6 +150,7 @@ describe("plan webview", () => {
     await send(page, planMessage("# Plan\n\n- [ ] one\n", { version: 5, status: "approved" }));
     await page.waitForFunction(() => document.getElementById("request-changes-toggle")?.hasAttribute("disabled"));
     expect(await page.locator("#approve").getAttribute("title")).toBe("The plan is approved");
+    expect(await page.locator("#approve-fresh").getAttribute("disabled")).not.toBeNull();
     await page.close();
   });
 

@@ -1,6 +1,7 @@
 // The plan review panel's webview: the plan rendered safely from markdown,
-// its status and version, Approve / Request changes / Open plan file, and the
-// version history with a diff between any two versions.
+// its status and version, Approve and build in a fresh context / Approve /
+// Request changes (an overall comment and line-by-line annotations) / Open plan
+// file, and the version history with a diff between any two versions.
 import "../shared/elements";
 import "./plan.css";
 import type { PlanInfo, PlanVersion } from "../../src/protocol";
@@ -10,13 +11,21 @@ import { setMarkdown } from "../shared/markdown";
 import { connectHost } from "../shared/vscodeApi";
 import { countSteps } from "../../src/views/plan/steps";
 import { interceptLinks } from "../shared/links";
+import type { DraftAnnotation } from "../../src/views/plan/annotations";
 import { renderDiff } from "./diff";
+import { ReviewUi, savedAnnotations } from "./review";
 import { decorateSteps } from "./steps";
 
-const host = connectHost<PlanOutbound, { tab: "plan" | "history" }>();
+interface SavedState {
+  tab: "plan" | "history";
+  annotations?: DraftAnnotation[];
+}
+
+const host = connectHost<PlanOutbound, SavedState>();
 const app = byId("plan-app");
 const content = byId("plan-content");
 const approve = byId("approve");
+const approveFresh = byId("approve-fresh");
 const feedbackBox = byId("feedback-box");
 const feedback = byId<HTMLElement & { value: string }>("feedback");
 const notice = byId("notice");
@@ -32,6 +41,25 @@ let running = false;
 let noticeFor: string | undefined;
 const contents = new Map<number, string>();
 let wantedDiff: { from: number; to: number } | undefined;
+let tab: SavedState["tab"] = host.getState()?.tab ?? "plan";
+
+const isReviewable = () => plan !== null && (plan.status === "draft" || plan.status === "awaiting_approval");
+const review = new ReviewUi(
+  content,
+  {
+    plan: () => (plan ? { content: plan.content, version: plan.version } : null),
+    reviewable: () => isReviewable() && !running && !busy,
+    changed: (annotations) => {
+      save(annotations);
+      renderSend();
+    },
+  },
+  savedAnnotations(host.getState()?.annotations),
+);
+
+function save(annotations: DraftAnnotation[]): void {
+  host.setState({ tab, ...(annotations.length ? { annotations } : {}) });
+}
 
 const STATUS_LABELS: Record<string, string> = {
   draft: "Draft",
@@ -48,14 +76,16 @@ function render(): void {
   byId("plan-version").textContent = plan ? `v${plan.version}` : "";
   byId("plan-path").textContent = plan?.path ?? "";
   // Approve and Request changes apply to a draft or a plan awaiting approval, while no turn runs.
-  const reviewable = plan !== null && (plan.status === "draft" || plan.status === "awaiting_approval");
+  const reviewable = isReviewable();
   const why = !plan ? "There is no plan yet" : !reviewable ? `The plan is ${STATUS_LABELS[plan.status]?.toLowerCase() ?? plan.status}` : running ? "Wait until the agent's turn ends" : "";
+  setDisabled(approveFresh, busy || running || !reviewable);
   setDisabled(approve, busy || running || !reviewable);
   setDisabled(byId("request-changes-toggle"), busy || running || !reviewable);
-  approve.title = why || "Approve the plan and start building (Ctrl+Alt+Enter)";
-  byId("request-changes-toggle").title = why || "Tell the agent what to change in the plan";
+  approveFresh.title =
+    why || "Approve and build from the system prompt, your requests, the ledger and this plan; the planning conversation stays one recall away (Ctrl+Alt+Enter)";
+  approve.title = why || "Approve and build with the planning conversation still in view";
+  byId("request-changes-toggle").title = why || "Tell the agent what to change in the plan (select text in the plan to annotate lines)";
   if (!reviewable || running) feedbackBox.hidden = true;
-  setDisabled(byId("send-feedback"), busy || running);
   setDisabled(byId("open-file"), plan === null);
   const progress = plan ? countSteps(plan.content) : {};
   const bar = byId<HTMLProgressElement>("plan-progress");
@@ -65,11 +95,26 @@ function render(): void {
   byId("plan-progress-label").textContent = progress.total ? `${progress.done}/${progress.total} done` : "";
   byId("plan-activity").textContent = running && plan?.status === "approved" ? "The agent is building the plan…" : running ? "The agent is working…" : "";
   if (plan) {
-    setMarkdown(content, plan.content);
+    setMarkdown(content, plan.content, { sourceLines: true });
     decorateSteps(content);
   } else {
     content.replaceChildren(el("p", { class: "empty" }, "This session has no plan yet. In plan mode the agent writes one."));
   }
+}
+
+/** Send (and Request changes in the review list) follow the overall comment and the annotations. */
+function renderSend(): void {
+  const stale = review.staleCount;
+  const count = review.count;
+  const blocked = busy || running || !isReviewable();
+  setDisabled(byId("send-feedback"), blocked || stale > 0 || (feedback.value.trim() === "" && count === 0));
+  setDisabled(byId("review-send"), blocked || stale > 0);
+  byId("feedback-annotations").textContent = stale
+    ? `Remove the ${stale === 1 ? "annotation" : `${stale} annotations`} whose lines are no longer in the plan first.`
+    : count
+      ? `With ${count === 1 ? "1 annotation" : `${count} annotations`} on the plan's lines.`
+      : "";
+  byId("request-changes-toggle").textContent = count ? `Request changes (${count})` : "Request changes";
 }
 
 function renderHistory(): void {
@@ -96,12 +141,14 @@ function renderHistory(): void {
   setDisabled(byId("show-diff"), versions.length < 2);
 }
 
-function showTab(tab: "plan" | "history"): void {
+function showTab(next: SavedState["tab"]): void {
+  tab = next;
   byId("tab-plan").setAttribute("aria-selected", String(tab === "plan"));
   byId("tab-history").setAttribute("aria-selected", String(tab === "history"));
   content.hidden = tab !== "plan";
+  byId("plan-body").hidden = tab !== "plan";
   byId("history").hidden = tab !== "history";
-  host.setState({ tab });
+  save(savedAnnotations(host.getState()?.annotations));
 }
 
 function planKey(): string {
@@ -151,6 +198,8 @@ function handle(message: PlanInbound): void {
         noticeFor = undefined;
       }
       render();
+      review.planChanged();
+      renderSend();
       renderHistory();
       return;
     case "versionContent":
@@ -163,6 +212,13 @@ function handle(message: PlanInbound): void {
     case "busy":
       busy = message.busy;
       render();
+      review.render();
+      renderSend();
+      return;
+    case "reviewSent":
+      review.clear();
+      feedback.value = "";
+      renderSend();
       return;
     case "notice":
       showNotice(message.level, message.message);
@@ -170,20 +226,32 @@ function handle(message: PlanInbound): void {
   }
 }
 
+approveFresh.addEventListener("click", () => {
+  if (!busy) host.post({ type: "approve", fresh: true });
+});
 approve.addEventListener("click", () => {
-  if (!busy) host.post({ type: "approve" });
+  if (!busy) host.post({ type: "approve", fresh: false });
 });
+function openFeedback(): void {
+  feedbackBox.hidden = false;
+  renderSend();
+  requestAnimationFrame(() => feedback.focus());
+}
 byId("request-changes-toggle").addEventListener("click", () => {
-  feedbackBox.hidden = !feedbackBox.hidden;
+  if (feedbackBox.hidden) openFeedback();
+  else feedbackBox.hidden = true;
 });
+byId("review-send").addEventListener("click", openFeedback);
 byId("cancel-feedback").addEventListener("click", () => {
   feedbackBox.hidden = true;
 });
+feedback.addEventListener("input", renderSend);
 byId("send-feedback").addEventListener("click", () => {
   const text = feedback.value.trim();
-  if (!text || busy) return;
-  host.post({ type: "requestChanges", feedback: text });
-  feedback.value = "";
+  const annotations = review.sendable;
+  if ((!text && annotations.length === 0) || busy || review.staleCount > 0) return;
+  // The text and the annotations stay until the host says they arrived (reviewSent).
+  host.post({ type: "requestChanges", feedback: text, annotations });
   feedbackBox.hidden = true;
 });
 byId("open-file").addEventListener("click", () => host.post({ type: "openFile" }));
@@ -194,5 +262,7 @@ byId("show-diff").addEventListener("click", () => requestDiff(Number(fromSelect.
 interceptLinks(content, (url) => host.post({ type: "openLink", url }));
 host.onMessage(parsePlanInbound, handle);
 render();
-showTab(host.getState()?.tab ?? "plan");
+review.render();
+renderSend();
+showTab(tab);
 host.post({ type: "ready" });

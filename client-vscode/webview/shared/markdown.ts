@@ -8,6 +8,18 @@ import { addCodeActions, highlightCodeBlocks } from "./highlight";
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
+// For the plan review: every block element says which lines of the source it
+// came from (markdown-it's 0-based [start, end) map, written 1-based inclusive),
+// so a selection on the page can be turned into lines of the plan's file.
+md.core.ruler.push("source_lines", (state) => {
+  if (!(state.env as { sourceLines?: boolean }).sourceLines) return;
+  for (const token of state.tokens) {
+    if (!token.map || token.nesting === -1) continue;
+    token.attrSet("data-line", String(token.map[0] + 1));
+    token.attrSet("data-line-end", String(Math.max(token.map[0] + 1, token.map[1])));
+  }
+});
+
 md.renderer.rules.image = (tokens, idx) => {
   const token = tokens[idx];
   const src = token?.attrGet("src") ?? "";
@@ -24,16 +36,16 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   }
 });
 
-export function renderMarkdown(source: string): string {
-  return DOMPurify.sanitize(md.render(source), {
+export function renderMarkdown(source: string, options: { sourceLines?: boolean } = {}): string {
+  return DOMPurify.sanitize(md.render(source, { sourceLines: options.sourceLines === true }), {
     USE_PROFILES: { html: true },
     FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed", "img", "picture", "video", "audio", "source"],
     FORBID_ATTR: ["style", "srcset", "background", "poster"],
   });
 }
 
-export function setMarkdown(element: Element, source: string, options: { codeActions?: boolean } = {}): void {
-  element.innerHTML = renderMarkdown(source);
+export function setMarkdown(element: Element, source: string, options: { codeActions?: boolean; sourceLines?: boolean } = {}): void {
+  element.innerHTML = renderMarkdown(source, { sourceLines: options.sourceLines === true });
   highlightCodeBlocks(element);
   if (options.codeActions) addCodeActions(element);
 }

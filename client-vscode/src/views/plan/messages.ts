@@ -1,6 +1,7 @@
 // Messages between the extension host and the plan webview, with guards.
-import type { PlanInfo, PlanVersion } from "../../protocol";
+import type { PlanAnnotation, PlanInfo, PlanVersion } from "../../protocol";
 import { hasType, isInt, isRecord, isString, type Json } from "../guards";
+import { parseAnnotations } from "./annotations";
 
 /** Host → webview. */
 export type PlanInbound =
@@ -9,14 +10,18 @@ export type PlanInbound =
   | { type: "versionContent"; version: number; content: string; author: string; createdAt: string }
   | { type: "versionUnavailable"; version: number; message: string }
   | { type: "busy"; busy: boolean }
+  /** The review reached the server: the panel lets go of the annotations it sent. */
+  | { type: "reviewSent" }
   | { type: "notice"; level: "info" | "error"; message: string };
 
 /** Webview → host. */
 export type PlanOutbound =
   | { type: "ready" }
   | { type: "refresh" }
-  | { type: "approve" }
-  | { type: "requestChanges"; feedback: string }
+  /** `fresh`: build in a fresh context (the default button), else keep the planning conversation in view. */
+  | { type: "approve"; fresh: boolean }
+  /** The overall comment (may be empty when there are annotations) and the line-by-line annotations. */
+  | { type: "requestChanges"; feedback: string; annotations: PlanAnnotation[] }
   | { type: "openFile" }
   | { type: "getVersion"; version: number }
   /** A link in the plan: the host shows the URL and opens it through VS Code. */
@@ -30,13 +35,17 @@ export function parsePlanOutbound(value: unknown): PlanOutbound | undefined {
   switch (value.type) {
     case "ready":
     case "refresh":
-    case "approve":
     case "openFile":
       return { type: value.type };
-    case "requestChanges":
-      return isString(m.feedback, 200_000) && m.feedback.trim() !== ""
-        ? { type: "requestChanges", feedback: m.feedback }
+    case "approve":
+      return { type: "approve", fresh: m.fresh === true };
+    case "requestChanges": {
+      const annotations = m.annotations === undefined ? [] : parseAnnotations(m.annotations);
+      if (!isString(m.feedback, 200_000) || !annotations) return undefined;
+      return m.feedback.trim() !== "" || annotations.length > 0
+        ? { type: "requestChanges", feedback: m.feedback, annotations }
         : undefined;
+    }
     case "getVersion":
       return isInt(m.version) ? { type: "getVersion", version: m.version } : undefined;
     case "openLink":
@@ -45,7 +54,7 @@ export function parsePlanOutbound(value: unknown): PlanOutbound | undefined {
   return undefined;
 }
 
-const INBOUND = ["plan", "versionContent", "versionUnavailable", "busy", "notice"] as const;
+const INBOUND = ["plan", "versionContent", "versionUnavailable", "busy", "reviewSent", "notice"] as const;
 
 export function parsePlanInbound(value: unknown): PlanInbound | undefined {
   if (!hasType(value, INBOUND)) return undefined;
@@ -61,6 +70,8 @@ export function parsePlanInbound(value: unknown): PlanInbound | undefined {
       return isInt(m.version) && isString(m.message) ? (value as unknown as PlanInbound) : undefined;
     case "busy":
       return typeof m.busy === "boolean" ? (value as unknown as PlanInbound) : undefined;
+    case "reviewSent":
+      return { type: "reviewSent" };
     case "notice":
       return (m.level === "info" || m.level === "error") && isString(m.message)
         ? (value as unknown as PlanInbound)

@@ -6,7 +6,7 @@
 import path from "node:path";
 import * as vscode from "vscode";
 import type { BatonClient } from "../../client/batonClient";
-import { ErrorCodes, type PlanInfo } from "../../protocol";
+import { ErrorCodes, type PlanAnnotation, type PlanInfo } from "../../protocol";
 import type { SessionState } from "../../state/sessionState";
 import { errorCode, errorMessage } from "../../util/errors";
 import { webviewHtml, webviewOptions } from "../webviewAssets";
@@ -116,10 +116,10 @@ export class PlanPanels implements vscode.Disposable {
         await this.refresh(sessionId);
         return;
       case "approve":
-        await this.approve(sessionId);
+        await this.approve(sessionId, { fresh: message.fresh });
         return;
       case "requestChanges":
-        await this.requestChanges(sessionId, message.feedback);
+        await this.requestChanges(sessionId, message.feedback, message.annotations);
         return;
       case "openFile":
         await this.openFile(sessionId);
@@ -158,23 +158,40 @@ export class PlanPanels implements vscode.Disposable {
     if (this.panels.has(sessionId)) await this.refresh(sessionId).catch(() => undefined);
   }
 
-  async approve(sessionId: string): Promise<void> {
+  /**
+   * Approves the plan and starts the build. `fresh`: the build starts from the
+   * person's requests, the ledger and the approved plan (no summary call); the
+   * planning conversation stays in the history, one `recall` away.
+   */
+  async approve(sessionId: string, options: { fresh: boolean }): Promise<void> {
     this.post(sessionId, { type: "busy", busy: true });
     try {
-      const result = await this.client.request("baton/plan/approve", { sessionId, start: true });
+      const result = await this.client.request("baton/plan/approve", {
+        sessionId,
+        start: true,
+        ...(options.fresh ? { fresh: true } : {}),
+      });
       this.state.setMode(sessionId, result.mode);
-      this.post(sessionId, { type: "notice", level: "info", message: `Approved; the session is in ${result.mode} mode.` });
+      const how = options.fresh ? "building in a fresh context" : "building";
+      this.post(sessionId, { type: "notice", level: "info", message: `Approved; the session is in ${result.mode} mode, ${how}.` });
     } finally {
       this.post(sessionId, { type: "busy", busy: false });
     }
     if (this.panels.has(sessionId)) await this.refresh(sessionId);
   }
 
-  async requestChanges(sessionId: string, feedback: string): Promise<void> {
+  /** The overall comment and every annotation, as one request (the model gets them as one message). */
+  async requestChanges(sessionId: string, feedback: string, annotations: PlanAnnotation[] = []): Promise<void> {
     this.post(sessionId, { type: "busy", busy: true });
     try {
-      const result = await this.client.request("baton/plan/requestChanges", { sessionId, feedback });
-      this.post(sessionId, { type: "notice", level: "info", message: "Feedback sent; the agent is revising the plan." });
+      await this.client.request("baton/plan/requestChanges", {
+        sessionId,
+        feedback: feedback.trim(),
+        ...(annotations.length ? { annotations } : {}),
+      });
+      this.post(sessionId, { type: "reviewSent" });
+      const what = annotations.length ? `Feedback and ${annotations.length === 1 ? "1 annotation" : `${annotations.length} annotations`} sent` : "Feedback sent";
+      this.post(sessionId, { type: "notice", level: "info", message: `${what}; the agent is revising the plan.` });
     } finally {
       this.post(sessionId, { type: "busy", busy: false });
     }
