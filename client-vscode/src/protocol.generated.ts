@@ -93,6 +93,7 @@ export interface CompactParams {
   sessionId: string;
   instructions?: string | null;
   strategy?: ("auto" | "native" | "server") | null;
+  fresh?: boolean;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -118,7 +119,7 @@ export interface CompactionRecord {
   compactionId: string;
   sessionId: string;
   trigger: "manual" | "auto" | "overflow" | "model_switch";
-  strategy: "native" | "server";
+  strategy: "native" | "server" | "fresh";
   tokensBefore: number;
   tokensAfter: number;
   firstKeptMessageId: string | null;
@@ -218,7 +219,7 @@ export interface CompactionPart {
 export interface CompactionStarted {
   kind: "compaction_started";
   trigger: "manual" | "auto" | "overflow" | "model_switch";
-  strategy: "native" | "server";
+  strategy: "native" | "server" | "fresh";
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

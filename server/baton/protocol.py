@@ -62,7 +62,7 @@ Mode = Literal["build", "plan"]
 Role = Literal["user", "assistant", "system"]
 StopReason = Literal["end_turn", "cancelled", "max_steps", "refusal", "error"]
 Trigger = Literal["manual", "auto", "overflow", "model_switch"]
-Strategy = Literal["native", "server"]
+Strategy = Literal["native", "server", "fresh"]
 StrategySetting = Literal["auto", "native", "server"]
 PlanStatus = Literal["draft", "awaiting_approval", "approved", "done"]
 Author = Literal["agent", "user"]
@@ -330,6 +330,9 @@ class CompactParams(WireModel):
     session_id: NonEmptyId
     instructions: str | None = Field(default=None, max_length=20_000)
     strategy: StrategySetting | None = None
+    # Extension (issue 26): a fresh-context start. No summary model call: the view becomes
+    # the person's messages, the ledger and the plan; every earlier message leaves it.
+    fresh: bool = False
 
 
 class UncompactParams(WireModel):

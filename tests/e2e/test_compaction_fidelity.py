@@ -3,6 +3,7 @@ survive compaction, whatever the summary keeps."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,51 @@ async def test_a_constraint_and_a_value_survive_two_compactions_verbatim(
         if o.startswith(f"[recall: exact text of the person's message {log_id}")
     ]
     assert output.count(pasted.strip()) == 80
+
+
+PLAN = """# Export
+
+Goal: export the report as CSV.
+
+- [ ] Add the exporter in src/export.py
+- [ ] Write tests
+"""
+
+
+@pytest.mark.asyncio
+async def test_a_fresh_start_makes_no_summary_call_and_keeps_requests_ledger_and_plan(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_baton(settings=ALLOW)
+    sid = await baton.new_session(mode="plan", title="Export")
+    (workspace / "report.py").write_text("def report():\n    return 'planning detail'\n" * 50)
+    llm.add(tool_call("read", {"path": "report.py"}))
+    llm.add(tool_call("plan_write", {"content": PLAN}))
+    llm.add(text("Planned: the exporter goes next to the report. Discussed at length."))
+    await baton.prompt(sid, f"Plan a CSV export. {CONSTRAINT}")
+    seen = len(llm.model_requests)
+
+    record = await baton.request("baton/session/compact", {"sessionId": sid, "fresh": True})
+    assert len(llm.model_requests) == seen, "a fresh start makes no model call"
+    assert record["committed"] is True and record["strategy"] == "fresh"
+    assert record.get("summary") is None
+    assert re.match(r"fresh start: \d+ message\(s\) left the view", record["notes"][0])
+    assert baton.updates(sid, "compaction_started")[-1]["strategy"] == "fresh"
+
+    llm.add(text("building"))
+    await baton.prompt(sid, "now build it")
+    sent = llm.model_requests[-1].input_text()
+    assert "<baton:summary>" not in sent
+    assert CONSTRAINT in sent and "<baton:requests>" in sent  # the person's words
+    assert "Files read: report.py" in sent  # the ledger
+    assert "<baton:plan>" in sent and "Add the exporter in src/export.py" in sent
+    # The planning conversation left the view: one recall away.
+    assert "planning detail" not in sent and "Discussed at length" not in sent
+    llm.add(tool_call("recall", {"query": "Discussed at length"}))
+    llm.add(text("found"))
+    await baton.prompt(sid, "what did you say while planning?")
+    outputs = llm.model_requests[-1].tool_outputs().values()
+    assert any("Discussed at length" in o for o in outputs)
+
+    listed = await baton.request("baton/session/compactions", {"sessionId": sid})
+    assert [c["strategy"] for c in listed["compactions"]] == ["fresh"]

@@ -20,6 +20,7 @@ const TRIGGERS: Record<string, string> = {
 const STRATEGIES: Record<string, string> = {
   native: "Baton summarised the older messages and kept an exact record of files, commands and errors",
   server: "The provider compacted the conversation itself (its summary is not readable)",
+  fresh: "A fresh start: your messages, the exact record and the plan, without a summary",
 };
 
 /** One record in plain words (markdown). The first line is the record's heading. */

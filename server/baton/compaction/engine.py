@@ -75,6 +75,8 @@ class CompactRequest:
     strategy: p.StrategySetting | None = None
     # Automatic compaction interrupted a turn that is still working.
     interrupted: bool = False
+    # A fresh-context start (`FreshStrategy`): no summary, nothing but Baton's blocks.
+    fresh: bool = False
     # Problems hooks met while this compaction ran; they go into the record's notes.
     notes: list[str] = field(default_factory=list)
 
@@ -367,6 +369,33 @@ class NativeStrategy:
         return frozenset()
 
 
+class FreshStrategy:
+    """A fresh-context start: no summary model call. The new view is the person's
+    messages (the `<baton:requests>` block), the ledger and the plan; every earlier
+    message leaves it, one `recall` away. The step in progress, if a turn runs, stays.
+
+    Asked for, not needed: it is exempt from "never bigger" (a fresh start of a tiny
+    session is what was asked), but must fit the usable window.
+    """
+
+    name: p.Strategy = "fresh"
+
+    async def run(self, job: CompactionJob) -> View:
+        state = job.state
+        messages = in_view(state, state.view)
+        protected = protected_start(messages, state)
+        first = messages[protected].seq if protected < len(messages) else _after_last(state)
+        hidden = sum(1 for m in messages if m.seq < first)
+        job.notes.append(
+            f"fresh start: {hidden} message(s) left the view without a summary "
+            "(the person's messages, the ledger and the plan stand in; the rest is one "
+            "`recall` away)"
+        )
+        if job.request.instructions or job.hook_context or job.prompt_override:
+            job.notes.append("summary instructions were not applied: a fresh start has no summary")
+        return View(first_kept_seq=first, ledger_text=job.ledger_text)
+
+
 def _region(
     messages: Sequence[StoredMessage], boundary: int | None, since: int | None
 ) -> list[StoredMessage]:
@@ -410,6 +439,9 @@ def choose_boundary(
     if cut.index >= len(messages):
         return _after_last(state)
     return messages[cut.index].seq
+
+
+FRESH = FreshStrategy()
 
 
 class CompactionEngine:
@@ -487,7 +519,7 @@ class CompactionEngine:
                 )
                 job.hook_context, job.prompt_override = await self.hooks.compacting(state, request)
                 job.notes.extend(request.notes)
-                strategy = self.choose_strategy(job)
+                strategy = FRESH if request.fresh else self.choose_strategy(job)
                 strategy_name = strategy.name
                 channel.send_update(
                     state.id, p.CompactionStarted(trigger=request.trigger, strategy=strategy.name)
@@ -513,6 +545,11 @@ class CompactionEngine:
                         raise NothingToCompact(
                             f"nothing to compact: the new view would be {after.tokens} tokens, "
                             f"not smaller than the {job.before.tokens} before it"
+                        )
+                    if strategy.name == "fresh" and after.tokens > after.usable_window:
+                        raise CompactionError(
+                            f"a fresh start would still send {after.tokens} tokens, over the "
+                            f"usable window of {after.usable_window} ({_largest_parts(after)})"
                         )
                 except NothingToCompact as nothing:
                     if request.trigger != "manual" and before.tokens >= before.threshold_tokens:

@@ -61,9 +61,14 @@ class CompactionService:
         *,
         instructions: str | None = None,
         strategy: p.StrategySetting | None = None,
+        fresh: bool = False,
     ) -> p.CompactionRecord:
+        """A manual compaction; `fresh=True` is the fresh-context start (plan approval's
+        `fresh`): no summary, the view becomes the person's messages, ledger and plan."""
         state = self.sessions.state(session_id)
-        request = CompactRequest("manual", instructions=instructions, strategy=strategy)
+        request = CompactRequest(
+            "manual", instructions=instructions, strategy=strategy, fresh=fresh
+        )
         if state.busy:
             # During a turn it runs at the next step boundary (or when the turn ends).
             future: asyncio.Future[p.CompactionRecord] = asyncio.get_running_loop().create_future()

@@ -16,7 +16,10 @@ def register(server: BatonServer) -> None:
     @method(server, "baton/session/compact")
     async def compact(app: App, params: p.CompactParams) -> p.CompactionRecord:
         return await app.compaction.compact(
-            params.session_id, instructions=params.instructions, strategy=params.strategy
+            params.session_id,
+            instructions=params.instructions,
+            strategy=params.strategy,
+            fresh=params.fresh,
         )
 
     @method(server, "baton/session/compactions")
