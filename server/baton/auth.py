@@ -35,6 +35,15 @@ class Credentials:
             register_secret(value)
         return value
 
+    def persons_keys(self, env_var: str) -> frozenset[str]:
+        """The person's own keys: every key the client set and `env_var`'s value (the
+        variable their own settings name), which no workspace's URL may receive."""
+        keys = set(self._keys.values())
+        own = self.from_environment(env_var)
+        if own:
+            keys.add(own)
+        return frozenset(keys)
+
     def has_openai_key(self, env_var: str) -> bool:
         return self.get("openai", env_var) is not None
 

@@ -147,6 +147,10 @@ class EnvSettings(_Section):
     scrub: list[str] = Field(default_factory=list)
     # Names (or patterns) to pass on although they look like secrets by the built-in list.
     keep: list[str] = Field(default_factory=list)
+    # Variables (names or patterns) whose value a trusted workspace's own `baseUrl` may
+    # receive as its key when the workspace's `apiKeyEnv` names one; never the variable
+    # holding the person's own key, nor one with the same value (baton.providers.factory).
+    workspace_keys: list[str] = Field(default_factory=list)
 
 
 class AgentSettings(_Section):
@@ -196,6 +200,15 @@ class Settings(_Section):
     env: EnvSettings = Field(default_factory=EnvSettings)
     # Which layer supplied each value (canonical dotted key -> layer); see `origin`.
     _origins: dict[str, Layer] = PrivateAttr(default_factory=dict)
+    # `apiKeyEnv` as the person's own layers set it (the workspace's may differ).
+    _person_key_env: str | None = PrivateAttr(default=None)
+
+    @property
+    def person_key_env(self) -> str:
+        """The variable holding the person's own key: `apiKeyEnv` from their layers."""
+        return self._person_key_env or (
+            self.api_key_env if self.from_person("apiKeyEnv") else "OPENAI_API_KEY"
+        )
 
     def origin(self, key: str) -> Layer:
         """The layer `key` ("baseUrl", "permissions.bash") came from; "default" if none set it."""
@@ -568,6 +581,7 @@ def _layer(
     if any(layer == "workspace" for layer, _, _ in layers):
         rest = [entry for entry in layers if entry[0] != "workspace"]
         person = _layer(rest, [], trusted=trusted).settings
+    settings._person_key_env = person.api_key_env
     return _Resolved(settings, person, problems, ignored)
 
 

@@ -18,7 +18,8 @@
 * **Stopped with Baton**: `aclose()` at shutdown.
 
 Tool calls ask permission like `bash` (category `mcp`, `permissions.mcp`),
-unless the server is configured with `allow = true`.
+unless the person's own settings configure the server with `allow = true`
+(a workspace's `allow` never counts, and the person's `deny` always wins).
 """
 
 from __future__ import annotations
@@ -317,8 +318,16 @@ class McpManager:
         return ToolResult(output, is_error=is_error)
 
     def allowed_without_asking(self, server: str) -> bool:
+        """Whether `server`'s tools run unasked: `allow = true` counts only from the
+        person's own settings (never the workspace's layer, trusted or not), and never
+        against their `permissions.mcp = "deny"` (the caller checks that first)."""
         entry = self._servers.get(server)
-        return entry is not None and entry.settings.allow
+        if entry is None or not entry.settings.allow:
+            return False
+        own = [s for s in self.config.person_settings().mcp.servers if s.name == server]
+        if not own and server in self.client_servers:
+            own = [self.client_servers[server]]
+        return any(s.allow and fingerprint(s) == fingerprint(entry.settings) for s in own)
 
     # ------------------------------------------------------------------ tools
 
@@ -387,7 +396,9 @@ class McpTool:
 
     async def run(self, args: ToolInput, ctx: ToolContext) -> ToolResult:
         arguments = args.model_dump()
-        if not self.manager.allowed_without_asking(self.server):
+        # The person's deny wins over any allow: ask_permission refuses it unasked.
+        denied = ctx.settings.permissions.mcp == "deny"
+        if denied or not self.manager.allowed_without_asking(self.server):
             allowed = await ctx.ask_permission(self.name, ctx.tool_call_id, arguments)
             if not allowed:
                 return permission_denied(f"calling {self.remote_name} on MCP server {self.server}")

@@ -30,6 +30,7 @@ import asyncio
 import hashlib
 import importlib
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import Any, Literal, cast
 
 import httpx
@@ -109,16 +110,29 @@ def _bound_key(
 ) -> str | None:
     """The key a route may carry: keys stay bound to where the person meant them to go.
 
-    The person's key (their environment's `apiKeyEnv`, or one the editor set with
-    `baton/auth/set`) goes only to a base URL from the person's own layers or the
-    provider's default. A (trusted) workspace's own `baseUrl` gets only the key its own
-    `apiKeyEnv` names; an untrusted workspace can set neither (`baton.config`).
+    The person's key (the variable their own layers name in `apiKeyEnv`, by default
+    `OPENAI_API_KEY`, or one the editor set with `baton/auth/set`) goes only to a base
+    URL from the person's own layers or the provider's default, and such a URL gets only
+    it (a workspace's `apiKeyEnv` does not pick another variable for it). A trusted
+    workspace's own `baseUrl` gets a key only when the workspace's `apiKeyEnv` names a
+    variable the person listed in `env.workspaceKeys`, and never one holding the
+    person's key or a value equal to it; an untrusted workspace can set neither
+    (`baton.config`).
     """
-    if workspace_url:
-        if settings.origin("apiKeyEnv") == "workspace":
-            return credentials.from_environment(settings.api_key_env)
+    own_var = settings.person_key_env
+    if not workspace_url:
+        return credentials.get(provider, own_var)
+    name = settings.api_key_env
+    if settings.origin("apiKeyEnv") != "workspace" or name == own_var:
         return None
-    return credentials.get(provider, settings.api_key_env)
+    if not any(
+        fnmatchcase(name.upper(), allowed.upper()) for allowed in settings.env.workspace_keys
+    ):
+        return None
+    value = credentials.from_environment(name)
+    if value is None or value in credentials.persons_keys(own_var):
+        return None
+    return value
 
 
 def resolve_identity(
@@ -197,7 +211,8 @@ class ProviderRegistry:
             if not settings.from_person("baseUrl") and settings.base_url:
                 raise ConfigError(
                     f"the workspace's baseUrl ({settings.base_url}) does not get your OpenAI "
-                    "key: set baseUrl in your own settings, or apiKeyEnv in the workspace's"
+                    "key: set baseUrl in your own settings, or list the variable the "
+                    "workspace's apiKeyEnv names in your own env.workspaceKeys"
                 )
             raise ConfigError(
                 f"no OpenAI API key: set {settings.api_key_env} in the environment "
