@@ -13,9 +13,9 @@ Append, don't rewrite: between two compactions a request is the one before it
 plus what happened since, so a provider's prompt cache serves everything
 already sent. Nothing here depends on the session's mode, the tool list is the
 same in every mode (the registry refuses what a mode forbids), and what changes
-(the mode, the plan's text) reaches the model as history: a copy of the plan in
-the result of the call that changed it (`PlanSource.copies`), messages the
-session appends (`baton.session.notes`).
+(the mode, the plan) reaches the model as history: the plan tools' calls and
+results (a `plan_edit` result shows the changed lines), messages the session
+appends (`baton.session.notes`).
 """
 
 from __future__ import annotations
@@ -69,10 +69,6 @@ class PlanSource(Protocol):
     def block(self, state: SessionState) -> PlanBlock | None:
         """The plan block (current text re-read from disk), or None when there is no plan.
         Shown after a compaction's checkpoint, as it was at the first request built."""
-        ...
-
-    def copies(self, state: SessionState) -> dict[str, str]:
-        """Tool call id → the plan text appended to that call's result (never changes)."""
         ...
 
 
@@ -182,7 +178,6 @@ def message_items(
     message: StoredMessage,
     *,
     masked: dict[str, str],
-    copies: dict[str, str],
     running_call_ids: frozenset[str] = frozenset(),
 ) -> list[Item]:
     """The provider items one stored message contributes to the model's view."""
@@ -223,8 +218,6 @@ def message_items(
                 output = masked[call_id]
             elif result is not None:
                 output = result.output
-                if call_id in copies:
-                    output += "\n\n" + copies[call_id]
             else:
                 output = INTERRUPTED_OUTPUT
             outputs.append(ToolOutput(call_id=call_id, output=output))
@@ -272,12 +265,10 @@ class ContextBuilder:
     def _history(
         self,
         state: SessionState,
-        copies: dict[str, str],
         running_call_ids: frozenset[str],
     ) -> HistoryCache:
         view = state.view
-        # `reverted` only grows, so its size tells whether a revert happened since. The
-        # plan copies of settled messages never change, so they are not part of it.
+        # `reverted` only grows, so its size tells whether a revert happened since.
         signature = (view.signature, len(state.reverted))
         cache = state.history_cache
         if (
@@ -301,7 +292,6 @@ class ContextBuilder:
                 message,
                 view.first_kept_seq,
                 view.masked,
-                copies,
                 running_call_ids,
                 reverted=state.reverted,
             )
@@ -404,8 +394,7 @@ class ContextBuilder:
             parts.append(ContextPart("checkpoint", item_tokens(block)))
         window = context_window(settings, identity)
         usable, threshold = threshold_tokens(settings, window)
-        copies = self.plans.copies(state) if self.plans is not None else {}
-        history = self._history(state, copies, running_call_ids)
+        history = self._history(state, running_call_ids)
         # A server chain carries the conversation in the server's own artifact (the person's
         # messages too); the block is for native views, where a summary stands in for them.
         requests = self._requests(state, history, usable) if view.server_window is None else None
@@ -492,7 +481,6 @@ def _convert(
     message: StoredMessage,
     view_first_seq: int | None,
     masked: dict[str, str],
-    copies: dict[str, str],
     running_call_ids: frozenset[str],
     *,
     reverted: set[str] | frozenset[str] = frozenset(),
@@ -504,7 +492,7 @@ def _convert(
         or message.id in reverted  # taken back by baton/session/revert
     ):
         return [], 0, 0
-    its = message_items(message, masked=masked, copies=copies, running_call_ids=running_call_ids)
+    its = message_items(message, masked=masked, running_call_ids=running_call_ids)
     history = 0
     outputs = 0
     for item in its:

@@ -17,9 +17,9 @@ How to work:
 - The session is in build mode unless a `[mode: plan]` message says otherwise; a `[mode: ...]`
   message's rules hold until the next one. A tool the mode does not allow is refused with the
   reason.
-- The plan, when there is one, is a file. The latest plan text you were shown is the current one
-  (the text you wrote with `plan_write`, the text in a `plan_edit` result, or a `[plan: ...]`
-  message); older copies above it are out of date."""
+- The plan, when there is one, is a file. You see its whole text once (your `plan_write`, or a
+  plan block or `[plan: ...]` message); later changes show only the changed lines, numbered
+  (`plan_edit` results, `[plan: ...]` messages). `read` the file for its whole current text."""
 
 # The same for a small window (`agent.compactPrompt`, baton.context.compact_prompt): what
 # a small model needs most, in as few tokens as the window can spare. Chosen by the window,
@@ -29,8 +29,8 @@ SYSTEM_COMPACT = """You are Baton, a coding agent working in the workspace {work
 - Paths are relative to the workspace.
 - Change files with `edit` (exact text) or `write`; run commands with `bash`. If a change is
   refused, do not retry it unchanged.
-- Build mode unless a `[mode: ...]` message says otherwise. The latest plan text you were shown
-  is the current plan.
+- Build mode unless a `[mode: ...]` message says otherwise. The plan is a file: its text, then
+  changed lines in `plan_edit` results and `[plan: ...]` messages; `read` it for all of it.
 - Be brief. When done, say what you found or changed."""
 
 # Tool descriptions for a small window: tool name -> (description, {field: description}).
@@ -123,12 +123,17 @@ PLAN_MISSING = (
 )
 PLAN_DONE_BLOCK = """Plan file: {path} (status: done, version {version}). The plan is complete and its
 text is no longer shown; read the file if you need it again."""
-# The current text after a change, shown once where the change happened (plan.view): in the
-# result of the step's last plan_edit, or in a message when the file changed some other way.
-PLAN_COPY = """Plan v{version} ({path}), its current text{next}:
-
-{content}"""
-PLAN_COPY_NEXT = " (first unchecked step: {step})"
+# A change, shown where it happened as its changed lines (baton.plan.diff): the result of
+# a plan_edit, and a note when the person changed the file outside the tools. The whole
+# text only where the model has none yet (PLAN_CHANGED: the block, as after a compaction).
+PLAN_EDITED = """Plan v{version} ({status}). Changed lines:
+{changes}
+{next}"""
+PLAN_NEXT = "Next open step: {step}"
+PLAN_NO_NEXT = "No open step left."
+PLAN_PERSON_EDITED = """[plan: the person changed {path}: v{old} → v{version} (status: {status}). Changed lines:]
+{changes}
+{next}"""
 PLAN_CHANGED = """[plan: v{version} is the current plan; copies above are out of date]
 {block}"""
 PLAN_APPROVED_MESSAGE = """The plan in {path} is approved. Build it now, step by step, ticking each step

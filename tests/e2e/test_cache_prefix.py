@@ -174,9 +174,11 @@ async def test_after_a_compaction_the_new_prefix_is_stable(
     # mode): the mode is said again before the prompt.
     assert texts[-2].startswith("[mode: build]") and texts[-1] == "Build the first step"
     assert not [t for t in texts if t.startswith("[mode: plan]")]
-    # From there on, requests only append: the tick's copy and the person's edit come after.
+    # From there on, requests only append: the tick's diff and the person's edit come after.
     assert_appended(first, tick)
     assert_appended(tick, noted)
     assert "- [x] Add the login form" in tick.tool_outputs()[tick.function_calls()[-1]["call_id"]]
-    assert noted.texts("user")[-2].startswith("[plan: v3 is the current plan")
-    assert "Update the docs" in noted.texts("user")[-2]
+    # The person's edit, after the plan block (v1) and the tick (v2): only its diff.
+    assert noted.texts("user")[-2].startswith("[plan: the person changed")
+    assert ": v2 → v3 (status: approved)" in noted.texts("user")[-2]
+    assert "+38| - [ ] Update the docs" in noted.texts("user")[-2]

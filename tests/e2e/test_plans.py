@@ -116,8 +116,13 @@ async def test_plan_lifecycle_from_draft_to_done(
     llm.add(text("Refined."))
     await baton.prompt(sid, "Be precise about the tests")
     after_edit = llm.model_requests[-1]
-    # The edit's result carries the plan's new text: the last copy is the current one.
-    assert latest_copy(after_edit).endswith("- [ ] Write form tests")
+    # The edit's result shows the changed lines, the version and the next step, not the
+    # plan: the request holds one full copy (the plan_write's) plus the change.
+    [edit_output] = outputs_by_name(after_edit, "plan_edit")
+    assert edit_output.startswith("Plan v2 (draft). Changed lines:\n")
+    assert "-7| - [ ] Write tests\n+7| - [ ] Write form tests" in edit_output
+    assert edit_output.endswith("Next open step: Add the login form in src/login.py")
+    assert len(plan_copies(after_edit)) == 1
     assert (await plan_of(baton, sid))["version"] == 2
 
     # 3. The person edits the file in the editor; the next turn picks it up.
@@ -127,7 +132,11 @@ async def test_plan_lifecycle_from_draft_to_done(
     await baton.prompt(sid, "Show me the plan")
     show_request = llm.model_requests[-1]
     assert show_request.input_text().count("Update the docs") == 1
-    assert latest_copy(show_request).endswith("- [ ] Update the docs")
+    # The person's edit reached the model as its diff, not as a second copy of the plan.
+    [note] = [t for t in show_request.texts("user") if t.startswith("[plan: ")]
+    assert note.startswith(f"[plan: the person changed {plan['path']}: v2 → v3")
+    assert "+8| - [ ] Update the docs" in note and "Validate the password" not in note
+    assert len(plan_copies(show_request)) == 1
     [show_output] = outputs_by_name(show_request, "plan_show")
     assert "\n" not in show_output and MARKER not in show_output and "login form" not in show_output
     user_change = plan_notifications(baton, "baton/plan/didChange", sid)[-1]
@@ -218,7 +227,9 @@ async def test_plan_lifecycle_from_draft_to_done(
     assert "Start with the first unchecked step: Add the login form" in (
         build_requests[0].last_user_text() or ""
     )
-    assert "(first unchecked step: Validate the password)" in plan_copies(build_requests[1])[-1]
+    tick = outputs_by_name(build_requests[1], "plan_edit")[-1]
+    assert tick.endswith("Next open step: Validate the password")
+    assert "+5| - [x] Add the login form" in tick
     assert (workspace / "src" / "login.py").read_text() == "def login(): ...\n"
 
     # 7. Done.
@@ -286,12 +297,13 @@ async def test_plan_text_appears_once_in_the_next_request(
     await baton.prompt(sid, "re-read and refine it")
 
     # Nothing sent is rewritten: the read and the first plan_write keep the text they had;
-    # each change appends the current text, so the last copy is the current plan.
+    # an edit appends its changed lines, a plan_write the whole new text.
     after_read = llm.model_requests[-3]
     [read_output] = outputs_by_name(after_read, "read")
     assert MARKER in read_output
     after_edit = llm.model_requests[-2]
-    assert latest_copy(after_edit).endswith("- [ ] Write unit tests")
+    [edit_output] = outputs_by_name(after_edit, "plan_edit")
+    assert "+7| - [ ] Write unit tests" in edit_output and MARKER not in edit_output
     last = llm.model_requests[-1]
     assert last.items[: len(after_edit.items)] == after_edit.items
     writes = [c for c in last.function_calls() if c["name"] == "plan_write"]
@@ -456,3 +468,45 @@ async def test_plans_dir_must_stay_inside_the_workspace(
     assert "plans.dir" in output and "inside the workspace" in output
     assert not (workspace.parent / "outside").exists()
     assert await baton.request("baton/plan/get", {"sessionId": sid}) is None
+
+
+@pytest.mark.asyncio
+async def test_three_plan_edits_leave_one_full_copy_and_a_person_edit_arrives_as_its_diff(
+    baton: BatonClient, llm: FakeLLM, workspace: Path
+) -> None:
+    sid = await baton.new_session(mode="plan", title="One copy")
+    llm.add(tool_call("plan_write", {"content": PLAN}))
+    for old, new in (
+        ("Write tests", "Write form tests"),
+        ("- [ ] Validate the password\n", "- [ ] Validate the password\n- [ ] Rate-limit\n"),
+        ("the login form in", "the login form (HTML) in"),
+    ):
+        llm.add(tool_call("plan_edit", {"old_string": old, "new_string": new}))
+    llm.add(text("Revised three times."))
+    await baton.prompt(sid, "Plan a login page and refine it")
+    path = workspace / (await plan_of(baton, sid))["path"]
+    # The person adds a step in the editor; the model's next request has it as a diff.
+    path.write_text(path.read_text() + "- [ ] Deploy behind a flag\n")
+    llm.add(text("Noted."))
+    await baton.prompt(sid, "I added a step")
+    after_edits, noted = llm.model_requests[-2], llm.model_requests[-1]
+
+    for request in (after_edits, noted):
+        # One full copy (the plan_write's arguments); every edit adds only its lines.
+        assert (
+            request.input_text().count(f"Goal: a login form with password checks ({MARKER})") == 1
+        )
+        assert len(plan_copies(request)) == 1
+    edits = outputs_by_name(after_edits, "plan_edit")
+    assert [e.split(" Changed")[0] for e in edits] == [
+        "Plan v2 (draft).",
+        "Plan v3 (draft).",
+        "Plan v4 (draft).",
+    ]
+    assert "+7| - [ ] Rate-limit" in edits[1] and "Write form tests" in edits[1]
+    assert all(MARKER not in e for e in edits)
+    assert noted.items[: len(after_edits.items)] == after_edits.items  # appended only
+    [note] = [t for t in noted.texts("user") if t.startswith("[plan: ")]
+    assert note.startswith(f"[plan: the person changed {path.relative_to(workspace)}: v4 → v5")
+    assert " 8| - [ ] Write form tests\n+9| - [ ] Deploy behind a flag" in note
+    assert MARKER not in note

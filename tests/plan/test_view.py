@@ -20,7 +20,7 @@ from baton.context import ContextBuilder
 from baton.plan.source import PlanContext
 from baton.plan.store import PlanStore
 from baton.plan.view import first_unchecked
-from baton.providers.base import ContextBlock, ToolCall, ToolOutput, UserText
+from baton.providers.base import ContextBlock, UserText
 from baton.session.model import StoredMessage, StoredPart, ToolResultRecord
 from baton.session.state import SessionState, View
 from baton.store.db import Database
@@ -153,41 +153,29 @@ def test_compacted_view_gets_the_plan_back_from_disk(
     )
 
 
-def test_each_change_appends_the_current_text_and_leaves_earlier_copies_alone(
+def test_a_person_edit_is_noted_as_its_changed_lines_and_a_first_sight_in_full(
     plans: PlanContext, sessions: SessionStore, session_id: str, workspace: Path
 ) -> None:
     path = write_plan(plans, sessions, session_id)
-    call(sessions, session_id, "read", {"path": path}, "     1\t# Plan", "call_r")
-    before = build(plans, workspace, state_of(sessions, session_id))
-    # No block in front of the history without a compaction: the plan_write carries the text.
-    assert not [i for i in before if isinstance(i, ContextBlock)]
-    [write] = [i for i in before if isinstance(i, ToolCall) and i.name == "plan_write"]
-    assert "Change parse()" in write.arguments
-
-    # Two edits in one step: only the step's last one carries the plan's new text.
-    edited = PLAN.replace("Change parse()", "Change parse() and lex()")
-    plans.store.write(session_id, edited, author="agent", tool_call_id="call_e1")
-    ticked = edited.replace("- [ ] Change", "- [x] Change")
-    plans.store.write(session_id, ticked, author="agent", tool_call_id="call_e2")
-    sessions.append_message(
-        session_id,
-        "assistant",
-        "step",
-        [
-            StoredPart("tool_call", {"toolCallId": cid, "name": "plan_edit", "input": {}})
-            for cid in ("call_e1", "call_e2")
-        ],
-        results=[
-            ToolResultRecord("call_e1", "completed", "Plan edited: now v2 (draft)."),
-            ToolResultRecord("call_e2", "completed", "Plan edited: now v3 (draft)."),
-        ],
-    )
-    after = build(plans, workspace, state_of(sessions, session_id))
-    assert after[: len(before)] == before  # earlier items byte-identical
-    outputs = {i.call_id: i.output for i in after if isinstance(i, ToolOutput)}
-    assert outputs["call_e1"] == "Plan edited: now v2 (draft)."
-    assert outputs["call_e2"].startswith(f"Plan edited: now v3 (draft).\n\nPlan v3 ({path})")
-    assert outputs["call_e2"].endswith(ticked.strip("\n"))
+    state = state_of(sessions, session_id)
+    assert plans.note(state, 1) is None  # the model has v1, the latest
+    file = workspace / path
+    file.write_text(file.read_text().replace("Run the tests", "Run all the tests"))
+    noted = plans.note(state, 1)
+    assert noted is not None
+    version, text = noted
+    assert version == 2
+    assert text.startswith(f"[plan: the person changed {path}: v1 → v2 (status: draft).")
+    assert "-5| - [ ] Run the tests\n+5| - [ ] Run all the tests" in text
+    assert "Read the code" not in text  # not the whole plan: one line of context
+    assert text.endswith("Next open step: Change parse()")
+    # A model that has no copy yet (a session started on the plan) gets the whole block.
+    version, first = plans.note(state, 0) or (0, "")
+    assert first.startswith("[plan: v2 is the current plan") and "Read the code" in first
+    # A change that touches most lines is shown whole: the block is smaller than the diff.
+    file.write_text("\n".join(f"- [ ] step {n}" for n in range(30)) + "\n")
+    _, rewritten = plans.note(state, 2) or (0, "")
+    assert rewritten.startswith("[plan: v3 is the current plan") and "step 29" in rewritten
 
 
 def test_after_done_the_block_names_only_path_and_status(
@@ -199,7 +187,7 @@ def test_after_done_the_block_names_only_path_and_status(
     assert block is not None
     assert block.text.startswith(f"Plan file: {path} (status: done, version 1).")
     assert "Change parse()" not in block.text
-    assert plans.note(state_of(sessions, session_id)) is None  # nothing to announce once done
+    assert plans.note(state_of(sessions, session_id), 0) is None  # nothing to announce once done
 
 
 def test_plan_mode_draft_asks_for_plan_exit_and_awaiting_for_patience(
@@ -228,5 +216,5 @@ def test_no_plan_no_block(
 ) -> None:
     state = state_of(sessions, session_id)
     assert plans.block(state) is None
-    assert plans.copies(state) == {}
+    assert plans.note(state, 0) is None
     assert plans.current(session_id) is None

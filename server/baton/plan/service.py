@@ -28,7 +28,7 @@ from baton.errors import (
 )
 from baton.plan.source import PlanContext
 from baton.plan.store import PlanRow, PlanVersionRow, sha256
-from baton.plan.view import first_unchecked
+from baton.plan.view import edit_text, first_unchecked
 from baton.session.events import ClientChannel
 from baton.session.model import DEFAULT_TITLE, MessageKind
 from baton.session.state import SessionState
@@ -183,6 +183,16 @@ class PlanService:
         content = latest.content.replace(old, new, 1)
         status: p.PlanStatus = "draft" if plan.status == "awaiting_approval" else plan.status
         return self._agent_version(plan, latest, content, status, tool_call_id)
+
+    def edit_result(self, session_id: str, version: int) -> str:
+        """`plan_edit`'s answer for `version`: its change to the version before, never the
+        whole plan (the model has the text it wrote, and every change since)."""
+        plan = self.store.get(session_id)
+        after = self.store.version(session_id, version)
+        if plan is None or after is None:
+            raise NoPlan(f"session {session_id} has no plan version {version}")
+        before = self.store.version(session_id, version - 1)
+        return edit_text(version, plan.status, before.content if before else "", after.content)
 
     def _agent_version(
         self,

@@ -1,9 +1,9 @@
 """What the model is shown of a session's plan: it depends on the plan store alone.
 
-`PlanContext` is the context builder's `PlanSource` (the copies of the plan's
-text that tool results carry, the block that follows a compaction's
-checkpoint), the session notes' `PlanVersions` (a plan changed outside the
-tools) and the compaction ledger's plan line. Every read picks up an edit made
+`PlanContext` is the context builder's `PlanSource` (the block that follows a
+compaction's checkpoint), the session notes' `PlanVersions` (a plan the model
+has not seen, or that changed outside the tools: its changed lines) and the
+compaction ledger's plan line. Every read picks up an edit made
 to the file on disk first, recorded as a `user` version and announced with
 `baton/plan/didChange`.
 """
@@ -13,14 +13,17 @@ from __future__ import annotations
 import logging
 from typing import NamedTuple
 
+from baton import prompts
 from baton import protocol as p
 from baton.context import PlanBlock
 from baton.errors import BatonError
+from baton.plan.diff import changed_lines
 from baton.plan.steps import parse_steps
 from baton.plan.store import PlanRow, PlanStore, PlanVersionRow
-from baton.plan.view import CopyIndex, PlanSnapshot, block_text, copy_text
+from baton.plan.view import PlanSnapshot, block_text, first_unchecked
 from baton.session.events import ClientChannel
 from baton.session.state import SessionState
+from baton.tokens import estimate
 
 log = logging.getLogger(__name__)
 
@@ -84,38 +87,32 @@ class PlanContext:
             return None
         return PlanBlock(block_text(snapshot, state.row.mode), snapshot.version)
 
-    def note(self, state: SessionState) -> tuple[int, str] | None:
-        """(version, block text) of a plan that is not done (the session's context notes)."""
+    def note(self, state: SessionState, told: int) -> tuple[int, str] | None:
+        """(latest version, the note to append) when the model's last copy is not the
+        latest version (`told`: the version it was last shown, 0 for none); None when it
+        is, or for a plan that is done.
+
+        The note is the person's change as changed lines when the model has an
+        earlier version and the diff is smaller than the plan's block; else the block.
+        """
         snapshot = self.snapshot(state.id)
-        if snapshot is None or snapshot.status == "done":
+        if snapshot is None or snapshot.status == "done" or snapshot.version == told:
             return None
-        return snapshot.version, block_text(snapshot, state.row.mode)
-
-    def copies(self, state: SessionState) -> dict[str, str]:
-        """Tool call id → the plan text its result carries (see `plan.view.copy_calls`).
-
-        Each text is that version's stored content, which never changes, so a
-        copy is sent the same way every time."""
-        written_by = self.store.written_by(state.id)
-        if not written_by:
-            return {}
-        index = state.extras.get("plan_copies")
-        if not isinstance(index, CopyIndex):
-            index = state.extras["plan_copies"] = CopyIndex()
-        calls = index.compute(state.messages, written_by)
-        if not calls:
-            return {}
-        plan = self.store.get(state.id)
-        if plan is None:
-            return {}
-        texts: dict[int, str] = state.extras.setdefault("plan_copy_texts", {})
-        out: dict[str, str] = {}
-        for call_id, version in calls.items():
-            if version not in texts:
-                row = self.store.version(state.id, version)
-                texts[version] = copy_text(plan.path, version, row.content if row else "")
-            out[call_id] = texts[version]
-        return out
+        block = block_text(snapshot, state.row.mode)
+        full = prompts.PLAN_CHANGED.format(version=snapshot.version, block=block)
+        seen = self.store.version(state.id, told) if told else None
+        if seen is None:
+            return snapshot.version, full
+        step = first_unchecked(snapshot.content)
+        diff = prompts.PLAN_PERSON_EDITED.format(
+            path=snapshot.path,
+            old=told,
+            version=snapshot.version,
+            status=snapshot.status,
+            changes=changed_lines(seen.content, snapshot.content) or "(no line changed)",
+            next=prompts.PLAN_NEXT.format(step=step) if step else prompts.PLAN_NO_NEXT,
+        )
+        return snapshot.version, diff if estimate(diff) < estimate(full) else full
 
     def written_versions(self, session_id: str) -> dict[str, int]:
         """Tool call id → the plan version it wrote (the session's context notes)."""

@@ -9,10 +9,11 @@ difference:
 - the mode, with its rules, when it is not the mode last announced (the
   instructions say build mode holds until a note says otherwise; a switch; and
   after a compaction, until a note is in view again, whatever the mode);
-- the plan (its block: status, where to go on, text), when the last copy the
-  model was shown is not its latest version (the person edited the file, a
-  compaction kept an older copy after the plan's block): the plan tools' own
-  changes are already in their calls and results (`baton.plan.view.copy_calls`).
+- the plan, when the last version the model was shown is not the latest: the
+  person's change as its changed lines (the whole block when that is smaller,
+  or when the model has no copy yet: a session started on, or attached to, an
+  existing plan file); the plan tools' own changes are already in their calls
+  and results (`plan_write`'s text, `plan_edit`'s changed lines).
 
 A note is stored like any message, so it is sent the same way from then on.
 The turn adds one more kind itself: the look-first nudge (`session/nudge.py`).
@@ -34,8 +35,9 @@ MODE_TEXT = {"plan": prompts.MODE_PLAN, "build": prompts.MODE_BUILD}
 class PlanVersions(Protocol):
     """What the notes need of the plan feature (PlanService)."""
 
-    def note(self, state: SessionState) -> tuple[int, str] | None:
-        """(version, the plan's block text) of a plan that is not done, else None."""
+    def note(self, state: SessionState, told: int) -> tuple[int, str] | None:
+        """(latest version, the note's text) when `told` (the version the model was last
+        shown, 0 for none) is not the latest of a plan that is not done, else None."""
         ...
 
     def written_versions(self, session_id: str) -> dict[str, int]:
@@ -67,16 +69,15 @@ class ContextNotes:
         message. What counts is the version of the last copy in order: a retained
         message may hold a copy older than the block's."""
         written = self.plans.written_versions(state.id) if self.plans is not None else {}
-        mode, version = self._told(state, written)
+        mode, version = self._told(state, written, block_version)
         if version is None:
             version = block_version or 0
         added: list[StoredMessage] = []
         if mode != state.row.mode:
             added.append(self.add(state, MODE_TEXT[state.row.mode], {"mode": state.row.mode}))
-        plan = self.plans.note(state) if self.plans is not None else None
-        if plan is not None and plan[0] != version:
-            latest, block = plan
-            text = prompts.PLAN_CHANGED.format(version=latest, block=block)
+        plan = self.plans.note(state, version) if self.plans is not None else None
+        if plan is not None:
+            latest, text = plan
             added.append(self.add(state, text, {"planVersion": latest}))
         return added
 
@@ -88,7 +89,9 @@ class ContextNotes:
         state.add(message)
         return message
 
-    def _told(self, state: SessionState, written: dict[str, int]) -> tuple[str | None, int | None]:
+    def _told(
+        self, state: SessionState, written: dict[str, int], block_version: int | None
+    ) -> tuple[str | None, int | None]:
         view = state.view
         signature = (view.signature, len(state.reverted))
         told = state.extras.get("told")
@@ -99,7 +102,10 @@ class ContextNotes:
         ):
             # After a compaction the summary may speak of another mode: say it again.
             compacted = view.compaction_id is not None or view.first_kept_seq is not None
-            told = state.extras["told"] = _Told(signature, mode=None if compacted else "build")
+            # The plan block (frozen with the view) is the first copy in view.
+            told = state.extras["told"] = _Told(
+                signature, mode=None if compacted else "build", plan_version=block_version
+            )
         mode, version = told.mode, told.plan_version
         settled = True
         for index in range(told.scanned, len(state.messages)):
@@ -136,6 +142,9 @@ def _scan(
         return mode, version
     for part in message.tool_calls():
         wrote = written.get(part.data["toolCallId"])
-        if wrote is not None:
+        # A plan_write shows the whole text; a plan_edit's result shows its change to the
+        # version before it, which the model has only if it was told that one (else the
+        # person changed the file meanwhile, and a note shows what it missed).
+        if wrote is not None and (part.data.get("name") != "plan_edit" or version == wrote - 1):
             version = wrote
     return mode, version

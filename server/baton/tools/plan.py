@@ -3,12 +3,11 @@
 They work through the session's PlanService (`ctx.plan`), which keeps the file,
 its versions and the client in step; its refusals (a missing `old_string`, a
 plan that is not in a state to submit) reach the model as the tool's error. The
-model sees the plan's text where it changed: `plan_write`'s own arguments, and
-the plan's new text appended to the result of a step's last `plan_edit` by the
-context builder (`baton.plan.view.copy_calls`), so no tool output here repeats
-it. Writing the plan file is not
-a change to the workspace that needs permission, so these tools run in plan
-mode too (`plan_exit` only there).
+model sees the plan's whole text once, in `plan_write`'s own arguments; a
+`plan_edit` result shows only the changed lines (`baton.plan.view.edit_text`),
+so no tool output here repeats the plan. Writing the plan file is not a change
+to the workspace that needs permission, so these tools run in plan mode too
+(`plan_exit` only there).
 """
 
 from __future__ import annotations
@@ -80,10 +79,11 @@ class PlanEditTool:
     modes: ClassVar[tuple[str, ...]] = BOTH_MODES
 
     async def run(self, args: PlanEditInput, ctx: ToolContext) -> ToolResult:
-        plan, version = _service(ctx).edit(
+        service = _service(ctx)
+        _, version = service.edit(
             ctx.session_id, args.old_string, args.new_string, ctx.tool_call_id
         )
-        return ToolResult(output=f"Plan edited: now v{version.version} ({plan.status}).")
+        return ToolResult(output=service.edit_result(ctx.session_id, version.version))
 
 
 class PlanShowTool:
