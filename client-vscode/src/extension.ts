@@ -19,6 +19,7 @@ import { SessionState } from "./state/sessionState";
 import { ContextStatus } from "./status/contextStatus";
 import { CompactionHistory, HISTORY_SCHEME } from "./views/compactionHistory";
 import { PlanPanels } from "./views/plan/planPanels";
+import { PlansView } from "./views/plans/plansView";
 import { SIDEBAR_VIEW_ID, SidebarProvider } from "./views/sidebar/sidebarProvider";
 
 let services: Services | undefined;
@@ -80,9 +81,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
   const reviewDocuments = new ReviewDocuments();
   const review = new ReviewController(client, reviewDocuments, (params, token) => sidebar.askPermission(params, token), firstFolder);
   const plans = new PlanPanels(context.extensionUri, client, state);
+  const plansView = new PlansView(client, () => {
+    const dir = vscode.workspace.getConfiguration("baton").get<string>("plans.dir");
+    return typeof dir === "string" && dir.trim() !== "" ? dir.trim() : ".baton/plans";
+  });
   const status = new ContextStatus(client, state);
   const history = new CompactionHistory(client, state);
-  services = { client, state, sidebar, plans, secrets: context.secrets, output, review, history, trust };
+  services = { client, state, sidebar, plans, plansView, secrets: context.secrets, output, review, history, trust };
 
   context.subscriptions.push(
     output,
@@ -90,6 +95,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     trust,
     sidebar,
     plans,
+    plansView,
     status,
     { dispose: () => void client.dispose() },
     vscode.window.registerWebviewViewProvider(SIDEBAR_VIEW_ID, sidebar, {

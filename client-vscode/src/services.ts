@@ -6,6 +6,7 @@ import type { ReviewController } from "./review/reviewController";
 import type { CompactionHistory } from "./views/compactionHistory";
 import type { SessionState } from "./state/sessionState";
 import type { PlanPanels } from "./views/plan/planPanels";
+import type { PlansView } from "./views/plans/plansView";
 import type { SidebarProvider } from "./views/sidebar/sidebarProvider";
 
 export interface Services {
@@ -13,6 +14,8 @@ export interface Services {
   state: SessionState;
   sidebar: SidebarProvider;
   plans: PlanPanels;
+  /** The workspace's plan files (the Plans view). */
+  plansView: PlansView;
   secrets: vscode.SecretStorage;
   output: vscode.LogOutputChannel;
   /** Diffs before edits, and completed changes, in VS Code's diff editor. */

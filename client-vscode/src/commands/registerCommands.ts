@@ -5,6 +5,7 @@ import type { Services } from "../services";
 import { errorMessage } from "../util/errors";
 import { compactSession, compactWithInstructions, contextMenu, showCompactionHistory, undoCompaction } from "./compactionCommands";
 import { approvePlan, openPlanFile, showPlan } from "./planCommands";
+import { attachPlan, newSessionOnPlan, openListedPlan } from "./planListCommands";
 import {
   acceptChange,
   addSelectionToPrompt,
@@ -34,6 +35,10 @@ export const COMMANDS: Readonly<Record<string, Handler>> = {
   "baton.setOpenAIApiKey": (s) => setOpenAIApiKey(s),
   "baton.restartServer": (s) => restartServer(s),
   "baton.openPlanFile": (s, id) => openPlanFile(s, id),
+  "baton.refreshPlans": (s) => s.plansView.refresh(),
+  "baton.newSessionOnPlan": (s, entry) => newSessionOnPlan(s, entry),
+  "baton.openListedPlan": (s, entry) => openListedPlan(s, entry),
+  "baton.attachPlan": (s, entry) => attachPlan(s, entry),
   "baton.showServerLog": (s) => showServerLog(s),
   "baton.renameSession": (s, id) => renameSession(s, id),
   "baton.deleteSession": (s, id) => deleteSession(s, id),

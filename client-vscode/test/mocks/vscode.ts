@@ -59,6 +59,53 @@ export class ThemeColor {
   constructor(readonly id: string) {}
 }
 
+export class ThemeIcon {
+  constructor(readonly id: string) {}
+}
+
+export enum TreeItemCollapsibleState {
+  None = 0,
+  Collapsed = 1,
+  Expanded = 2,
+}
+
+export class TreeItem {
+  id?: string;
+  description?: string;
+  tooltip?: string;
+  iconPath?: ThemeIcon;
+  contextValue?: string;
+  command?: { command: string; title: string; arguments?: unknown[] };
+  accessibilityInformation?: { label: string };
+  constructor(
+    readonly label: string,
+    readonly collapsibleState: TreeItemCollapsibleState = TreeItemCollapsibleState.None,
+  ) {}
+}
+
+export class RelativePattern {
+  constructor(
+    readonly base: unknown,
+    readonly pattern: string,
+  ) {}
+}
+
+export interface FakeTreeView {
+  id: string;
+  provider: { getChildren(): unknown; getTreeItem(e: unknown): TreeItem; onDidChangeTreeData: (l: () => unknown) => { dispose(): void } };
+  message: string | undefined;
+  dispose(): void;
+}
+export const createdTreeViews: FakeTreeView[] = [];
+
+export interface FakeWatcher {
+  pattern: RelativePattern;
+  created: EventEmitter<Uri>;
+  changed: EventEmitter<Uri>;
+  deleted: EventEmitter<Uri>;
+}
+export const createdWatchers: FakeWatcher[] = [];
+
 // Review feature: diff tabs, files on a fake disk, editors and selections.
 export class TabInputTextDiff {
   constructor(
@@ -240,6 +287,11 @@ export const window = {
     task({ report: vi.fn() }, new CancellationTokenSource().token),
   ),
   registerWebviewViewProvider: vi.fn(() => new Disposable()),
+  createTreeView: vi.fn((id: string, options: { treeDataProvider: FakeTreeView["provider"] }) => {
+    const view: FakeTreeView = { id, provider: options.treeDataProvider, message: undefined, dispose: () => undefined };
+    createdTreeViews.push(view);
+    return view;
+  }),
   createWebviewPanel: vi.fn((_type: string, title: string) => {
     const disposed = new EventEmitter<void>();
     const panel: FakeWebviewPanel = {
@@ -281,6 +333,11 @@ export const workspace = {
   }),
   onDidChangeConfiguration: configurationChanged.event,
   onDidSaveTextDocument: documentSaved.event,
+  createFileSystemWatcher: vi.fn((pattern: RelativePattern) => {
+    const w: FakeWatcher = { pattern, created: new EventEmitter<Uri>(), changed: new EventEmitter<Uri>(), deleted: new EventEmitter<Uri>() };
+    createdWatchers.push(w);
+    return { onDidCreate: w.created.event, onDidChange: w.changed.event, onDidDelete: w.deleted.event, dispose: () => undefined };
+  }),
   openTextDocument: vi.fn(async (arg: unknown) => ({ uri: arg, getText: () => "" })),
   registerTextDocumentContentProvider: vi.fn((_scheme: string, _provider: unknown) => new Disposable()),
   textDocuments: [] as Array<{ uri: Uri; isDirty: boolean; isUntitled: boolean; getText(): string }>,
@@ -334,6 +391,8 @@ export const env = {
 export function resetMock(): void {
   statusBarItems.length = 0;
   createdPanels.length = 0;
+  createdTreeViews.length = 0;
+  createdWatchers.length = 0;
   registeredCommands.clear();
   secretStore.clear();
   for (const key of Object.keys(configuration)) delete configuration[key];

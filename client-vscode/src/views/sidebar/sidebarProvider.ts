@@ -393,8 +393,12 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     this.postInfo(sessionId);
   }
 
-  async newSession(mode: Mode): Promise<string> {
-    const { sessionId } = await this.client.request("baton/session/new", { mode });
+  /** `planPath`: a plan file of the workspace the session carries on from (its first open step). */
+  async newSession(mode: Mode, options: { planPath?: string } = {}): Promise<string> {
+    const { sessionId } = await this.client.request("baton/session/new", {
+      mode,
+      ...(options.planPath ? { planPath: options.planPath } : {}),
+    });
     this.state.remember(sessionId, { mode });
     this.state.setActive(sessionId);
     await this.refreshSessions();
