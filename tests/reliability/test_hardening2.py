@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -267,3 +268,66 @@ async def test_allow_on_a_server_counts_only_from_the_persons_settings(
     await mine.prompt(await mine.new_session(), "add")
     assert mine.permission_requests == []
     assert llm.model_requests[-1].tool_outputs()["c_mine"] == "5"
+
+
+# --------------------------------------------------------------------------- 4. git hooks
+
+HOOK = "#!/bin/sh\ntouch PWNED\n"
+# (path, tool input): every change here decides what git runs.
+GIT_RUNS: list[tuple[str, dict[str, Any]]] = [
+    (".husky/pre-commit", {"content": HOOK}),  # the issue's case (core.hooksPath = .husky/_)
+    ("tools/hooks/pre-commit", {"content": HOOK}),  # hooksPath set in an included config
+    ("ci/git.inc", {"content": "[core]\n\thooksPath = elsewhere\n"}),  # that included config
+    ("lefthook.yml", {"content": "pre-commit:\n  commands:\n    x:\n      run: touch PWNED\n"}),
+    (".lefthook/pre-commit/x.sh", {"content": HOOK}),
+    (".pre-commit-config.yaml", {"content": "repos: []\n"}),
+    (".simple-git-hooks.json", {"content": '{"pre-commit": "touch PWNED"}\n'}),
+    ("package.json", {"content": '{"name": "x", "simple-git-hooks": {"pre-commit": "x"}}\n'}),
+    (
+        "package.json",
+        {
+            "old_string": '"name": "x"',
+            "new_string": '"name": "x", "husky": {"hooks": {"pre-commit": "touch PWNED"}}',
+        },
+    ),
+]
+# Ordinary changes: they do not ask (the person allows writes).
+ORDINARY: list[tuple[str, dict[str, Any]]] = [
+    ("package.json", {"old_string": '"version": "1.0.0"', "new_string": '"version": "1.0.1"'}),
+    ("src/ok.txt", {"content": "fine\n"}),
+]
+
+
+def _git(workspace: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=workspace, check=True, capture_output=True)
+
+
+@pytest.mark.asyncio
+async def test_what_decides_what_git_runs_asks_like_git_hooks(
+    start: Start, llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    """With core.hooksPath = .husky/_ (and an included config naming another folder), a
+    change to the hook folders, the hook managers' files or package.json's hook keys asks
+    even though the person allows writes; ordinary changes do not."""
+    person_config(home, f'baseUrl = "{llm.base_url}"\n[permissions]\nwrite = "allow"\n')
+    _git(workspace, "init", "-q")
+    _git(workspace, "config", "core.hooksPath", ".husky/_")
+    _git(workspace, "config", "include.path", "../ci/git.inc")
+    repo_file(workspace, "ci/git.inc", "[core]\n\thooksPath = tools/hooks ; a comment\n")
+    repo_file(workspace, "package.json", '{"name": "x", "version": "1.0.0"}\n')
+    baton = await start(trusted=True)
+    calls = []
+    for index, (path, change) in enumerate(GIT_RUNS + ORDINARY):
+        tool = "write" if "content" in change else "edit"
+        calls.append(tool_call(tool, {"path": path, **change}, call_id=f"c{index}"))
+    llm.add(*calls)
+    llm.add(text("done"))
+    await baton.prompt(await baton.new_session(), "set up hooks")
+    asked = [r["toolCall"]["input"]["path"] for r in baton.permission_requests]
+    assert asked == [path for path, _ in GIT_RUNS], "each asks, ordinary changes do not"
+    assert all("decides what git runs" in r["reason"] for r in baton.permission_requests)
+    for path in (".husky/pre-commit", "tools/hooks/pre-commit", "lefthook.yml"):
+        assert not (workspace / path).exists(), f"{path} was written without asking"
+    assert (workspace / "src/ok.txt").exists()
+    assert '"1.0.1"' in (workspace / "package.json").read_text()
+    assert "husky" not in (workspace / "package.json").read_text()

@@ -15,6 +15,7 @@ from typing import Any
 
 from platformdirs import user_config_path, user_data_path
 
+from baton.tools import git_runs
 from baton.tools.base import ToolContext, ToolFailure, ToolResult
 
 # Folders whose files decide what Baton, git or an editor runs (config, hooks, plugins,
@@ -66,12 +67,16 @@ def protected_reason(workspace: Path, tool: str, input: dict[str, Any]) -> str |
     path = input.get("path")
     if tool not in ("write", "edit") or not isinstance(path, str) or not path:
         return None
-    return protected_path_reason(workspace, Path(path))
+    return protected_path_reason(workspace, Path(path), input)
 
 
-def protected_path_reason(workspace: Path, path: Path) -> str | None:
+def protected_path_reason(
+    workspace: Path, path: Path, input: dict[str, Any] | None = None
+) -> str | None:
     """`path` (absolute or relative to `workspace`) as the literal name and its real path
-    (a symlink to .git is .git) checked against the protected folders."""
+    (a symlink to .git is .git) checked against the protected folders, and against what
+    decides what git runs (`baton.tools.git_runs`; `input` is the write or edit, for
+    package.json's hook keys)."""
     root = Path(os.path.realpath(workspace))
     literal = Path(os.path.normpath(workspace / path))
     real = Path(os.path.realpath(literal))
@@ -82,6 +87,7 @@ def protected_path_reason(workspace: Path, path: Path) -> str | None:
                 f"{path} is in Baton's own settings folder ({folder}); changes there always "
                 "ask, even after Always allow"
             )
+    names: list[tuple[str, ...]] = []
     for candidate in (literal, real):
         try:
             parts = candidate.relative_to(root).parts
@@ -90,10 +96,11 @@ def protected_path_reason(workspace: Path, path: Path) -> str | None:
                 parts = candidate.relative_to(workspace).parts
             except ValueError:
                 continue
+        names.append(parts)
         for part in parts:
             if part.casefold() in PROTECTED_FOLDERS:
                 return (
                     f"{path} is inside {part}/, which decides what Baton, git or the editor "
                     "runs; changes there always ask, even after Always allow"
                 )
-    return None
+    return git_runs.reason(workspace, path, names, real, input or {})
