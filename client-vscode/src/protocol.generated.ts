@@ -84,6 +84,19 @@ export interface CommandRun {
   command: string;
   exitCode: number | null;
   exitCodes?: (number | null)[];
+  failures?: RunFailure[];
+  output?: string | null;
+}
+/**
+ * Extension: one failing run of a command: its first error line and last lines.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "RunFailure".
+ */
+export interface RunFailure {
+  run: number;
+  exitCode: number | null;
+  error: string;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -144,6 +157,7 @@ export interface Ledger {
   errors?: UnresolvedError[];
   plan?: PlanState | null;
   resolvedErrors?: ResolvedError[];
+  configValues?: ConfigValues[];
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -194,6 +208,16 @@ export interface ResolvedError {
   source: string;
   message: string;
   resolvedBy?: string | null;
+}
+/**
+ * Extension: the key = value lines of a config-like file as the session read it.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ConfigValues".
+ */
+export interface ConfigValues {
+  path: string;
+  values?: string[];
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

@@ -422,12 +422,32 @@ class FileTouch(WireModel):
     action: Literal["created", "modified", "deleted"]
 
 
+class RunFailure(WireModel):
+    """Extension: one failing run of a command: its first error line and last lines."""
+
+    run: int  # 1-based, among the command's runs
+    exit_code: int | None
+    error: str
+
+
 class CommandRun(WireModel):
     command: str
     # The latest run's exit code (None: killed or timed out).
     exit_code: int | None
     # Extension: every run's exit code, oldest first (the latest is `exitCode`).
     exit_codes: list[int | None] = Field(default_factory=list)
+    # Extension: every failing run (bounded: the first and the latest ones), oldest first.
+    failures: list[RunFailure] = Field(default_factory=list)
+    # Extension: what the latest successful run printed, when short (a version, a count,
+    # a port), or the lines of it that carry values.
+    output: str | None = None
+
+
+class ConfigValues(WireModel):
+    """Extension: the key = value lines of a config-like file as the session read it."""
+
+    path: str
+    values: list[str] = Field(default_factory=list)
 
 
 class UnresolvedError(WireModel):
@@ -474,6 +494,8 @@ class Ledger(WireModel):
     plan: PlanState | None = None
     # Extension: errors a later success resolved, oldest first.
     resolved_errors: list[ResolvedError] = Field(default_factory=list)
+    # Extension: values in config-like files read (*.toml, *.ini, *.env, *.yaml, settings).
+    config_values: list[ConfigValues] = Field(default_factory=list)
 
 
 class PreCompactOutcome(WireModel):

@@ -127,3 +127,52 @@ async def test_a_fresh_start_makes_no_summary_call_and_keeps_requests_ledger_and
 
     listed = await baton.request("baton/session/compactions", {"sessionId": sid})
     assert [c["strategy"] for c in listed["compactions"]] == ["fresh"]
+
+
+@pytest.mark.asyncio
+async def test_the_ledger_keeps_every_failure_short_outputs_and_config_values(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_baton(settings=ALLOW)
+    sid = await baton.new_session()
+    (workspace / "app.toml").write_text(
+        '[server]\nport = 8431\nregion = "eu-west-1"\n# a comment\n[db]\nname = "orders"\n'
+    )
+    check = workspace / "check.sh"
+    check.write_text(
+        "echo 'Traceback (most recent call last):'\necho '  File \"app.py\", line 3, in <module>'\n"
+        "echo \"TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'\"\nexit 1\n"
+    )
+    llm.add(tool_call("read", {"path": "app.toml"}))
+    llm.add(tool_call("bash", {"command": "echo 'serde v1.0.197'"}))
+    llm.add(tool_call("bash", {"command": "sh check.sh"}))
+    llm.add(text("It fails. " + "Looking into it. " * 60))
+    await baton.prompt(sid, "run the check")
+    check.write_text("echo 'KeyError: missing key DATABASE_URL' >&2\nexit 2\n")
+    llm.add(tool_call("bash", {"command": "sh check.sh"}))
+    llm.add(text("Another failure. " + "Still looking. " * 60))
+    await baton.prompt(sid, "again")
+    check.write_text("echo 'all good'\n")
+    llm.add(tool_call("bash", {"command": "sh check.sh"}))
+    llm.add(text("Fixed. " + "Explaining the fix. " * 60))
+    await baton.prompt(sid, "once more")
+
+    llm.add(text(FACTLESS_SUMMARY))
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert record["committed"] is True, record["notes"]
+    [run] = [c for c in record["ledger"]["commands"] if c["command"] == "sh check.sh"]
+    assert run["exitCodes"] == [1, 2, 0]
+    assert [f["run"] for f in run["failures"]] == [1, 2]
+    assert run["failures"][0]["error"].endswith("'NoneType' and 'int'")
+    assert "KeyError: missing key DATABASE_URL" in run["failures"][1]["error"]
+
+    llm.add(text("ok"))
+    await baton.prompt(sid, "what now?")
+    sent = llm.model_requests[-1].input_text()
+    ledger = sent[sent.index("<baton:ledger>") : sent.index("</baton:ledger>")]
+    # Both failures of the command, each with its message (not cut at the message's end).
+    assert "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'" in ledger
+    assert "KeyError: missing key DATABASE_URL" in ledger
+    assert "printed: serde v1.0.197" in ledger
+    assert '- app.toml: [server] port = 8431; [server] region = "eu-west-1"; [db] name' in ledger
+    assert "Looking into it" not in sent  # the summarised part left the view

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 
 from baton import protocol as p
+from baton.compaction.outputs import config_values, error_excerpt, value_excerpt
 from baton.plan.steps import MARKS
 from baton.session.model import StoredMessage
 
@@ -26,8 +27,13 @@ MAX_RUNS_SHOWN = 8
 # first lines, their last lines and every line in between that carries a count, a code
 # or a `path:line` (what a model needs to act), up to this budget again.
 ERROR_CHARS = 1_600
-# A resolved error is one line: what failed, briefly.
-RESOLVED_CHARS = 240
+# A resolved error is one line: what failed, briefly (its first error line and verdict).
+RESOLVED_CHARS = 400
+# Failing runs kept per command: the first ones and the latest ones.
+MAX_FAILURES_KEPT = 6
+# Config files whose values are shown (the latest read ones), and values in all.
+MAX_CONFIG_FILES = 20
+MAX_CONFIG_VALUES_SHOWN = 120
 RECALL_HINT = (
     "Anything compaction hid (a pruned output, an older message) is one `recall` away: "
     "by the call id a placeholder names, or by a search."
@@ -47,6 +53,9 @@ def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) ->
     files_read: dict[str, None] = {}
     modified: dict[str, p.FileTouch] = {}
     commands: dict[str, list[int | None]] = {}
+    failures: dict[str, list[p.RunFailure]] = {}
+    outputs: dict[str, str] = {}
+    configs: dict[str, list[str]] = {}
     # Unresolved errors, keyed by what would resolve them (the same command or target).
     errors: dict[str, p.UnresolvedError] = {}
     resolved: list[p.ResolvedError] = []
@@ -62,6 +71,10 @@ def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) ->
             for fact in result.facts:
                 if fact.kind == "read" and fact.path:
                     files_read.setdefault(fact.path, None)
+                    values = config_values(fact.path, result.output)
+                    if values:
+                        configs.pop(fact.path, None)
+                        configs[fact.path] = values  # the latest read, latest last
                 elif fact.kind == "modified" and fact.path and fact.action:
                     previous = modified.pop(fact.path, None)
                     action = fact.action
@@ -76,6 +89,21 @@ def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) ->
                     runs = commands.pop(fact.command, [])
                     runs.append(fact.exit_code)
                     commands[fact.command] = runs  # re-inserted: the latest run orders it
+                    if fact.exit_code == 0:
+                        excerpt = value_excerpt(result.output)
+                        if excerpt:
+                            outputs[fact.command] = excerpt
+                    else:
+                        kept = failures.setdefault(fact.command, [])
+                        kept.append(
+                            p.RunFailure(
+                                run=len(runs),
+                                exit_code=fact.exit_code,
+                                error=error_excerpt(result.output),
+                            )
+                        )
+                        if len(kept) > MAX_FAILURES_KEPT:
+                            del kept[MAX_FAILURES_KEPT // 2]  # keep the first and the latest
             key = _error_key(name, args)
             source = _source(name, args)
             if result.status == "failed":
@@ -96,12 +124,22 @@ def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) ->
         files_read=list(files_read),
         files_modified=list(modified.values()),
         commands=[
-            p.CommandRun(command=command, exit_code=runs[-1], exit_codes=runs)
+            p.CommandRun(
+                command=command,
+                exit_code=runs[-1],
+                exit_codes=runs,
+                failures=failures.get(command, []),
+                output=outputs.get(command),
+            )
             for command, runs in commands.items()
         ],
         errors=list(errors.values()),
         plan=plan,
         resolved_errors=resolved,
+        config_values=[
+            p.ConfigValues(path=path, values=values)
+            for path, values in list(configs.items())[-MAX_CONFIG_FILES:]
+        ],
     )
 
 
@@ -136,13 +174,9 @@ def _source(name: str, args: dict[str, object]) -> str:
 
 
 def _one_line(text: str) -> str:
-    """An error in one line: its most telling lines, joined, within RESOLVED_CHARS."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    telling = [line for line in lines if _IMPORTANT.search(line)] or lines
-    joined = " / ".join(telling)
-    if len(joined) <= RESOLVED_CHARS:
-        return joined
-    return joined[: RESOLVED_CHARS - 1].rstrip() + "…"
+    """An error in one line: its first error line and its verdict, within RESOLVED_CHARS
+    (issue 27: cutting the joined lines from the end lost the message itself)."""
+    return error_excerpt(text, RESOLVED_CHARS)
 
 
 def cut_error(text: str, limit: int = ERROR_CHARS) -> str:
@@ -223,9 +257,19 @@ def render_ledger(ledger: p.Ledger) -> str:
         lines.append("Commands run (exit code of each run, oldest first; the last is the latest):")
         if more > 0:
             lines.append(f"- … {more} earlier commands")
+        # The failure an unresolved or resolved error shows already is not shown twice.
+        shown_errors = {_one_line(e.message) for e in ledger.errors} | {
+            e.message for e in ledger.resolved_errors
+        }
         for run in shown_cmds:
             codes = run.exit_codes or [run.exit_code]
             lines.append(f"- `{run.command}` → {_runs(codes)}")
+            for failure in run.failures:
+                if failure.error not in shown_errors:
+                    code = "killed" if failure.exit_code is None else failure.exit_code
+                    lines.append(f"  run {failure.run} ({code}): {failure.error}")
+            if run.output and codes[-1] == 0:
+                lines.append(f"  printed: {run.output}")
     if ledger.errors:
         lines.append("Unresolved errors (not yet followed by a success):")
         for error in ledger.errors[-MAX_ERRORS_SHOWN:]:
@@ -240,6 +284,15 @@ def render_ledger(ledger: p.Ledger) -> str:
         for done in shown_resolved:
             by = f" (resolved by {done.resolved_by})" if done.resolved_by else ""
             lines.append(f"- {done.source}: {done.message}{by}")
+    if ledger.config_values:
+        lines.append("Values in config files read (as read; the file may have changed since):")
+        budget = MAX_CONFIG_VALUES_SHOWN
+        for config in reversed(ledger.config_values):  # the latest files first
+            if budget <= 0:
+                break
+            values = config.values[:budget]
+            budget -= len(values)
+            lines.append(f"- {config.path}: " + "; ".join(values))
     if ledger.plan is not None:
         plan = ledger.plan
         line = f"Plan: {plan.path} ({plan.status}, version {plan.version})"
