@@ -144,6 +144,21 @@ PLAN_FEEDBACK_MESSAGE = """Changes requested to the plan:
 {feedback}
 
 Revise it with `plan_edit`, then call `plan_exit` to submit it again."""
+# The person's line-by-line review (baton.plan.annotations): each note quoted from the plan
+# with its line numbers, its kind and their words, in one message.
+PLAN_REVIEW_MESSAGE = """Changes requested to the plan (v{version}), {count} note(s) on its lines:
+
+{notes}{overall}
+
+Revise it with `plan_edit`, then call `plan_exit` to submit it again."""
+PLAN_REVIEW_OVERALL = "\n\nOverall: {feedback}"
+# `/review` in an ACP editor: the plan numbered, and how to annotate it with `/changes`.
+PLAN_REVIEW_SHOWN = """Plan {path} (v{version}, {status}):
+
+{plan}
+
+Request changes line by line with /changes, one note a line: `7: comment`,
+`5-6 replace: new text`, `9 delete`; other lines are overall feedback."""
 
 # --------------------------------------------------------------------------- attachments
 # Editor context the person attached to a prompt (baton.review.attachments), shown once,

@@ -73,6 +73,8 @@ async def test_initialize_sessions_modes_models_and_auth(
         "compact",
         "plan",
         "approve",
+        "review",
+        "changes",
         "undo",
         "context",
     ]
@@ -157,6 +159,38 @@ async def test_plan_mode_plan_arrives_as_plan_updates_and_ticks_off(
     assert statuses[-1] == ["completed", "pending", "pending"]
     # Without the draft capability there is no plan_update.
     assert acp.client.of(sid, "plan_update") == []
+
+
+@pytest.mark.asyncio
+async def test_review_numbers_the_plan_and_changes_sends_line_notes_as_one_message(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    acp = await start_acp()
+    sid = await acp.new()
+    await acp.conn.set_session_mode(session_id=sid, mode_id="plan")
+    llm.add(tool_call("plan_write", {"content": PLAN}), tool_call("plan_exit", {}))
+    await acp.say(sid, "Plan a greeting script")
+    before = len(acp.client.text(sid))
+    assert (await acp.say(sid, "/review")).stop_reason == "end_turn"
+    shown = acp.client.text(sid)[before:]
+    assert "3| - [ ] Write hello.py\n4| - [ ] Run it" in shown and "/changes" in shown
+    requests = len(llm.model_requests)
+
+    llm.add(tool_call("plan_edit", {"old_string": "Run it", "new_string": "Run it twice"}))
+    llm.add(tool_call("plan_exit", {}))
+    notes = "/changes 3: use Python 3.12\n4 replace: - [ ] Run it twice\n5 delete\nKeep it short."
+    assert (await acp.say(sid, notes)).stop_reason == "end_turn"
+    sent = llm.model_requests[requests].last_user_text() or ""
+    assert sent.startswith("Changes requested to the plan (v1), 3 note(s) on its lines:")
+    assert "1. line 3 (comment):\n> 3| - [ ] Write hello.py\nComment: use Python 3.12" in sent
+    assert "2. line 4 (replace):\n> 4| - [ ] Run it\nReplace with:\n- [ ] Run it twice" in sent
+    assert "3. line 5 (delete):\n> 5| - [!] Deploy: waiting for keys\nDelete it." in sent
+    assert "Overall: Keep it short." in sent
+    # A note on a line the plan does not have changes nothing and says why.
+    requests = len(llm.model_requests)
+    bad = await error_of(acp.say(sid, "/changes 40: what?"))
+    assert bad.code == -32602 and "not lines of the plan" in str(bad)
+    assert len(llm.model_requests) == requests
 
 
 @pytest.mark.asyncio

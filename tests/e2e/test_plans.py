@@ -510,3 +510,71 @@ async def test_three_plan_edits_leave_one_full_copy_and_a_person_edit_arrives_as
     assert note.startswith(f"[plan: the person changed {path.relative_to(workspace)}: v4 → v5")
     assert " 8| - [ ] Write form tests\n+9| - [ ] Deploy behind a flag" in note
     assert MARKER not in note
+
+
+@pytest.mark.asyncio
+async def test_annotations_reach_the_model_as_one_structured_message(
+    baton: BatonClient, llm: FakeLLM, workspace: Path
+) -> None:
+    sid = await baton.new_session(mode="plan", title="Review")
+    llm.add(tool_call("plan_write", {"content": PLAN}), tool_call("plan_exit", {}))
+    await baton.prompt(sid, "Plan a login page")
+    requests = len(llm.model_requests)
+
+    # Bad notes change nothing: lines beyond the plan, a quote the lines do not hold.
+    for bad, says in (
+        ({"kind": "comment", "startLine": 9, "endLine": 12, "quote": "", "text": "?"}, "beyond"),
+        (
+            {"kind": "delete", "startLine": 5, "endLine": 5, "quote": "Write tests"},
+            "do not hold the quoted text",
+        ),
+        ({"kind": "replace", "startLine": 6, "endLine": 5, "quote": ""}, "before startLine"),
+    ):
+        error = await baton.error(
+            "baton/plan/requestChanges", {"sessionId": sid, "feedback": "", "annotations": [bad]}
+        )
+        assert error.code == -32602 and says in error.message
+    empty = await baton.error("baton/plan/requestChanges", {"sessionId": sid, "feedback": " "})
+    assert empty.code == -32602
+    assert (await plan_of(baton, sid))["status"] == "awaiting_approval"
+    assert len(llm.model_requests) == requests
+
+    llm.add(text("Revising."))
+    annotations = [
+        {
+            "kind": "comment",
+            "startLine": 5,
+            "endLine": 5,
+            "quote": "login form",
+            "text": "Which URL?",
+        },
+        {
+            "kind": "replace",
+            "startLine": 6,
+            "endLine": 7,
+            "quote": "- [ ] Validate the password\n- [ ] Write tests",
+            "text": "- [ ] Validate and test the password",
+        },
+        {"kind": "delete", "startLine": 3, "endLine": 3, "quote": "Goal: a login form"},
+    ]
+    result = await baton.request(
+        "baton/plan/requestChanges",
+        {"sessionId": sid, "feedback": "Otherwise fine.", "annotations": annotations},
+    )
+    assert result == {"status": "draft"}
+    await turn_ended(baton, sid, 2)
+    [request] = llm.model_requests[requests:]
+    sent = request.last_user_text() or ""
+    assert sent == (
+        "Changes requested to the plan (v1), 3 note(s) on its lines:\n\n"
+        "1. line 5 (comment):\n> 5| - [ ] Add the login form in src/login.py\n"
+        "Selected: 'login form'\nComment: Which URL?\n\n"
+        "2. lines 6-7 (replace):\n> 6| - [ ] Validate the password\n> 7| - [ ] Write tests\n"
+        "Replace with:\n- [ ] Validate and test the password\n\n"
+        f"3. line 3 (delete):\n> 3| Goal: a login form with password checks ({MARKER}).\n"
+        "Selected: 'Goal: a login form'\nDelete it.\n\n"
+        "Overall: Otherwise fine.\n\n"
+        "Revise it with `plan_edit`, then call `plan_exit` to submit it again."
+    )
+    feedback = [u for u in baton.updates(sid, "user_message") if u.get("origin") == "feedback"]
+    assert len(feedback) == 1 and feedback[0]["text"] == sent

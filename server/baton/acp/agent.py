@@ -529,17 +529,25 @@ class BatonAgent:
             if rest:
                 raise InvalidParams("/approve takes no argument")
             app.plans.approve(p.PlanApproveParams(session_id=sid, start=True))
-            task = app.sessions.state(sid).turn_task
-            return (
-                self._stop(await asyncio.shield(task), app, sid) if task is not None else "end_turn"
-            )
-        handler = {"compact": commands.compact, "undo": commands.undo, "context": commands.context}[
-            name
-        ]
+            return await self._started_turn(app, sid)
+        if name == "changes":
+            commands.request_changes(app, sid, rest)
+            return await self._started_turn(app, sid)
+        handler = {
+            "compact": commands.compact,
+            "undo": commands.undo,
+            "context": commands.context,
+            "review": commands.review,
+        }[name]
         shown = await handler(app, sid, rest)
         if shown:
             channel.update(sid, agent_text(shown))
         return "end_turn"
+
+    async def _started_turn(self, app: App, sid: str) -> Any:
+        """The stop reason of the turn a plan method started (approval, feedback)."""
+        task = app.sessions.state(sid).turn_task
+        return self._stop(await asyncio.shield(task), app, sid) if task is not None else "end_turn"
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         app = self.session_apps.get(session_id)

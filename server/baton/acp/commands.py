@@ -2,8 +2,9 @@
 
 Each maps onto a core operation the LSP face exposes as a method: `/compact`
 on `baton/session/compact`, `/plan` on setMode, `/approve` on
-`baton/plan/approve`, `/undo` on `baton/session/revert`, `/context` on
-`baton/session/context`.
+`baton/plan/approve`, `/review` on `baton/plan/get` (the plan numbered),
+`/changes` on `baton/plan/requestChanges` with annotations, `/undo` on
+`baton/session/revert`, `/context` on `baton/session/context`.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 
 from baton import protocol as p
 from baton.errors import InvalidParams
+from baton.plan import annotate
 
 if TYPE_CHECKING:
     from baton.app import App
+    from baton.plan.service import PlanService
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,12 @@ COMMANDS = (
     Command("compact", "Compact the conversation now", "what the summary should focus on"),
     Command("plan", "Switch to plan mode (optionally with a request to plan)", "what to plan"),
     Command("approve", "Approve the plan, switch to build mode and start building", None),
+    Command("review", "Show the plan with line numbers, to annotate with /changes", None),
+    Command(
+        "changes",
+        "Request changes to the plan, line by line",
+        "`7: comment`, `5-6 replace: text`, `9 delete`; other lines: overall feedback",
+    ),
     Command("undo", "Take back the last prompt and the file changes it made", None),
     Command("context", "Show what fills the model's context window", None),
 )
@@ -87,3 +96,34 @@ async def context(app: App, sid: str, rest: str) -> str | None:
     ]
     lines += [f"- {item.kind}: {item.tokens}" for item in info.items]
     return "\n".join(lines)
+
+
+async def review(app: App, sid: str, rest: str) -> str | None:
+    if rest:
+        raise InvalidParams("/review takes no argument")
+    plan = _plans(app).get(sid)
+    if plan is None:
+        return "There is no plan yet."
+    return annotate.numbered_plan(plan.path, plan.version, plan.status, plan.content)
+
+
+def request_changes(app: App, sid: str, rest: str) -> None:
+    """`/changes`: the notes on the plan's lines, and the overall feedback, as one message."""
+    plans = _plans(app)
+    plan = plans.get(sid)
+    if plan is None:
+        raise InvalidParams("there is no plan to request changes to")
+    notes, feedback = annotate.parse_notes(rest, plan.content)
+    if not notes and not feedback:
+        raise InvalidParams(
+            "/changes needs notes (`7: comment`, `5-6 replace: text`, `9 delete`) or feedback"
+        )
+    plans.request_changes(
+        p.PlanRequestChangesParams(session_id=sid, feedback=feedback, annotations=notes or None)
+    )
+
+
+def _plans(app: App) -> PlanService:
+    if app.plans is None:
+        raise InvalidParams("plans are not available in this server")
+    return app.plans

@@ -26,6 +26,7 @@ from baton.errors import (
     PlanStateError,
     SessionBusy,
 )
+from baton.plan import annotate
 from baton.plan.source import PlanContext
 from baton.plan.store import PlanRow, PlanVersionRow, sha256
 from baton.plan.view import edit_text, first_unchecked
@@ -315,8 +316,6 @@ class PlanService:
     def request_changes(self, params: p.PlanRequestChangesParams) -> p.PlanStatusResult:
         """Send the person's feedback to the agent and start its turn; the plan is a draft again."""
         state = self.sessions.state(params.session_id)
-        if params.annotations:
-            raise InvalidParams("annotations are not available in this version of Baton yet")
         _ensure_idle(state)
         with self.sessions.leases.hold(state.id, "plan feedback"):
             self.sessions.refresh(state)
@@ -326,10 +325,17 @@ class PlanService:
                     f"the plan is {plan.status}; changes can be requested only for a draft or"
                     " a plan awaiting approval (send a prompt instead)"
                 )
+            if params.annotations:
+                # Checked before anything changes: a stale note is refused, not sent.
+                annotate.check(latest.content, params.annotations)
+                text = annotate.message(
+                    latest.content, latest.version, params.annotations, params.feedback
+                )
+            else:
+                text = prompts.PLAN_FEEDBACK_MESSAGE.format(feedback=params.feedback.strip())
             if plan.status != "draft":
                 plan = self.store.set_status(state.id, "draft")
                 self._did_change(plan, latest.version, "user")
-            text = prompts.PLAN_FEEDBACK_MESSAGE.format(feedback=params.feedback.strip())
             self.sessions.start_turn(state, text, "feedback")
         return p.PlanStatusResult(status=plan.status)
 
