@@ -46,7 +46,7 @@ from baton.providers.base import (
 )
 from baton.review.attachments import render_attachment
 from baton.session.model import StoredMessage
-from baton.session.state import SessionState
+from baton.session.state import SessionState, View
 from baton.tokens import ITEM_OVERHEAD, estimate
 
 log = logging.getLogger(__name__)
@@ -266,18 +266,27 @@ class ContextBuilder:
         self,
         state: SessionState,
         running_call_ids: frozenset[str],
+        view: View,
+        candidate: bool,
+        before_seq: int | None,
     ) -> HistoryCache:
-        view = state.view
+        """The converted history of `view`; a candidate (a view being measured, or the
+        history up to `before_seq` for a compaction's request) leaves the cache alone."""
         # `reverted` only grows, so its size tells whether a revert happened since.
         signature = (view.signature, len(state.reverted))
+        messages = state.messages
+        if before_seq is not None:
+            messages = [m for m in messages if m.seq < before_seq]
         cache = state.history_cache
         if (
-            not isinstance(cache, HistoryCache)
+            candidate
+            or not isinstance(cache, HistoryCache)
             or cache.signature != signature
-            or cache.stable_count > len(state.messages)
+            or cache.stable_count > len(messages)
         ):
             cache = HistoryCache(signature)
-            state.history_cache = cache
+            if not candidate:
+                state.history_cache = cache
         out = HistoryCache(
             signature,
             cache.stable_count,
@@ -286,8 +295,8 @@ class ContextBuilder:
             cache.tool_output_tokens,
         )
         settled = True
-        for index in range(cache.stable_count, len(state.messages)):
-            message = state.messages[index]
+        for index in range(cache.stable_count, len(messages)):
+            message = messages[index]
             its, history, outputs = _convert(
                 message,
                 view.first_kept_seq,
@@ -306,18 +315,22 @@ class ContextBuilder:
                 cache.stable_count = index + 1
         return out
 
-    def _requests(self, state: SessionState, history: HistoryCache, usable: int) -> str | None:
+    def _requests(
+        self, state: SessionState, view: View, candidate: bool, usable: int
+    ) -> str | None:
         """The person's messages the view no longer shows (`compaction.requests`), built
         once per view: between compactions they do not change, so neither does the block."""
         cache = state.history_cache
-        key = (history.signature, usable)
-        if isinstance(cache, HistoryCache) and cache.requests and cache.requests[0] == key:
+        key = ((view.signature, len(state.reverted)), usable)
+        if candidate:
+            cache = None
+        elif isinstance(cache, HistoryCache) and cache.requests and cache.requests[0] == key:
             return cache.requests[1]
         text = render_requests(
-            person_messages(state.messages, state.view.first_kept_seq, state.reverted),
+            person_messages(state.messages, view.first_kept_seq, state.reverted),
             requests_budget(usable),
         )
-        if isinstance(cache, HistoryCache) and cache.signature == history.signature:
+        if isinstance(cache, HistoryCache) and cache.signature == key[0]:
             cache.requests = (key, text)
         return text
 
@@ -328,13 +341,13 @@ class ContextBuilder:
             workspace=self.workspace
         )
 
-    def plan_block(self, state: SessionState) -> PlanBlock | None:
+    def plan_block(self, state: SessionState, view: View | None = None) -> PlanBlock | None:
         """The plan block after the current compaction's checkpoint, frozen at the first
         request built after it (later changes are appended), so the new prefix is stable.
 
         Frozen in memory: after a restart it is built again from the plan as it is then,
         which starts a new prefix only if the plan changed since the compaction."""
-        view = state.view
+        view = view if view is not None else state.view
         compacted = (
             view.compaction_id is not None
             or view.summary
@@ -360,9 +373,16 @@ class ContextBuilder:
         identity: ProviderIdentity | None,
         running_call_ids: frozenset[str] = frozenset(),
         compact: bool = False,
+        view: View | None = None,
+        before_seq: int | None = None,
     ) -> BuiltContext:
         """The request for the next step. `tools` are offered as given; `compact` picks
-        the compact system prompt (the caller passes the compact tool specs with it)."""
+        the compact system prompt (the caller passes the compact tool specs with it).
+
+        `view` builds another view than the session's (a compaction measuring a
+        candidate); `before_seq` only the messages before it (a compaction's request
+        over the part it compacts). Neither touches the session's caches."""
+        candidate = view is not None or before_seq is not None
         parts: list[ContextPart] = []
         system = self.system_prompt(state, compact=compact)
         instruction_texts = self.instruction_files.texts()
@@ -373,7 +393,7 @@ class ContextBuilder:
         if tools:
             parts.append(ContextPart("tools", tool_specs_tokens(tools)))
 
-        view = state.view
+        view = view if view is not None else state.view
         items: list[Item] = []
         server_artifact = False
         if view.server_window is not None:
@@ -394,10 +414,12 @@ class ContextBuilder:
             parts.append(ContextPart("checkpoint", item_tokens(block)))
         window = context_window(settings, identity)
         usable, threshold = threshold_tokens(settings, window)
-        history = self._history(state, running_call_ids)
+        history = self._history(state, running_call_ids, view, candidate, before_seq)
         # A server chain carries the conversation in the server's own artifact (the person's
         # messages too); the block is for native views, where a summary stands in for them.
-        requests = self._requests(state, history, usable) if view.server_window is None else None
+        requests = (
+            self._requests(state, view, candidate, usable) if view.server_window is None else None
+        )
         if requests:
             block = ContextBlock(name="requests", text=_tag("requests", requests))
             items.append(block)
@@ -406,7 +428,7 @@ class ContextBuilder:
             block = ContextBlock(name="ledger", text=_tag("ledger", view.ledger_text))
             items.append(block)
             parts.append(ContextPart("ledger", item_tokens(block)))
-        plan = self.plan_block(state)
+        plan = self.plan_block(state, view)
         if plan is not None:
             block = ContextBlock(name="plan", text=_tag("plan", plan.text))
             items.append(block)

@@ -14,7 +14,6 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from dataclasses import replace as dc_replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from baton import protocol as p
@@ -474,14 +473,18 @@ class CompactionEngine:
         return view
 
     def build_with_view(
-        self, state: SessionState, settings: Settings, provider: Provider, view: View
+        self,
+        state: SessionState,
+        settings: Settings,
+        provider: Provider,
+        view: View,
+        before_seq: int | None = None,
     ) -> BuiltContext:
-        saved = state.view
-        state.view = view
-        try:
-            return self.service.build_context(state, settings, provider.identity)
-        finally:
-            state.view = saved
+        """What the model would be sent with `view` (only the messages before
+        `before_seq`, when given); the session's own view and caches are left alone."""
+        return self.service.build_context(
+            state, settings, provider.identity, view=view, before_seq=before_seq
+        )
 
     def records(self, session_id: str) -> list[p.CompactionRecord]:
         self.service.state(session_id)
@@ -815,12 +818,7 @@ class CompactionEngine:
         view = old if old is not None else state.view
         if view.server_window is not None:
             return None  # a server chain's items are not the history to summarise
-        partial = dc_replace(
-            state,
-            messages=[m for m in state.messages if boundary is None or m.seq < boundary],
-            history_cache=None,
-        )
-        built = self.build_with_view(partial, job.settings, provider, view)
+        built = self.build_with_view(state, job.settings, provider, view, boundary)
         prompt = summaries.in_place_prompt(
             words=words,
             ledger=job.ledger_text,

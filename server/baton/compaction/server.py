@@ -178,12 +178,7 @@ class ServerStrategy:
         was being sent: the provider's prompt cache still applies.
         """
         state, provider = job.state, job.provider
-        partial = dataclasses.replace(
-            state,
-            messages=[m for m in state.messages if boundary is None or m.seq < boundary],
-            history_cache=None,
-        )
-        built = job.engine.build_with_view(partial, job.settings, provider, view)
+        built = job.engine.build_with_view(state, job.settings, provider, view, boundary)
         trigger = OpaqueItem(Native(provider.identity, dict(TRIGGER_ITEM)))
         request = ModelRequest(
             instructions=self._instructions(job, built.request.instructions),

@@ -267,8 +267,16 @@ class SessionService:
     # ------------------------------------------------------------------ context
 
     def build_context(
-        self, state: SessionState, settings: Settings, identity: ProviderIdentity | None
+        self,
+        state: SessionState,
+        settings: Settings,
+        identity: ProviderIdentity | None,
+        *,
+        view: View | None = None,
+        before_seq: int | None = None,
     ) -> BuiltContext:
+        """What a step would send now; `view`/`before_seq`: another view, or the history
+        before a message only (a compaction's candidates and requests, `ContextBuilder`)."""
         running = state.turn.running_call_ids if state.turn and state.busy else frozenset()
         # Every tool in every mode: the list is part of the cached prefix; a tool the
         # mode forbids is refused when called, with the reason. A small window gets the
@@ -281,6 +289,8 @@ class SessionService:
             identity=identity,
             running_call_ids=running,
             compact=compact,
+            view=view,
+            before_seq=before_seq,
         )
 
     def request_prefix(
