@@ -6,7 +6,12 @@ stdin closes or it is terminated.
 Replies, decided per request so the order of requests does not matter:
 - a request offering no tools (a summary for native compaction): a summary;
 - the last user message contains PLEASE PLAN: plan_write, then plan_exit, then a line;
-- the order to build an approved plan: tick its first step (plan_edit), then a line;
+- the order to build an approved plan: tick its first step (plan_edit), then a line
+  that says whether the planning conversation was still in view (a fresh context
+  has no plan_write call in it);
+- the last user message contains ECHO REVIEW (plan feedback from the plan panel's
+  review): how many user messages the request ends with, and that last message
+  verbatim in a code block (so the test reads what the model received);
 - the last user message contains WHICH MODEL: the model the request was sent to;
 - PLEASE WRITE: `write` README.md (again once if the first was rejected), then a line;
 - PLEASE RUN: `bash` the commands of RUN_COMMANDS one by one (each after the last
@@ -33,6 +38,7 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO))
 
 from tests.fake_llm import FakeLLM  # noqa: E402
+from tests.fake_llm.records import item_type  # noqa: E402
 from tests.fake_llm.script import reply, text, tool_call  # noqa: E402
 
 GREETING = "Hello from the fake model."
@@ -131,6 +137,8 @@ def answer(req: Any) -> Any:
     if any(POLITE in t for t in req.texts("user")):
         return polite(req)
     last = req.last_user_text() or ""
+    if "ECHO REVIEW" in last:
+        return text(echo_review(req, last))
     if "PLEASE PLAN" in last:
         called = [c.get("name") for c in req.function_calls()]
         if "plan_write" not in called:
@@ -167,10 +175,23 @@ def answer(req: Any) -> Any:
                 "plan_edit",
                 {"old_string": "- [ ] Write `hello.txt`", "new_string": "- [x] Write `hello.txt`"},
             )
+        if "plan_write" not in [c.get("name") for c in req.function_calls()]:
+            return text("Building from the approved plan in a fresh context.")
         return text("Building from the approved plan.")
     if "approved" in last.lower() or "build" in last.lower():
         return text("Building from the approved plan.")
     return text(GREETING)
+
+
+def echo_review(req: Any, last: str) -> str:
+    """The user messages at the end of the request (1: the review came as one message), and the last one."""
+    trailing = 0
+    for item in reversed(req.items):
+        if item_type(item) != "message" or item.get("role") != "user":
+            break
+        trailing += 1
+    fence = "````" if "```" in last else "```"
+    return f"Review received in {trailing} message(s):\n\n{fence}text\n{last}\n{fence}"
 
 
 def main() -> None:

@@ -187,6 +187,22 @@ describe("plan review: line-by-line annotations", () => {
     await page.close();
   });
 
+  it("a triple click on the plan's last step selects it (the range runs past the content) and annotates its line", async () => {
+    const page = await readyPlan("# Plan: greet\n\n- [ ] Write `hello.txt`\n- [ ] Check it\n");
+    await page.locator("li.step", { hasText: "Check it" }).click({ clickCount: 3 });
+    await page.waitForSelector("#selection-tools:not([hidden])");
+    expect(await page.locator("#selection-tools").getAttribute("data-lines")).toBe("4-4");
+    await annotate(page, "comment", "Check what?");
+    await page.locator("li.step", { hasText: "Write hello.txt" }).click({ clickCount: 3 });
+    await page.waitForSelector("#selection-tools:not([hidden])");
+    await annotate(page, "delete");
+    expect(await items(page)).toEqual([
+      { kind: "delete", lines: "Line 3", quote: "Write hello.txt", text: null },
+      { kind: "comment", lines: "Line 4", quote: "Check it", text: "Check what?" },
+    ]);
+    await page.close();
+  });
+
   it("annotations alone can be sent; Escape or Cancel drops a draft; a comment needs words", async () => {
     const page = await readyPlan();
     await select(page, "#plan-content", "Docs");

@@ -167,11 +167,22 @@ export class ReviewUi {
     }
   }
 
+  /**
+   * The selection, cut to the plan's content. A triple click selects a whole
+   * paragraph and ends the range at the start of the next block, which for the
+   * plan's last block is outside the content: the part inside counts.
+   */
   private currentRange(): Range | undefined {
     const selection = window.getSelection();
     if (!selection || selection.isCollapsed || selection.rangeCount === 0) return undefined;
     const range = selection.getRangeAt(0);
-    return this.content.contains(range.commonAncestorContainer) ? range : undefined;
+    if (this.content.contains(range.commonAncestorContainer)) return range;
+    if (!range.intersectsNode(this.content)) return undefined;
+    const inside = document.createRange();
+    inside.selectNodeContents(this.content);
+    if (this.content.contains(range.startContainer)) inside.setStart(range.startContainer, range.startOffset);
+    if (this.content.contains(range.endContainer)) inside.setEnd(range.endContainer, range.endOffset);
+    return inside.collapsed ? undefined : inside;
   }
 
   private onSelection(): void {
