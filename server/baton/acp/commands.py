@@ -20,7 +20,6 @@ from baton.plan import annotate
 
 if TYPE_CHECKING:
     from baton.app import App
-    from baton.plan.service import PlanService
 
 
 @dataclass(frozen=True)
@@ -101,7 +100,7 @@ async def context(app: App, sid: str, rest: str) -> str | None:
 async def review(app: App, sid: str, rest: str) -> str | None:
     if rest:
         raise InvalidParams("/review takes no argument")
-    plan = _plans(app).get(sid)
+    plan = app.plans.get(sid)
     if plan is None:
         return "There is no plan yet."
     return annotate.numbered_plan(plan.path, plan.version, plan.status, plan.content)
@@ -109,7 +108,7 @@ async def review(app: App, sid: str, rest: str) -> str | None:
 
 def request_changes(app: App, sid: str, rest: str) -> None:
     """`/changes`: the notes on the plan's lines, and the overall feedback, as one message."""
-    plans = _plans(app)
+    plans = app.plans
     plan = plans.get(sid)
     if plan is None:
         raise InvalidParams("there is no plan to request changes to")
@@ -121,9 +120,3 @@ def request_changes(app: App, sid: str, rest: str) -> None:
     plans.request_changes(
         p.PlanRequestChangesParams(session_id=sid, feedback=feedback, annotations=notes or None)
     )
-
-
-def _plans(app: App) -> PlanService:
-    if app.plans is None:
-        raise InvalidParams("plans are not available in this server")
-    return app.plans

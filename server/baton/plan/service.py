@@ -26,7 +26,7 @@ from baton.errors import (
     PlanStateError,
     SessionBusy,
 )
-from baton.plan import annotate
+from baton.plan import annotate, library
 from baton.plan.source import PlanContext
 from baton.plan.store import PlanRow, PlanVersionRow, sha256
 from baton.plan.view import edit_text, first_unchecked
@@ -51,6 +51,8 @@ class Sessions(Protocol):
     def refresh(self, state: SessionState) -> SessionState: ...
 
     def change_mode(self, state: SessionState, mode: p.Mode) -> None: ...
+
+    def new_session(self, params: p.SessionNewParams) -> p.SessionNewResult: ...
 
     def start_turn(
         self, state: SessionState, text: str, kind: MessageKind = "prompt"
@@ -338,6 +340,53 @@ class PlanService:
                 self._did_change(plan, latest.version, "user")
             self.sessions.start_turn(state, text, "feedback")
         return p.PlanStatusResult(status=plan.status)
+
+    # ------------------------------------------------------------------ plans beyond a session
+
+    def list_plans(self) -> p.PlanListResult:
+        """The plan files under `plans.dir`, with the session that last had each."""
+        return p.PlanListResult(
+            plans=library.list_plans(self.store, self.config.settings().plans.dir)
+        )
+
+    def new_session(self, params: p.SessionNewParams) -> p.SessionNewResult:
+        """A session on an existing plan file (`baton/session/new {planPath}`): it takes
+        the plan as it is and carries on from its first open step (the model is shown
+        the plan's block, with that step, before its first request)."""
+        assert params.plan_path is not None
+        plan = library.open_plan(self.workspace, params.plan_path)  # checked before creating
+        title = params.title or library.title_of(plan.content, plan.path)
+        created = self.sessions.new_session(
+            params.model_copy(update={"plan_path": None, "title": title})
+        )
+        self._adopt(created.session_id, plan)
+        return created
+
+    def attach(self, params: p.PlanAttachParams) -> p.PlanAttachResult:
+        """Attach an existing plan file to a running session that has no plan (or has
+        this one already)."""
+        state = self.sessions.state(params.session_id)
+        plan = library.open_plan(self.workspace, params.path)
+        current = self.store.get(state.id)
+        if current is not None:
+            if current.path != plan.path:
+                raise PlanStateError(
+                    f"the session already has the plan {current.path}; start a new session "
+                    f"on {plan.path} (baton/session/new with planPath)"
+                )
+            _, latest = self._current(state.id)
+            return p.PlanAttachResult(
+                path=current.path, status=current.status, version=latest.version
+            )
+        _ensure_idle(state)
+        with self.sessions.leases.hold(state.id, "plan attach"):
+            row, version = self._adopt(state.id, plan)
+        return p.PlanAttachResult(path=row.path, status=row.status, version=version.version)
+
+    def _adopt(self, session_id: str, plan: library.PlanFile) -> tuple[PlanRow, PlanVersionRow]:
+        row, version = self.store.adopt(session_id, plan.path, plan.content, plan.status)
+        self._did_change(row, version.version, "user")
+        return row, version
 
     def history(self, session_id: str) -> p.PlanHistoryResult:
         self.sessions.state(session_id)

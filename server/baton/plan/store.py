@@ -219,6 +219,36 @@ class PlanStore:
             self._write_file(plan, versions[-1].content)
         return plan
 
+    def adopt(
+        self, session_id: str, path: str, content: str, status: p.PlanStatus
+    ) -> tuple[PlanRow, PlanVersionRow]:
+        """Make an existing plan file the session's plan (a plan that outlives a session).
+
+        Its text as it is becomes the session's version 1, the person's; the file is
+        not rewritten (a plan kept in git stays as committed until the plan changes)."""
+        if self.get(session_id) is not None:
+            raise StorageError(f"session {session_id} already has a plan")
+        now = utc_now()
+        plan = PlanRow(session_id, path, status, now, now)
+        version = PlanVersionRow(session_id, 1, content, sha256(content), "user", now)
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO plans (session_id, path, status, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (session_id, path, status, now, now),
+            )
+            self._insert_version(conn, version)
+        return plan, version
+
+    def last_sessions(self) -> dict[str, tuple[str, str, str]]:
+        """Plan path → (session id, session title, plan updated at) of the session that
+        last changed a plan at that path."""
+        rows = self.db.conn.execute(
+            "SELECT p.path, p.session_id, p.updated_at, s.title FROM plans p"
+            " JOIN sessions s ON s.id = p.session_id ORDER BY p.updated_at"
+        ).fetchall()
+        return {r["path"]: (r["session_id"], r["title"], r["updated_at"]) for r in rows}
+
     def write(
         self,
         session_id: str,

@@ -179,7 +179,8 @@ class SessionService:
 
     def new_session(self, params: p.SessionNewParams) -> p.SessionNewResult:
         if params.plan_path is not None:
-            raise InvalidParams("planPath is not available in this version of Baton yet")
+            # A session on a plan file is the plan feature's (PlanService.new_session).
+            raise InvalidParams("planPath needs the plan feature, which this server lacks")
         title = (params.title or "").strip() or DEFAULT_TITLE
         row = self.store.create_session(title, params.mode)
         self.state(row.id)

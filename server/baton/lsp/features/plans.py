@@ -36,3 +36,11 @@ def register(server: BatonServer) -> None:
     @method(server, "baton/plan/getVersion")
     def get_version(app: App, params: p.PlanGetVersionParams) -> p.PlanVersionContent:
         return app.plans.get_version(params)
+
+    @method(server, "baton/plan/list")
+    def list_(app: App, params: p.Empty) -> p.PlanListResult:
+        return app.plans.list_plans()
+
+    @method(server, "baton/plan/attach")
+    def attach(app: App, params: p.PlanAttachParams) -> p.PlanAttachResult:
+        return app.plans.attach(params)

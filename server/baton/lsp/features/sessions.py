@@ -15,7 +15,10 @@ if TYPE_CHECKING:
 def register(server: BatonServer) -> None:
     @method(server, "baton/session/new")
     def new(app: App, params: p.SessionNewParams) -> p.SessionNewResult:
-        result = app.sessions.new_session(params)
+        if params.plan_path is not None:
+            result = app.plans.new_session(params)
+        else:
+            result = app.sessions.new_session(params)
         app.announce_trust(result.session_id)
         return result
 
