@@ -86,6 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="with --tcp: stop after this many seconds without a client",
     )
+    serve.add_argument(
+        "--auth-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="with --tcp: close a connection that has not sent the token within this many"
+        " seconds (default 10)",
+    )
 
     run = sub.add_parser("run", help="run one headless turn in the current directory")
     run.add_argument("prompt", help="what to ask the agent")
@@ -182,11 +189,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.command == "serve":
         if args.tcp is None and (
-            args.token_file or args.allow_remote or args.idle_timeout is not None
+            args.token_file
+            or args.allow_remote
+            or args.idle_timeout is not None
+            or args.auth_timeout is not None
         ):
-            parser.error("--token-file, --allow-remote and --idle-timeout go with --tcp")
+            parser.error(
+                "--token-file, --allow-remote, --idle-timeout and --auth-timeout go with --tcp"
+            )
         if args.idle_timeout is not None and args.idle_timeout <= 0:
             parser.error("--idle-timeout must be a positive number of seconds")
+        if args.auth_timeout is not None and args.auth_timeout <= 0:
+            parser.error("--auth-timeout must be a positive number of seconds")
         return _serve(args)
     if args.command == "acp":
         from baton.acp import serve
@@ -286,6 +300,7 @@ def _serve(args: argparse.Namespace) -> int:
             token_file=args.token_file,
             allow_remote=args.allow_remote,
             idle_timeout=args.idle_timeout,
+            **({"auth_timeout": args.auth_timeout} if args.auth_timeout else {}),
         )
     from baton.lsp.server import create_server
 

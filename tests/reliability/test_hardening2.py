@@ -12,6 +12,7 @@ Each section drives the real server process (or the real CLI at a pseudo-termina
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import pty
@@ -24,13 +25,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.tcp_preauth import flood, peak_rss_mb
 
+from tests.e2e.test_tcp import AUTH_FAILED, TcpClient, env, start_tcp_server
 from tests.e2e.test_trust import Start, attacker, person_config, repo_file, start
 from tests.fake_llm import FakeLLM, text, tool_call
 from tests.harness import TEST_KEY, server_env
+from tests.reliability.conftest import RecordFigures
 
-__all__ = ["attacker", "start"]  # fixtures, used by name
+__all__ = ["attacker", "env", "start"]  # fixtures, used by name
 DEMO_MCP = Path(__file__).resolve().parent.parent / "mcp_servers" / "demo_server.py"
+
 
 # --------------------------------------------------------------------------- 3. terminal
 
@@ -331,3 +336,68 @@ async def test_what_decides_what_git_runs_asks_like_git_hooks(
     assert (workspace / "src/ok.txt").exists()
     assert '"1.0.1"' in (workspace / "package.json").read_text()
     assert "husky" not in (workspace / "package.json").read_text()
+
+
+# --------------------------------------------------------------------------- 6. TCP face
+
+
+def test_unauthenticated_frames_are_small_and_refused_before_buffering(
+    workspace: Path, env: dict[str, str], tmp_path: Path, record_figures: RecordFigures
+) -> None:
+    """Four connections without the token each send a 60 MB frame: each is refused at its
+    header and closed, and the server's peak memory hardly moves. The person's
+    authenticated connection still works, with frames larger than the pre-auth limit."""
+    server = start_tcp_server(workspace, env, tmp_path / "server.log")
+    try:
+        first = TcpClient(server.port)  # the person's, connected before the flood
+        assert "result" in first.initialize(workspace, server.token)
+        # A round trip: whatever `initialized` loads is loaded before the baseline.
+        assert "result" in first.request("baton/session/list", {})
+        before = peak_rss_mb(server.proc.pid)
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            closed = list(pool.map(flood, [server.port] * 4))
+        after = peak_rss_mb(server.proc.pid)
+        record_figures(
+            "tcp pre-auth frames",
+            connections=4,
+            frame_mb=60,
+            peak_rss_before_mb=round(before),
+            peak_rss_after_mb=round(after),
+        )
+        assert all(closed), "each connection was closed before its 60 MB were taken"
+        assert after - before < 20, f"peak RSS grew from {before:.0f} to {after:.0f} MB"
+        big = "x" * 200_000  # over the pre-auth limit: authenticated, it is accepted
+        reply = first.request("baton/session/list", {"padding": big})
+        assert "result" in reply or reply["error"]["code"] != AUTH_FAILED
+        second = TcpClient(server.port)
+        assert "result" in second.initialize(workspace, server.token)
+    finally:
+        server.proc.kill()
+        server.proc.wait()
+
+
+def test_unauthenticated_connections_are_capped_and_timed(
+    workspace: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """At most MAX_UNAUTHENTICATED connections wait for the token at once (one more is
+    refused at once, with a reason), and a waiting one is closed after --auth-timeout."""
+    from baton.lsp.tcp import MAX_UNAUTHENTICATED
+
+    server = start_tcp_server(workspace, env, tmp_path / "server.log", "--auth-timeout", "2")
+    try:
+        waiting = [TcpClient(server.port) for _ in range(MAX_UNAUTHENTICATED)]
+        extra = TcpClient(server.port)
+        refused = extra.read()
+        assert refused is not None and refused["error"]["code"] == AUTH_FAILED
+        assert "too many connections" in refused["error"]["message"]
+        assert extra.closed_by_server()
+        # Those that waited are closed after the deadline, without sending anything.
+        started = time.monotonic()
+        assert all(client.closed_by_server() for client in waiting)
+        assert time.monotonic() - started < 9
+        # Then the door is open again for the person.
+        person = TcpClient(server.port)
+        assert "result" in person.initialize(workspace, server.token)
+    finally:
+        server.proc.kill()
+        server.proc.wait()

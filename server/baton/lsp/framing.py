@@ -64,7 +64,9 @@ class FrameParser:
 
     def __init__(self, max_body: int = MAX_BODY) -> None:
         self._buf = bytearray()
-        self._max_body = max_body
+        # Changeable while reading: the TCP face allows only a small frame until a
+        # connection has authenticated (baton.lsp.tcp).
+        self.max_body = max_body
         self._length: int | None = None  # from the header block being read
         self._invalid: str | None = None  # why the block's length cannot be used
         self._headers = False  # the block has at least one line
@@ -121,12 +123,12 @@ class FrameParser:
         value = match.group(1)
         if not value.isdigit() or not value.isascii():
             self._length, self._invalid = None, f"invalid Content-Length {value[:40]!r}"
-        elif len(value) > 18 or int(value) > self._max_body:
+        elif len(value) > 18 or int(value) > self.max_body:
             shown = value[:20].decode() + ("..." if len(value) > 20 else "")
             self._length = None
             self._invalid = (
                 f"message too large: Content-Length {shown} is over the limit of "
-                f"{self._max_body} bytes; its bytes are skipped"
+                f"{self.max_body} bytes; its bytes are skipped"
             )
         else:
             self._length, self._invalid = int(value), None
@@ -149,11 +151,12 @@ async def serve(
     protocol: BatonProtocol,
     read_chunk: Callable[[], Awaitable[bytes]],
     stop_event: threading.Event,
+    parser: FrameParser | None = None,
 ) -> None:
     """Read frames until end of input (or `exit`), handing each message to `protocol`."""
     from baton.lsp.protocol import INVALID_REQUEST, PARSE_ERROR
 
-    parser = FrameParser()
+    parser = parser or FrameParser()
     while not stop_event.is_set():
         chunk = await read_chunk()
         if not chunk:

@@ -5,7 +5,11 @@ client (run commands, write files) it does as the person. So the server makes
 a random token, writes it to a file only the person can read (the user runtime
 directory unless `--token-file` says otherwise) and says where on stderr; a
 connection must present it as `initializationOptions.token` in `initialize`,
-before anything else, or it gets an error and is closed.
+before anything else, or it gets an error and is closed. Until it has, it may
+send one frame of at most `PRE_AUTH_MAX_BODY` bytes (a larger Content-Length is
+refused at its header, nothing of its body buffered), it has `--auth-timeout`
+seconds to do so, and at most `MAX_UNAUTHENTICATED` connections may wait at
+once: a stranger cannot make the server hold memory or slots.
 
 Each connection is its own pygls server and protocol (its own writer, pending
 requests, capabilities) over the one `App`: the core talks back through a
@@ -55,8 +59,14 @@ log = logging.getLogger(__name__)
 
 # `initialize` without the right token, or anything before it.
 AUTH_FAILED = -32012
-# Seconds a connection has to authenticate before it is closed.
-AUTH_DEADLINE = 30.0
+# Seconds a connection has to authenticate before it is closed (`--auth-timeout`).
+AUTH_DEADLINE = 10.0
+# Until a connection has authenticated, its one frame may be at most this big: an
+# `initialize` is a few hundred bytes, and a larger claim is refused at its header,
+# before any of its body is buffered.
+PRE_AUTH_MAX_BODY = 64 * 1024
+# Connections waiting to authenticate at once; one more is refused at once.
+MAX_UNAUTHENTICATED = 8
 
 # The connection whose message started the current task (None: none did).
 CURRENT: contextvars.ContextVar[BatonServer | None] = contextvars.ContextVar(
@@ -136,6 +146,7 @@ class TcpProtocol(BatonProtocol):
             and hmac.compare_digest(token.encode("utf-8", "replace"), self.hub.token.encode())
         ):
             self.authenticated = True
+            self.hub.authenticated(self)
             super().handle_message(message)
             return
         reason = (
@@ -193,9 +204,14 @@ class RoutingChannel:
 class TcpHub:
     """The listening socket, its connections, the shared app, and when to stop."""
 
-    def __init__(self, token: str, idle_timeout: float | None) -> None:
+    def __init__(
+        self, token: str, idle_timeout: float | None, auth_timeout: float = AUTH_DEADLINE
+    ) -> None:
         self.token = token
         self.idle_timeout = idle_timeout
+        self.auth_timeout = auth_timeout
+        # Connections that have not authenticated yet, with their frame parsers.
+        self._waiting: dict[BatonProtocol, framing.FrameParser] = {}
         self.connections: set[BatonServer] = set()
         self.app: App | None = None
         self.workspace: Path | None = None
@@ -213,6 +229,12 @@ class TcpHub:
     def stop(self) -> None:
         if self._stopped is not None:
             self._stopped.set()
+
+    def authenticated(self, protocol: BatonProtocol) -> None:
+        """`protocol` presented the token: it may send frames of any accepted size."""
+        parser = self._waiting.pop(protocol, None)
+        if parser is not None:
+            parser.max_body = framing.MAX_BODY
 
     def drop(self, protocol: BatonProtocol) -> None:
         writer = self._writers.get(protocol)
@@ -238,18 +260,39 @@ class TcpHub:
         self._writers[protocol] = writer
         self._arm_idle()
         CURRENT.set(server)
+        peer = writer.get_extra_info("peername")
+        if len(self._waiting) >= MAX_UNAUTHENTICATED:
+            # Unauthenticated connections cost memory and a slot each: a flood of them is
+            # refused, the ones already waiting keep their chance.
+            log.warning(
+                "client %s refused: %d connections wait to authenticate", peer, len(self._waiting)
+            )
+            protocol.reply_error(
+                None,
+                AUTH_FAILED,
+                f"too many connections waiting to authenticate (at most {MAX_UNAUTHENTICATED}); "
+                "try again",
+            )
+            self._writers.pop(protocol, None)
+            writer.close()
+            self._arm_idle()
+            return
+        parser = framing.FrameParser(max_body=PRE_AUTH_MAX_BODY)
+        self._waiting[protocol] = parser
         deadline = asyncio.get_running_loop().call_later(
-            AUTH_DEADLINE, lambda: None if protocol.authenticated else writer.close()
+            self.auth_timeout, lambda: None if protocol.authenticated else writer.close()
         )
         self.connections.add(server)
-        peer = writer.get_extra_info("peername")
         log.info("client connected from %s", peer)
         try:
-            await framing.serve(protocol, lambda: reader.read(framing.CHUNK), threading.Event())
+            await framing.serve(
+                protocol, lambda: reader.read(framing.CHUNK), threading.Event(), parser
+            )
         except (ConnectionError, OSError) as exc:
             log.info("client %s: connection lost: %s", peer, exc)
         finally:
             deadline.cancel()
+            self._waiting.pop(protocol, None)
             self.connections.discard(server)
             self._writers.pop(protocol, None)
             _fail_pending(protocol)
@@ -298,6 +341,7 @@ def serve_tcp(
     token_file: Path | None,
     allow_remote: bool,
     idle_timeout: float | None,
+    auth_timeout: float = AUTH_DEADLINE,
 ) -> int:
     """Run the TCP face until it is stopped; returns the exit status."""
     if not is_loopback(host):
@@ -315,7 +359,7 @@ def serve_tcp(
             file=sys.stderr,
         )
     token = secrets.token_urlsafe(32)
-    hub = TcpHub(token, idle_timeout)
+    hub = TcpHub(token, idle_timeout, auth_timeout)
     written: list[Path] = []
 
     def on_listening(bound: int) -> None:
