@@ -8,10 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from baton.compaction.summary import SECTIONS
 from tests.conftest import StartBaton
-from tests.e2e.test_compaction import FACTLESS_SUMMARY, is_summary_request
+from tests.e2e.test_compaction import (
+    FACTLESS_SUMMARY,
+    history_with_tools,
+    is_summary_request,
+)
 from tests.e2e.test_compaction import start_baton as start_baton  # pins native compaction
-from tests.fake_llm import FakeLLM, text, tool_call
+from tests.e2e.test_compaction_contract import summary_requests
+from tests.fake_llm import FakeLLM, incomplete, text, tool_call
 from tests.harness import BatonClient
 
 ALLOW = {"permissions": {"bash": "allow"}}
@@ -176,3 +182,91 @@ async def test_the_ledger_keeps_every_failure_short_outputs_and_config_values(
     assert "printed: serde v1.0.197" in ledger
     assert '- app.toml: [server] port = 8431; [server] region = "eu-west-1"; [db] name' in ledger
     assert "Looking into it" not in sent  # the summarised part left the view
+
+
+CUT_SUMMARY = (
+    "## Goals, constraints, preferences and open questions\nList missing-dir.\n\n"
+    "## Exact facts\nnotes.txt holds alpha lines.\n\n"
+    "## Changed files and work in progress\nNothing chan"
+)
+REST = (
+    "## Changed files and work in progress\nnone\n\n"
+    "## Tool results, rejected hypotheses and incomplete work\nThe listing failed.\n\n"
+    "## Next action\nCreate missing-dir, then list it."
+)
+
+
+@pytest.mark.asyncio
+async def test_a_summary_cut_at_its_cap_is_completed_by_asking_for_what_is_missing(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_baton(settings=ALLOW)
+    sid = await history_with_tools(baton, llm, workspace)
+    llm.add(text(CUT_SUMMARY), incomplete())
+    llm.add(text(REST))
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    first, second = summary_requests(llm)
+    # The second call continues the first: its answer so far (without the unfinished
+    # section), then the ask for exactly the sections still missing, within half the cap.
+    asked = second.last_user_text()
+    assert "## Changed files and work in progress" in asked and "## Next action" in asked
+    assert "## Exact facts" not in asked
+    assert (
+        second["max_output_tokens" if "max_output_tokens" in second else "max_tokens"]
+        <= (first["max_output_tokens" if "max_output_tokens" in first else "max_tokens"])
+    )
+    summary = record["summary"]
+    assert "Nothing chan" not in summary  # the cut line is gone
+    assert "Create missing-dir, then list it." in summary
+    assert "notes.txt holds alpha lines." in summary
+    for name in SECTIONS:
+        assert summary.count(f"## {name}") == 1
+    assert any("stopped at max_output_tokens" in n and "completed" in n for n in record["notes"])
+
+
+@pytest.mark.asyncio
+async def test_a_summary_cut_twice_is_rejected_for_one_built_by_code(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_baton(settings=ALLOW)
+    sid = await history_with_tools(baton, llm, workspace)
+    llm.add(text(CUT_SUMMARY), incomplete())
+    llm.add(text("## Changed files and work in progress\nno"), incomplete())
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert len(summary_requests(llm)) == 2
+    assert record["committed"] is True
+    assert "notes.txt holds alpha lines." not in record["summary"]  # the model's was not used
+    assert "read notes.txt, then list missing-dir" in record["summary"]  # built by code
+    notes = " | ".join(record["notes"])
+    assert "was cut too: the model's summary was rejected" in notes
+    assert "used a summary built from the ledger" in notes
+
+
+@pytest.mark.asyncio
+async def test_the_escalation_updates_the_previous_summary_with_what_it_must_drop(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_baton(settings=ALLOW)
+    sid = await baton.new_session()
+    for n in range(8):
+        llm.add(text(f"answer {n} " + "reasoning about the design " * 40))
+        await baton.prompt(sid, f"question {n}")
+    # Level 1's summary is long (within its bound): the view misses the target, so the
+    # engine keeps fewer messages and summarises again.
+    long_summary = "\n\n".join(
+        f"## {name}\n"
+        + "\n".join(f"- level one fact {k} of {i}: value {k * 37 + i}" for k in range(12))
+        for i, name in enumerate(SECTIONS)
+    )
+    llm.add(text(long_summary))
+    llm.add(text(FACTLESS_SUMMARY))
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert any("escalated to level 2" in n for n in record["notes"]), record["notes"]
+    first, second = summary_requests(llm)
+    assert "answer 0 " in first.input_text()
+    sent = second.input_text()
+    # The second request reads the first summary as its anchor, and only the messages
+    # between the two cuts: never the whole session again.
+    assert "<baton:summary>" in sent and "level one fact 11 of 4: value 411" in sent
+    assert "answer 0 " not in sent
+    assert "update it" in second.last_user_text()

@@ -10,17 +10,14 @@ interrupted work. Nothing is deleted: a compaction only changes the view.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from baton import protocol as p
-from baton.compaction import guard
 from baton.compaction import summary as summaries
 from baton.compaction.artifacts import window_from_json, window_to_json
-from baton.compaction.claims import check_summary
 from baton.compaction.cut import (
     KEEP_SHARE,
     choose_cut,
@@ -31,25 +28,19 @@ from baton.compaction.cut import (
 )
 from baton.compaction.ledger import build_ledger, render_ledger
 from baton.compaction.prune import plan_masks
+from baton.compaction.summarise import Summariser
 from baton.config import Settings
 from baton.context import BuiltContext
 from baton.errors import BatonError, CompactionError, NotFound, SessionBusy
 from baton.ids import new_id, utc_now
 from baton.providers.base import (
-    AssistantText,
-    ItemDone,
-    ModelRequest,
     Provider,
-    Sampling,
-    TextDelta,
-    Usage,
-    UserText,
 )
 from baton.session.events import ProgressReporter
 from baton.session.model import StoredMessage, StoredPart
 from baton.session.state import SessionState, View
 from baton.store.compactions import CompactionStore, StoredCompaction
-from baton.tokens import ITEM_OVERHEAD, estimate
+from baton.tokens import ITEM_OVERHEAD
 
 if TYPE_CHECKING:
     from baton.session.service import SessionService
@@ -58,8 +49,6 @@ log = logging.getLogger(__name__)
 
 # After compacting, aim this far below the trigger so work can go on before the next one.
 TARGET_FRACTION = 0.6
-# How often (in streamed characters) a summary is checked for a loop.
-LOOP_CHECK_CHARS = 400
 CONTINUE_TEXT = (
     "[Baton] The conversation was compacted to fit the context window while you were working. "
     "Your summary, the ledger of exact facts and the plan above are current. Continue the task "
@@ -185,19 +174,6 @@ FIXED_PARTS = frozenset({"system", "instructions", "tools"})
 # A region smaller than this is not worth a summary request (the summary and the
 # request's own overhead would be about as large as what they replace).
 MIN_REGION_TOKENS = 200
-# The summary's output budget: this share of what it replaces, within these bounds
-# (docs/compaction.md, "The summary's budget").
-SUMMARY_SHARE = 0.2
-MIN_SUMMARY_TOKENS = 128
-MAX_SUMMARY_TOKENS = 2_000
-# A summary this many times over its bound is rejected (the provider ignored the bound).
-OVER_BUDGET = 2
-
-
-def summary_budget(replaced_tokens: int, usable_window: int) -> int:
-    """max_output_tokens for a summary of `replaced_tokens` (see SUMMARY_SHARE)."""
-    bound = min(MAX_SUMMARY_TOKENS, max(MIN_SUMMARY_TOKENS, usable_window // 8))
-    return max(MIN_SUMMARY_TOKENS, min(bound, int(replaced_tokens * SUMMARY_SHARE)))
 
 
 def history_tokens(built: BuiltContext) -> int:
@@ -276,10 +252,16 @@ class NativeStrategy:
             self._room(job, target, messages_tokens, calib),
         )
         last: tuple[View, BuiltContext] | None = None
+        # What the summary request is built over: the session's view first (its prefix is
+        # cached), then the previous level's candidate, so an escalation reads the summary
+        # it updates plus only what it must now drop, never the whole session again.
+        base = old
         for level, keep_tokens in enumerate((keep, keep // 4, 0), start=1):
             if level == 3:
                 extra, _ = plan_masks(messages, masked, protect_tokens=0, exempt=exempt)
                 masked = {**masked, **extra}
+                if base is not old:
+                    base = replace(base, masked={**base.masked, **extra})
             cut = choose_cut(messages, masked, keep_tokens, protected)
             boundary = messages[cut.index].seq if cut.index < len(messages) else None
             region = _region(messages, boundary, summarised)
@@ -287,8 +269,8 @@ class NativeStrategy:
             if not region or (summary is None and region_tokens < MIN_REGION_TOKENS):
                 continue  # nothing (worth) summarising at this level: keep fewer
             job.report(f"Summarising {len(region)} messages (level {level})", 40 + 15 * level)
-            summary = await job.engine.summarise(
-                job, region, masked, previous=summary, boundary=boundary, old=old
+            summary = await job.engine.summariser.summarise(
+                job, region, masked, previous=summary, boundary=boundary, base=base
             )
             summarised = boundary
             view = View(
@@ -297,6 +279,7 @@ class NativeStrategy:
                 ledger_text=job.ledger_text,
                 masked={k: v for k, v in masked.items() if _kept(k, messages, boundary)},
             )
+            base = view
             built = job.build(view)
             if last is None or built.tokens < last[1].tokens:
                 last = (view, built)
@@ -358,7 +341,9 @@ class NativeStrategy:
         blocks = job.build(
             View(first_kept_seq=_after_last(job.state), ledger_text=job.ledger_text)
         ).tokens
-        summary = summary_budget(int(messages_tokens * (1 - KEEP_SHARE)), job.before.usable_window)
+        summary = summaries.summary_budget(
+            int(messages_tokens * (1 - KEEP_SHARE)), job.before.usable_window
+        )
         return max(0, int((target - blocks) / calib) - summary - ITEM_OVERHEAD)
 
     def _exempt(self, state: SessionState) -> frozenset[str]:
@@ -456,6 +441,7 @@ class CompactionEngine:
         self.store = store
         self.hooks: CompactionHooks = hooks if hooks is not None else NoHooks()
         self.strategies: dict[str, Strategy] = {"native": NativeStrategy()}
+        self.summariser = Summariser(self)
         # Chooses the strategy for a job; the server-side feature replaces it.
         self.choose_strategy: Callable[[CompactionJob], Strategy] = self._native_only
         # The ledger's plan line (the plan feature's PlanContext.ledger_state).
@@ -678,225 +664,6 @@ class CompactionEngine:
     def serialise_view(self, view: View) -> dict[str, Any]:
         return view_to_json(view)
 
-    # ------------------------------------------------------------------ summary
-
-    async def summarise(
-        self,
-        job: CompactionJob,
-        region: Sequence[StoredMessage],
-        masked: dict[str, str],
-        *,
-        previous: str | None,
-        boundary: int | None = None,
-        old: View | None = None,
-    ) -> str:
-        """The summary of everything before `boundary`: one model call as a rule.
-
-        The request is the session's own (same instructions, the same items up to
-        the cut) with the summary request appended, so it is mostly a prompt-cache
-        hit; when that prefix cannot fit the window, the region is rendered as a
-        transcript in chunks instead. A looping answer is stopped as it streams and
-        retried once with other sampling; a second loop, a timeout or an empty
-        answer falls back to a summary built by code. Missing sections are filled
-        by code, and statements the ledger contradicts are replaced.
-        """
-        provider = self._summary_provider(job)
-        window = job.before.usable_window
-        replaced = sum(message_tokens(m, masked) for m in region) + estimate(previous or "")
-        max_out = summary_budget(replaced, window)
-        deadline = asyncio.get_running_loop().time() + job.settings.compaction.summary_timeout
-        calls_before = job.summary_calls
-        text: str | None = None
-        for attempt, sampling in enumerate(guard.ATTEMPTS, start=1):
-            answer, problem = await self._attempt(
-                job, provider, region, masked, previous, boundary, old, max_out, sampling, deadline
-            )
-            if problem is None and estimate(answer) > OVER_BUDGET * max_out:
-                # A provider that ignores max_output_tokens (or a proxy that drops it):
-                # copying code into the summary is what made views bigger than before.
-                job.notes.append(
-                    f"the summary was {estimate(answer)} tokens, over {OVER_BUDGET}× its bound "
-                    f"of {max_out}, and was rejected"
-                )
-                break
-            if problem is None and answer.strip():
-                text = answer.strip()
-                break
-            if problem == "timeout":
-                job.notes.append(
-                    f"the summary request ran past compaction.summaryTimeout "
-                    f"({job.settings.compaction.summary_timeout:g} s) and was stopped"
-                )
-                break
-            if problem is None:
-                job.notes.append("the model returned an empty summary")
-                break
-            job.notes.append(f"summary attempt {attempt} looped ({problem}) and was rejected")
-        if text is None:
-            job.notes.append("used a summary built from the ledger, the plan and the messages")
-            text = summaries.structured_summary(region, previous, _current_step(job.ledger))
-        text, missing = summaries.complete_sections(text)
-        if missing:
-            job.notes.append(
-                "summary accepted without sections: " + ", ".join(missing) + " (added as none)"
-            )
-        text, corrections = check_summary(text, job.ledger)
-        if corrections:
-            job.notes.append(
-                f"corrected {len(corrections)} summary statement(s) the ledger contradicts: "
-                + "; ".join(c.reason for c in corrections)
-            )
-        job.notes.append(
-            f"summary: {job.summary_calls - calls_before} model call(s), "
-            f"max_output_tokens {max_out}, {estimate(text)} tokens replacing {replaced}"
-        )
-        return text
-
-    async def _attempt(
-        self,
-        job: CompactionJob,
-        provider: Provider,
-        region: Sequence[StoredMessage],
-        masked: dict[str, str],
-        previous: str | None,
-        boundary: int | None,
-        old: View | None,
-        max_out: int,
-        sampling: Sampling,
-        deadline: float,
-    ) -> tuple[str, str | None]:
-        """One summary attempt: (text, None) or (partial text, why it was rejected)."""
-        words = max(60, int(max_out * 0.7))
-        instructions = job.request.instructions
-        base = job.prompt_override or summaries.INSTRUCTIONS
-        request = self._in_place_request(job, provider, boundary, old, max_out, words)
-        if request is not None:
-            return await self._ask(job, provider, replace(request, sampling=sampling), deadline)
-        window = job.before.usable_window
-        chunk_tokens = max(1_000, window - max_out - 2_500 - estimate(previous or ""))
-        summary = previous
-        for chunk in _chunks(region, masked, chunk_tokens):
-            prompt = summaries.user_prompt(
-                summaries.render_transcript(chunk, masked),
-                previous=summary,
-                instructions=instructions,
-                hook_context=job.hook_context,
-                ledger=job.ledger_text,
-                base_instructions=base,
-            )
-            text, problem = await self._ask(
-                job,
-                provider,
-                ModelRequest(
-                    instructions=summaries.system_prompt(words),
-                    items=[UserText(text=prompt)],
-                    tools=[],
-                    purpose="summary",
-                    max_output_tokens=max_out,
-                    cache_key=job.state.id,
-                    sampling=sampling,
-                ),
-                deadline,
-            )
-            if problem is not None or not text.strip():
-                return text, problem
-            summary = text.strip()
-        return summary or "", None
-
-    def _in_place_request(
-        self,
-        job: CompactionJob,
-        provider: Provider,
-        boundary: int | None,
-        old: View | None,
-        max_out: int,
-        words: int,
-    ) -> ModelRequest | None:
-        """The session's request up to the cut, the summary request appended; None when
-        it cannot fit the window (then the region goes as a transcript)."""
-        state = job.state
-        view = old if old is not None else state.view
-        if view.server_window is not None:
-            return None  # a server chain's items are not the history to summarise
-        built = self.build_with_view(state, job.settings, provider, view, boundary)
-        prompt = summaries.in_place_prompt(
-            words=words,
-            ledger=job.ledger_text,
-            anchored=view.summary is not None,
-            instructions=job.request.instructions,
-            hook_context=job.hook_context,
-            base_instructions=job.prompt_override or summaries.INSTRUCTIONS,
-        )
-        tools = sum(part.tokens for part in built.parts if part.kind == "tools")
-        need = built.tokens - tools + round(estimate(prompt) * state.calibration) + max_out
-        if need > job.before.usable_window:
-            return None
-        return ModelRequest(
-            instructions=built.request.instructions,
-            items=[*built.request.items, UserText(text=prompt)],
-            tools=[],
-            purpose="summary",
-            max_output_tokens=max_out,
-            cache_key=state.id,
-        )
-
-    def _summary_provider(self, job: CompactionJob) -> Provider:
-        model = job.settings.compaction.model
-        if not model:
-            return job.provider
-        return self.service.providers.get(
-            job.settings,
-            self.service.credentials,
-            provider=job.provider.identity.provider,
-            model=model,
-        )
-
-    async def _ask(
-        self, job: CompactionJob, provider: Provider, request: ModelRequest, deadline: float
-    ) -> tuple[str, str | None]:
-        """Stream one summary; stop as soon as it loops or the deadline passes."""
-        job.summary_calls += 1
-        deltas: list[str] = []
-        final: list[str] = []
-        size = checked = 0
-        usage: list[Usage] = []
-        events = provider.stream(request)
-        try:
-            async with asyncio.timeout_at(deadline):
-                async for event in events:
-                    if isinstance(event, Usage):
-                        usage.append(event)
-                    elif isinstance(event, TextDelta):
-                        deltas.append(event.text)
-                        size += len(event.text)
-                        if size - checked >= LOOP_CHECK_CHARS:
-                            checked = size
-                            loop = guard.looping("".join(deltas))
-                            if loop is not None:
-                                return "".join(deltas), loop
-                    elif isinstance(event, ItemDone) and isinstance(event.item, AssistantText):
-                        final.append(event.item.text)
-        except TimeoutError:
-            return "".join(deltas), "timeout"
-        finally:
-            # Stop generating now (a loop or a timeout): closing the stream drops the request.
-            close = getattr(events, "aclose", None)
-            if close is not None:
-                await close()
-            if usage:
-                # Counted with the session's turns: `cachedTokens` and `cacheHitRate`
-                # include what the summary request's reused prefix saved.
-                self.service.requests.record(job.state.id, "summary", usage[-1], provider.identity)
-        text = "".join(final) if final else "".join(deltas)
-        loop = guard.looping(text)
-        if usage and loop is None and text.strip():
-            # How the provider counts this kind of text: the checkpoint's rate afterwards.
-            used = usage[-1]
-            job.state.token_model.observe_summary(
-                used.output_tokens - used.reasoning_tokens, estimate(text)
-            )
-        return text, loop
-
     # ------------------------------------------------------------------ undo
 
     def uncompact(self, state: SessionState, compaction_id: str) -> p.CompactionRecord:
@@ -926,30 +693,6 @@ class CompactionEngine:
         state.view = view
         record = target.record.model_copy(update={"undone": True})
         return record
-
-
-def _chunks(
-    region: Sequence[StoredMessage], masked: dict[str, str], budget: int
-) -> list[list[StoredMessage]]:
-    chunks: list[list[StoredMessage]] = [[]]
-    size = 0
-    for message in region:
-        tokens = estimate(summaries.render_transcript([message], masked))
-        if chunks[-1] and size + tokens > budget:
-            chunks.append([])
-            size = 0
-        chunks[-1].append(message)
-        size += tokens
-    return [c for c in chunks if c] or [[]]
-
-
-def _current_step(ledger: p.Ledger) -> str | None:
-    steps = ledger.plan.steps if ledger.plan is not None else []
-    for state in ("in_progress", "open"):
-        for step in steps:
-            if step.state == state:
-                return step.text
-    return None
 
 
 def _no_plan(state: SessionState) -> p.PlanState | None:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from baton import protocol as p
 from baton.session.model import StoredMessage
+from baton.tokens import estimate
 
 SECTIONS: tuple[str, ...] = (
     "Goals, constraints, preferences and open questions",
@@ -76,8 +78,82 @@ is new. Keep the same five sections.
 {previous}
 </previous-summary>"""
 
+_HEADING = re.compile(r"^\s{0,3}#{1,4}\s*(.+?)\s*#*\s*$")
+
 TOOL_OUTPUT_CHARS = 2_000
 TEXT_CHARS = 8_000
+
+# The summary's output budget: this share of what the model reads to write it, within
+# these bounds, and never below the previous summary it updates (docs/compaction.md,
+# "The summary").
+SUMMARY_SHARE = 0.2
+MIN_SUMMARY_TOKENS = 128
+MAX_SUMMARY_TOKENS = 2_000
+# The prompt asks for this share of the budget in words.
+WORDS_PER_TOKEN = 0.7
+
+# After a summary stopped at its cap: ask for what it did not finish.
+CONTINUE = """[Baton] Your summary stopped at its length limit. Do not repeat what you wrote. \
+Write only these sections, complete, as level-2 headings, in this order:
+{sections}
+Stay under {words} words; write "none" in a section with nothing to say."""
+
+
+def summary_budget(read_tokens: int, usable_window: int, previous_tokens: int = 0) -> int:
+    """max_output_tokens for a summary of `read_tokens` (the region and the previous
+    summary): SUMMARY_SHARE of it, at least the previous summary and a little more
+    (an update must not be forced to drop what it updates), within the bounds."""
+    bound = min(MAX_SUMMARY_TOKENS, max(MIN_SUMMARY_TOKENS, usable_window // 8))
+    want = max(int(read_tokens * SUMMARY_SHARE), previous_tokens + MIN_SUMMARY_TOKENS // 2)
+    return max(MIN_SUMMARY_TOKENS, min(bound, want))
+
+
+def words_for(max_out: int) -> int:
+    return max(60, int(max_out * WORDS_PER_TOKEN))
+
+
+def split_cut(summary: str) -> tuple[str, list[str]]:
+    """A summary cut at its cap: (the sections it finished, the ones still to write).
+
+    The section the cut fell in is unfinished (its last line may stop mid-word), so
+    it is dropped and asked for again with the ones after it."""
+    lines = summary.rstrip().splitlines()
+    names = {_norm(name) for name in SECTIONS}
+    starts = [i for i, line in enumerate(lines) if _heading(line) in names]
+    if not starts:
+        return "", list(SECTIONS)
+    kept = "\n".join(lines[: starts[-1]]).rstrip()
+    return kept, missing_sections(kept)
+
+
+def continue_prompt(missing: list[str], words: int) -> str:
+    return CONTINUE.format(sections="\n".join(f"## {name}" for name in missing), words=words)
+
+
+def chunks(
+    region: Sequence[StoredMessage], masked: dict[str, str], budget: int
+) -> list[list[StoredMessage]]:
+    """The region in transcript chunks of at most `budget` tokens (at least one)."""
+    out: list[list[StoredMessage]] = [[]]
+    size = 0
+    for message in region:
+        tokens = estimate(render_transcript([message], masked))
+        if out[-1] and size + tokens > budget:
+            out.append([])
+            size = 0
+        out[-1].append(message)
+        size += tokens
+    return [c for c in out if c] or [[]]
+
+
+def current_step(ledger: p.Ledger) -> str | None:
+    """The plan's step in progress, else its first open one."""
+    steps = ledger.plan.steps if ledger.plan is not None else []
+    for state in ("in_progress", "open"):
+        for step in steps:
+            if step.state == state:
+                return step.text
+    return None
 
 
 def system_prompt(words: int) -> str:
@@ -114,19 +190,39 @@ def in_place_prompt(
     )
 
 
-def complete_sections(summary: str) -> tuple[str, list[str]]:
-    """Add the sections a summary left out, as "none" (short: never bigger than needed)."""
+def complete_sections(
+    summary: str, region: Iterable[StoredMessage] = (), next_step: str | None = None
+) -> tuple[str, list[str]]:
+    """Add the sections a complete (not cut) summary left out: the next action built by
+    code (the plan's current step, else the person's latest request), the others as
+    "none" (short: the person's messages and the ledger are shown beside it)."""
     missing = missing_sections(summary)
     if not missing:
         return summary, []
-    added = [f"## {name}\nnone" for name in missing]
+    action = SECTIONS[4]
+    added = [
+        f"## {name}\n{_next_action(region, next_step) if name == action else 'none'}"
+        for name in missing
+    ]
     return summary.rstrip() + "\n\n" + "\n\n".join(added), missing
 
 
+def _next_action(region: Iterable[StoredMessage], next_step: str | None) -> str:
+    if next_step:
+        return f"Continue the plan's current step: {next_step}"
+    asks = [m.text().strip() for m in region if m.role == "user" and m.kind == "prompt"]
+    if asks and asks[-1]:
+        return f"Continue the person's latest request: {_clip(asks[-1], 240)}"
+    return "none"
+
+
+def _heading(line: str) -> str | None:
+    match = _HEADING.match(line)
+    return _norm(match.group(1)) if match else None
+
+
 def missing_sections(summary: str) -> list[str]:
-    present = {
-        _norm(m.group(1)) for m in re.finditer(r"^\s{0,3}#{1,4}\s*(.+?)\s*#*\s*$", summary, re.M)
-    }
+    present = {_heading(line) for line in summary.splitlines()}
     return [name for name in SECTIONS if _norm(name) not in present]
 
 

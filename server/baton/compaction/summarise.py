@@ -1,0 +1,324 @@
+"""The summary model calls of a native compaction (I/O; what to ask is in `summary.py`).
+
+One call as a rule: the session's own request up to the cut with the summary
+request appended (a prompt-cache hit), or, when that cannot fit the window, the
+region as a transcript in chunks. Every answer is checked as it streams:
+
+* a loop stops the stream at once; the attempt is retried with livelier
+  sampling (`guard.ATTEMPTS`), and a second loop falls back to a summary built
+  by code;
+* an answer that stops at `max_output_tokens` is never accepted as it is: one
+  more call asks for the sections it did not finish (within half the budget);
+  if that is cut too, the model's summary is rejected (issue 27);
+* a timeout, an empty answer or one over twice its bound is rejected.
+
+Then the statements the ledger contradicts are replaced (`claims.py`), and the
+record's notes say what happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from baton.compaction import guard
+from baton.compaction import summary as summaries
+from baton.compaction.claims import check_summary
+from baton.compaction.cut import message_tokens
+from baton.providers.base import (
+    AssistantText,
+    Finished,
+    ItemDone,
+    ModelRequest,
+    Provider,
+    Sampling,
+    TextDelta,
+    Usage,
+    UserText,
+)
+from baton.session.model import StoredMessage
+from baton.session.state import View
+from baton.tokens import estimate
+
+if TYPE_CHECKING:
+    from baton.compaction.engine import CompactionEngine, CompactionJob
+
+# How often (in streamed characters) a summary is checked for a loop.
+LOOP_CHECK_CHARS = 400
+# A summary this many times over its bound is rejected (the provider ignored the bound).
+OVER_BUDGET = 2
+# Why an answer was not usable as it came: it stopped at max_output_tokens.
+CUT = "length"
+
+
+class Summariser:
+    """Runs a compaction's summary calls; the engine holds one."""
+
+    def __init__(self, engine: CompactionEngine) -> None:
+        self.engine = engine
+
+    async def summarise(
+        self,
+        job: CompactionJob,
+        region: Sequence[StoredMessage],
+        masked: dict[str, str],
+        *,
+        previous: str | None,
+        boundary: int | None,
+        base: View,
+    ) -> str:
+        """The summary of `previous` plus `region` (everything before `boundary`).
+
+        `base` is the view the request is built over: the session's view at the
+        first level, the previous level's candidate when escalating, so the model
+        reads the summary it is updating and only what it must now drop."""
+        provider = self._provider(job)
+        replaced = sum(message_tokens(m, masked) for m in region) + estimate(previous or "")
+        max_out = summaries.summary_budget(
+            replaced, job.before.usable_window, previous_tokens=estimate(previous or "")
+        )
+        deadline = asyncio.get_running_loop().time() + job.settings.compaction.summary_timeout
+        calls_before = job.summary_calls
+        text: str | None = None
+        for attempt, sampling in enumerate(guard.ATTEMPTS, start=1):
+            answer, problem = await self._attempt(
+                job, provider, region, masked, previous, boundary, base, max_out, sampling, deadline
+            )
+            if problem is None and estimate(answer) > OVER_BUDGET * max_out:
+                # A provider that ignores max_output_tokens (or a proxy that drops it):
+                # copying code into the summary is what made views bigger than before.
+                job.notes.append(
+                    f"the summary was {estimate(answer)} tokens, over {OVER_BUDGET}× its bound "
+                    f"of {max_out}, and was rejected"
+                )
+                break
+            if problem is None and answer.strip():
+                text = answer.strip()
+                break
+            if problem == "timeout":
+                job.notes.append(
+                    f"the summary request ran past compaction.summaryTimeout "
+                    f"({job.settings.compaction.summary_timeout:g} s) and was stopped"
+                )
+                break
+            if problem == CUT:
+                break  # _complete said why
+            if problem is None:
+                job.notes.append("the model returned an empty summary")
+                break
+            job.notes.append(f"summary attempt {attempt} looped ({problem}) and was rejected")
+        next_step = summaries.current_step(job.ledger)
+        if text is None:
+            job.notes.append("used a summary built from the ledger, the plan and the messages")
+            text = summaries.structured_summary(region, previous, next_step)
+        text, missing = summaries.complete_sections(text, region, next_step)
+        if missing:
+            job.notes.append(
+                "summary accepted without sections: "
+                + ", ".join(missing)
+                + " (the next action built by code, the others as none)"
+            )
+        text, corrections = check_summary(text, job.ledger)
+        if corrections:
+            job.notes.append(
+                f"corrected {len(corrections)} summary statement(s) the ledger contradicts: "
+                + "; ".join(c.reason for c in corrections)
+            )
+        job.notes.append(
+            f"summary: {job.summary_calls - calls_before} model call(s), "
+            f"max_output_tokens {max_out}, {estimate(text)} tokens replacing {replaced}"
+        )
+        return text
+
+    async def _attempt(
+        self,
+        job: CompactionJob,
+        provider: Provider,
+        region: Sequence[StoredMessage],
+        masked: dict[str, str],
+        previous: str | None,
+        boundary: int | None,
+        base: View,
+        max_out: int,
+        sampling: Sampling,
+        deadline: float,
+    ) -> tuple[str, str | None]:
+        """One summary attempt: (text, None) or (partial text, why it was rejected)."""
+        words = summaries.words_for(max_out)
+        request = self._in_place_request(job, provider, boundary, base, max_out, words)
+        if request is not None:
+            return await self._ask_whole(
+                job, provider, replace(request, sampling=sampling), max_out, deadline
+            )
+        window = job.before.usable_window
+        chunk_tokens = max(1_000, window - max_out - 2_500 - estimate(previous or ""))
+        summary = previous
+        for chunk in summaries.chunks(region, masked, chunk_tokens):
+            prompt = summaries.user_prompt(
+                summaries.render_transcript(chunk, masked),
+                previous=summary,
+                instructions=job.request.instructions,
+                hook_context=job.hook_context,
+                ledger=job.ledger_text,
+                base_instructions=job.prompt_override or summaries.INSTRUCTIONS,
+            )
+            request = ModelRequest(
+                instructions=summaries.system_prompt(words),
+                items=[UserText(text=prompt)],
+                tools=[],
+                purpose="summary",
+                max_output_tokens=max_out,
+                cache_key=job.state.id,
+                sampling=sampling,
+            )
+            text, problem = await self._ask_whole(job, provider, request, max_out, deadline)
+            if problem is not None or not text.strip():
+                return text, problem
+            summary = text.strip()
+        return summary or "", None
+
+    def _in_place_request(
+        self,
+        job: CompactionJob,
+        provider: Provider,
+        boundary: int | None,
+        base: View,
+        max_out: int,
+        words: int,
+    ) -> ModelRequest | None:
+        """The session's request over `base` up to the cut, the summary request appended;
+        None when it cannot fit the window (then the region goes as a transcript)."""
+        if base.server_window is not None:
+            return None  # a server chain's items are not the history to summarise
+        built = self.engine.build_with_view(job.state, job.settings, provider, base, boundary)
+        prompt = summaries.in_place_prompt(
+            words=words,
+            ledger=job.ledger_text,
+            anchored=base.summary is not None,
+            instructions=job.request.instructions,
+            hook_context=job.hook_context,
+            base_instructions=job.prompt_override or summaries.INSTRUCTIONS,
+        )
+        tools = sum(part.tokens for part in built.parts if part.kind == "tools")
+        need = built.tokens - tools + round(estimate(prompt) * job.state.calibration) + max_out
+        if need > job.before.usable_window:
+            return None
+        return ModelRequest(
+            instructions=built.request.instructions,
+            items=[*built.request.items, UserText(text=prompt)],
+            tools=[],
+            purpose="summary",
+            max_output_tokens=max_out,
+            cache_key=job.state.id,
+        )
+
+    def _provider(self, job: CompactionJob) -> Provider:
+        model = job.settings.compaction.model
+        if not model:
+            return job.provider
+        service = self.engine.service
+        return service.providers.get(
+            job.settings,
+            service.credentials,
+            provider=job.provider.identity.provider,
+            model=model,
+        )
+
+    async def _ask_whole(
+        self,
+        job: CompactionJob,
+        provider: Provider,
+        request: ModelRequest,
+        max_out: int,
+        deadline: float,
+    ) -> tuple[str, str | None]:
+        """One summary call; an answer cut at max_output_tokens is completed or rejected."""
+        text, problem = await self._ask(job, provider, request, deadline)
+        if problem != CUT:
+            return text, problem
+        kept, missing = summaries.split_cut(text)
+        budget = max(summaries.MIN_SUMMARY_TOKENS, max_out // 2)
+        stopped = (
+            f"the summary stopped at max_output_tokens ({max_out}) "
+            f"with {', '.join(missing)} unfinished"
+        )
+        follow = replace(
+            request,
+            items=[
+                *request.items,
+                AssistantText(text=kept),
+                UserText(text=summaries.continue_prompt(missing, summaries.words_for(budget))),
+            ],
+            max_output_tokens=budget,
+        )
+        more, problem = await self._ask(job, provider, follow, deadline)
+        if problem is not None and problem != CUT:
+            return more, problem
+        combined = (kept.rstrip() + "\n\n" + more.strip()).strip()
+        still = [name for name in summaries.missing_sections(combined) if name in missing]
+        if problem == CUT or still or not more.strip():
+            why = "was cut too" if problem == CUT else "left out " + ", ".join(still or missing)
+            job.notes.append(
+                f"{stopped}; asked for them in one more call, whose answer {why}: the model's "
+                "summary was rejected"
+            )
+            return combined, CUT
+        job.notes.append(f"{stopped}; completed by one more call asking for them")
+        return combined, None
+
+    async def _ask(
+        self, job: CompactionJob, provider: Provider, request: ModelRequest, deadline: float
+    ) -> tuple[str, str | None]:
+        """Stream one summary; stop as soon as it loops or the deadline passes."""
+        job.summary_calls += 1
+        deltas: list[str] = []
+        final: list[str] = []
+        size = checked = 0
+        usage: list[Usage] = []
+        cut = False
+        events = provider.stream(request)
+        try:
+            async with asyncio.timeout_at(deadline):
+                async for event in events:
+                    if isinstance(event, Usage):
+                        usage.append(event)
+                    elif isinstance(event, Finished):
+                        cut = event.reason == "length"
+                    elif isinstance(event, TextDelta):
+                        deltas.append(event.text)
+                        size += len(event.text)
+                        if size - checked >= LOOP_CHECK_CHARS:
+                            checked = size
+                            loop = guard.looping("".join(deltas))
+                            if loop is not None:
+                                return "".join(deltas), loop
+                    elif isinstance(event, ItemDone) and isinstance(event.item, AssistantText):
+                        final.append(event.item.text)
+        except TimeoutError:
+            return "".join(deltas), "timeout"
+        finally:
+            # Stop generating now (a loop or a timeout): closing the stream drops the request.
+            close = getattr(events, "aclose", None)
+            if close is not None:
+                await close()
+            if usage:
+                # Counted with the session's turns: `cachedTokens` and `cacheHitRate`
+                # include what the summary request's reused prefix saved.
+                self.engine.service.requests.record(
+                    job.state.id, "summary", usage[-1], provider.identity
+                )
+        text = "".join(final) if final else "".join(deltas)
+        loop = guard.looping(text)
+        if loop is not None:
+            return text, loop
+        if cut:
+            return text, CUT
+        if usage and text.strip():
+            # How the provider counts this kind of text: the checkpoint's rate afterwards.
+            used = usage[-1]
+            job.state.token_model.observe_summary(
+                used.output_tokens - used.reasoning_tokens, estimate(text)
+            )
+        return text, None
