@@ -214,7 +214,7 @@ async def build(
         app.sessions.set_mode(p.SetModeParams(session_id=sid, mode="build"))
         await app.sessions.prompt(p.PromptParams(session_id=sid, text="Build it."))
     else:
-        app.plans.approve(p.PlanApproveParams(session_id=sid, start=True))
+        await app.plans.approve(p.PlanApproveParams(session_id=sid, start=True))
         await wait_idle(app, sid)
     llm.on_request(lambda req: text("## Summary\nBuilding the plan.") if not req.tools else None)
     await app.compaction.compact(sid)

@@ -352,7 +352,7 @@ async def run_task(
         sid = app.sessions.new_session(p.SessionNewParams(mode=task.mode)).session_id
         if task.plan is not None:
             app.plans.update(p.PlanUpdateParams(session_id=sid, content=task.plan, base_version=0))
-            app.plans.approve(p.PlanApproveParams(session_id=sid))
+            await app.plans.approve(p.PlanApproveParams(session_id=sid))
         state = app.sessions.state(sid)
         turn = app.sessions.start_turn(state, task.prompt)
         try:

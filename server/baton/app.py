@@ -186,7 +186,6 @@ def build_app(
         plans=plan_context,
         seams=seams,
     )
-    plans = PlanService(plan_context, config, channel, sessions)
     hooks = build_hooks(sessions)
     engine = CompactionEngine(
         sessions,
@@ -196,6 +195,8 @@ def build_app(
     )
     server_compaction = install_server_compaction(engine)
     compaction = CompactionService(sessions, engine, model_switch=server_compaction.model_switch)
+    # Approving "in a fresh context" starts the build with a compaction of its own.
+    plans = PlanService(plan_context, config, channel, sessions, fresh_start=compaction)
     # MCP servers start lazily, at the first model step that needs the tool list.
     mcp = McpManager(workspace, config, tools, channel)
     review = ReviewService(sessions, db, after_revert=[plans.restore_before])

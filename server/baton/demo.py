@@ -405,7 +405,7 @@ class Demo:
 
         # 2. Approval switches to build mode.
         self.heading("2/5 The person approves the plan")
-        approved = plans.approve(p.PlanApproveParams(session_id=sid))
+        approved = await plans.approve(p.PlanApproveParams(session_id=sid))
         self.say(f"  status {approved.status}, mode {approved.mode}")
 
         # 3. A manual compaction: the planning conversation leaves the model's view.

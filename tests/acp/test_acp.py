@@ -610,3 +610,26 @@ async def test_bad_input_gets_clear_errors_and_the_agent_lives(
     await acp.process.stdin.drain()
     listed = await acp.conn.list_sessions(cwd=str(workspace))
     assert [s.session_id for s in listed.sessions] == [sid]
+
+
+@pytest.mark.asyncio
+async def test_approve_fresh_builds_in_a_fresh_context(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    acp = await start_acp()
+    sid = await acp.new()
+    await acp.conn.set_session_mode(session_id=sid, mode_id="plan")
+    llm.add(tool_call("plan_write", {"content": PLAN}))
+    llm.add(text("Drafted after a long discussion of the options."), tool_call("plan_exit", {}))
+    await acp.say(sid, "Plan a greeting script; keep it in one file")
+    seen = len(llm.model_requests)
+    bad = await error_of(acp.say(sid, "/approve now"))
+    assert bad.code == -32602 and "fresh" in str(bad)
+
+    llm.add(text("Building."))
+    assert (await acp.say(sid, "/approve fresh")).stop_reason == "end_turn"
+    assert acp.client.of(sid, "current_mode_update")[-1]["currentModeId"] == "build"
+    [build] = llm.model_requests[seen:]  # no summary call: one request, the build's
+    sent = build.input_text()
+    assert "keep it in one file" in sent and "<baton:plan>" in sent
+    assert "long discussion of the options" not in sent

@@ -32,7 +32,11 @@ class Command:
 COMMANDS = (
     Command("compact", "Compact the conversation now", "what the summary should focus on"),
     Command("plan", "Switch to plan mode (optionally with a request to plan)", "what to plan"),
-    Command("approve", "Approve the plan, switch to build mode and start building", None),
+    Command(
+        "approve",
+        "Approve the plan, switch to build mode and start building",
+        "`fresh`: build in a fresh context (the plan, the ledger and your requests only)",
+    ),
     Command("review", "Show the plan with line numbers, to annotate with /changes", None),
     Command(
         "changes",

@@ -59,6 +59,12 @@ class Sessions(Protocol):
     ) -> asyncio.Task[p.PromptResult]: ...
 
 
+class FreshStart(Protocol):
+    """The compaction a fresh-context build starts with (CompactionService.compact)."""
+
+    async def compact(self, session_id: str, *, fresh: bool) -> p.CompactionRecord: ...
+
+
 class PlanService:
     def __init__(
         self,
@@ -66,6 +72,7 @@ class PlanService:
         config: ConfigLoader,
         channel: ClientChannel,
         sessions: Sessions,
+        fresh_start: FreshStart,
     ) -> None:
         self.context = context
         self.store = context.store
@@ -73,6 +80,7 @@ class PlanService:
         self.config = config
         self.channel = channel
         self.sessions = sessions
+        self.fresh_start = fresh_start
 
     # ------------------------------------------------------------------ disk and client
 
@@ -286,34 +294,62 @@ class PlanService:
         self._did_change(plan, version.version, "user")
         return p.PlanUpdateResult(version=version.version)
 
-    def approve(self, params: p.PlanApproveParams) -> p.PlanApproveResult:
-        """Approve, switch to build mode and, with `start`, begin building (returns at once)."""
+    async def approve(self, params: p.PlanApproveParams) -> p.PlanApproveResult:
+        """Approve and switch to build mode; with `fresh`, the view then starts afresh (no
+        summary: the person's requests, the ledger and the approved plan); with `start`,
+        the build turn begins (the call returns once it has started)."""
         state = self.sessions.state(params.session_id)
-        if not params.start:
-            return self._approve(state, start=False)
+        if not params.start and not params.fresh:
+            return self._approve(state)
         _ensure_idle(state)
         # The lease first (busy if another process works on the session), so nothing is
         # written unless the turn can run; the turn takes it over (leases are counted).
         with self.sessions.leases.hold(state.id, "plan approval"):
-            return self._approve(self.sessions.refresh(state), start=True)
+            state = self.sessions.refresh(state)
+            before = (self._reviewable(state.id).status, state.row.mode)
+            result = self._approve(state)
+            if params.fresh:
+                await self._start_fresh(state, *before)
+            if params.start:
+                self._start_build(state)
+            return result
 
-    def _approve(self, state: SessionState, *, start: bool) -> p.PlanApproveResult:
-        plan, latest = self._current(state.id)
+    def _reviewable(self, session_id: str) -> PlanRow:
+        plan, _ = self._current(session_id)
         if plan.status not in REVIEWABLE:
             raise PlanStateError(
                 f"the plan is {plan.status}; only a draft or a plan awaiting approval "
                 "can be approved"
             )
-        plan = self.store.set_status(state.id, "approved")
-        self._did_change(plan, latest.version, "user")
+        return plan
+
+    def _approve(self, state: SessionState) -> p.PlanApproveResult:
+        self._reviewable(state.id)
+        self._set_status(state.id, "approved")
         self.sessions.change_mode(state, "build")
-        if start:
-            text = prompts.PLAN_APPROVED_MESSAGE.format(path=plan.path)
-            step = first_unchecked(latest.content)
-            if step:
-                text += "\n" + prompts.PLAN_APPROVED_START.format(step=step)
-            self.sessions.start_turn(state, text, "approval")
-        return p.PlanApproveResult(status=plan.status, mode="build")
+        return p.PlanApproveResult(status="approved", mode="build")
+
+    def _set_status(self, session_id: str, status: p.PlanStatus) -> None:
+        _, latest = self._current(session_id)
+        self._did_change(self.store.set_status(session_id, status), latest.version, "user")
+
+    async def _start_fresh(self, state: SessionState, status: p.PlanStatus, mode: p.Mode) -> None:
+        """The fresh-context compaction; when it fails the approval is taken back (the
+        status and mode as they were), so a refused fresh start changes nothing."""
+        try:
+            await self.fresh_start.compact(state.id, fresh=True)
+        except BaseException:
+            self._set_status(state.id, status)
+            self.sessions.change_mode(state, mode)
+            raise
+
+    def _start_build(self, state: SessionState) -> None:
+        plan, latest = self._current(state.id)
+        text = prompts.PLAN_APPROVED_MESSAGE.format(path=plan.path)
+        step = first_unchecked(latest.content)
+        if step:
+            text += "\n" + prompts.PLAN_APPROVED_START.format(step=step)
+        self.sessions.start_turn(state, text, "approval")
 
     def request_changes(self, params: p.PlanRequestChangesParams) -> p.PlanStatusResult:
         """Send the person's feedback to the agent and start its turn; the plan is a draft again."""

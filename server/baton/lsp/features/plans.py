@@ -22,8 +22,8 @@ def register(server: BatonServer) -> None:
         return app.plans.update(params)
 
     @method(server, "baton/plan/approve")
-    def approve(app: App, params: p.PlanApproveParams) -> p.PlanApproveResult:
-        return app.plans.approve(params)
+    async def approve(app: App, params: p.PlanApproveParams) -> p.PlanApproveResult:
+        return await app.plans.approve(params)
 
     @method(server, "baton/plan/requestChanges")
     def request_changes(app: App, params: p.PlanRequestChangesParams) -> p.PlanStatusResult:
