@@ -256,7 +256,7 @@ describe("plan review: line-by-line annotations", () => {
     await page.close();
   });
 
-  it("offers no annotation tools while a turn runs or once the plan is approved", async () => {
+  it("offers no annotation tools while a turn runs or once the plan is approved; approval drops the annotations", async () => {
     const page = await readyPlan();
     await send(page, planMessage(PLAN, {}, true));
     await page.waitForFunction(() => document.getElementById("approve")?.hasAttribute("disabled"));
@@ -268,8 +268,14 @@ describe("plan review: line-by-line annotations", () => {
       document.getElementById("plan-content")!.dispatchEvent(new MouseEvent("mouseup", { bubbles: true }));
     });
     expect(await page.locator("#selection-tools").isHidden()).toBe(true);
-    await send(page, planMessage(PLAN, { status: "approved", version: 4 }));
+    await send(page, planMessage(PLAN, { status: "draft", version: 4 }));
+    await select(page, "#plan-content", "Docs");
+    await annotate(page, "comment", "Which docs?");
+    // Approved: the review is over, its annotations go with it.
+    await send(page, planMessage(PLAN, { status: "approved", version: 5 }));
     await page.waitForFunction(() => document.getElementById("plan-app")?.dataset.status === "approved");
+    expect(await page.locator("#review").isHidden()).toBe(true);
+    expect(await page.locator("#annotation-list li").count()).toBe(0);
     await page.evaluate(() => document.getElementById("plan-content")!.dispatchEvent(new MouseEvent("mouseup", { bubbles: true })));
     expect(await page.locator("#selection-tools").isHidden()).toBe(true);
     await page.close();

@@ -198,6 +198,8 @@ function handle(message: PlanInbound): void {
         noticeFor = undefined;
       }
       render();
+      // Approved or done, the review is over: its annotations can no longer be sent.
+      if (plan && (plan.status === "approved" || plan.status === "done") && review.count) review.clear();
       review.planChanged();
       renderSend();
       renderHistory();
