@@ -95,7 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     run = sub.add_parser("run", help="run one headless turn in the current directory")
-    run.add_argument("prompt", help="what to ask the agent")
+    run.add_argument(
+        "prompt", nargs="?", default=None, help="what to ask the agent (not with --approve)"
+    )
     run.add_argument(
         "--mode",
         choices=["build", "plan"],
@@ -108,6 +110,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="continue this session instead of starting a new one (`baton sessions` lists"
         " this directory's)",
+    )
+    run.add_argument(
+        "--approve",
+        action="store_true",
+        help="with --session: approve the session's plan and build it (the build turn runs here)",
+    )
+    run.add_argument(
+        "--fresh",
+        action="store_true",
+        help="with --approve: build in a fresh context (the approved plan, the ledger and your"
+        " requests; the planning conversation stays one recall away)",
     )
     run.add_argument("--allow-bash", action="store_true", help="let the agent run shell commands")
     run.add_argument("--allow-write", action="store_true", help="let the agent change files")
@@ -172,7 +185,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "run":
         # Refused before anything is stored: no empty session is left behind.
-        if not args.prompt.strip():
+        if args.fresh and not args.approve:
+            parser.error("--fresh goes with --approve")
+        if args.approve:
+            if args.session is None:
+                parser.error("--approve needs --session ID (the session whose plan to approve)")
+            if args.prompt is not None:
+                parser.error("--approve takes no prompt: the build starts from the plan")
+        elif args.prompt is None or not args.prompt.strip():
             parser.error('the prompt is empty: say what you want, e.g. baton run "explain main.py"')
         if args.session is not None and not args.session.strip():
             parser.error("--session needs a session id (`baton sessions` lists this directory's)")
@@ -456,7 +476,7 @@ async def _run(args: argparse.Namespace) -> int:
         mode = app.sessions.state(session_id).row.mode
         plan_before = _plan_version(app, session_id)
         channel.start()
-        result = await app.sessions.prompt(p.PromptParams(session_id=session_id, text=args.prompt))
+        result = await _run_turn(app, session_id, args)
         plan_after = _plan_version(app, session_id)
     except BatonError as exc:
         channel.finish()
@@ -465,12 +485,31 @@ async def _run(args: argparse.Namespace) -> int:
     finally:
         await app.close()
     channel.finish()
-    if mode == "plan" and plan_after == plan_before and result.stop_reason != "cancelled":
+    if (
+        mode == "plan"
+        and not args.approve
+        and plan_after == plan_before
+        and result.stop_reason != "cancelled"
+    ):
         print(NO_PLAN_NOTE if plan_after is None else PLAN_UNCHANGED_NOTE, file=sys.stderr)
     print(f"[{result.stop_reason}; session {session_id}]", file=sys.stderr)
     if result.error:
         print(f"baton: {result.error}", file=sys.stderr)
     return 0 if result.stop_reason in ("end_turn", "max_steps") else 1
+
+
+async def _run_turn(app: App, session_id: str, args: argparse.Namespace) -> p.PromptResult:
+    """The turn `baton run` runs: the prompt, or with --approve the plan's build turn."""
+    from baton import protocol as p
+
+    if not args.approve:
+        return await app.sessions.prompt(p.PromptParams(session_id=session_id, text=args.prompt))
+    await app.plans.approve(
+        p.PlanApproveParams(session_id=session_id, start=True, fresh=args.fresh)
+    )
+    task = app.sessions.state(session_id).turn_task
+    assert task is not None, "an approval with start begins the build turn"
+    return await asyncio.shield(task)
 
 
 NO_PLAN_NOTE = (
