@@ -270,3 +270,28 @@ async def test_the_escalation_updates_the_previous_summary_with_what_it_must_dro
     assert "<baton:summary>" in sent and "level one fact 11 of 4: value 411" in sent
     assert "answer 0 " not in sent
     assert "update it" in second.last_user_text()
+
+
+@pytest.mark.asyncio
+async def test_claims_quoted_output_is_left_alone_and_a_stale_failure_is_corrected(
+    start_baton: StartBaton, llm: FakeLLM
+) -> None:
+    baton = await start_baton(settings=ALLOW)
+    sid = await baton.new_session()
+    llm.add(tool_call("bash", {"command": "cat flag.txt"}))
+    llm.add(tool_call("bash", {"command": "echo ok > flag.txt"}))
+    llm.add(tool_call("bash", {"command": "cat flag.txt"}))
+    llm.add(text("Fixed. " + "Explaining the fix at length. " * 40))
+    await baton.prompt(sid, "make cat flag.txt pass")
+    quoted = "- The first run failed with `cat: flag.txt: No such file or directory`"
+    stale = "- `cat flag.txt` is still failing"
+    summary = FACTLESS_SUMMARY.replace(
+        "## Tool results, rejected hypotheses and incomplete work\nnone",
+        f"## Tool results, rejected hypotheses and incomplete work\n{quoted}\n{stale}",
+    )
+    llm.add(text(summary))
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert quoted in record["summary"]  # quoted output is not a command that never ran
+    assert stale not in record["summary"]
+    assert "`cat flag.txt` passes now: its latest run exited 0 (runs: 1, 0)" in record["summary"]
+    assert any(n.startswith("corrected 1 summary statement(s)") for n in record["notes"])

@@ -11,7 +11,15 @@ the ledger and the plan for three kinds of claim:
 * a command's result (passed, failed, exit code N) that none of its recorded
   runs had, or a result claimed for a command that never ran;
 * a plan step said to be done that the plan shows open, in progress or
-  blocked, or a done step given as the next action.
+  blocked, or a done step given as the next action;
+* a command or the tests said to fail *now* ("fails", "is failing", "still
+  fail") when the latest run passed;
+* a cause the summary itself says was ruled out, given elsewhere as a cause
+  ("because of `X`" after "`X` was ruled out").
+
+Quoted output is not a command: backticked text that the ledger's errors or
+outputs contain (an error message the summary quotes), or that does not start
+like a command line, is never taken for a command that did not run.
 
 A contradicted line is replaced by a one-line correction naming what the
 ledger says, so the model neither keeps the false claim nor loses the fact
@@ -43,6 +51,21 @@ _FAIL = re.compile(r"\b(failed|fails|failing|errored|non-zero)\b", re.I)
 _EXIT = re.compile(r"(?:exit(?:ed)?(?: with)?(?: code| status)?|→|returned)\s*(-?\d+)\b", re.I)
 _DONE = re.compile(r"\b(done|completed?|finished|ticked|checked off)\b", re.I)
 _HEADING = re.compile(r"^\s{0,3}#{1,4}\s*(.+?)\s*#*\s*$")
+# Failing now, not once: what a later passing run contradicts.
+_FAILS_NOW = re.compile(
+    r"\b(fail|fails|failing|still fail\w*|keeps? failing|is broken|are broken|do(?:es)? not pass)\b",
+    re.I,
+)
+_TESTS = re.compile(r"\btests?\b|\bsuite\b", re.I)
+_TEST_COMMAND = re.compile(r"\b(pytest|test|tests|jest|vitest|mocha|tox|nox|unittest)\b")
+_RULED_OUT = re.compile(
+    r"\b(ruled out|rejected|not the cause|was wrong|disproved|is not why|was not why|"
+    r"not caused by|unrelated)\b",
+    re.I,
+)
+_CAUSE = re.compile(r"\b(because(?: of)?|caused by|due to|the cause is|is why)\b", re.I)
+# How a command line starts: a program name or path (not a sentence, not an error).
+_PROGRAM = re.compile(r"^(?:[A-Z_]+=\S*\s+)*[a-z0-9_./~-][\w./~+-]*$")
 
 CORRECTION = "- [Baton] Removed a summary statement the ledger contradicts: {reason}."
 
@@ -60,6 +83,8 @@ def check_summary(
     steps = steps if steps is not None else (ledger.plan.steps if ledger.plan else [])
     changed = [touch.path for touch in ledger.files_modified]
     runs = {run.command: (run.exit_codes or [run.exit_code]) for run in ledger.commands}
+    printed = _printed(ledger)
+    ruled_out = _ruled_out(summary)
     out: list[str] = []
     corrections: list[Correction] = []
     section = ""
@@ -71,8 +96,10 @@ def check_summary(
             continue
         reason = (
             _file_claim(line, changed, runs)
-            or _command_claim(line, runs)
+            or _command_claim(line, runs, printed)
+            or _tests_claim(line, runs)
             or _step_claim(line, steps, next_action="next" in section)
+            or _cause_claim(line, ruled_out)
         )
         if reason is None:
             out.append(line)
@@ -101,7 +128,27 @@ def _file_claim(line: str, changed: list[str], runs: dict[str, list[int | None]]
     return f"the ledger records no change to {', '.join(dict.fromkeys(files))} (files changed: {listed})"
 
 
-def _command_claim(line: str, runs: dict[str, list[int | None]]) -> str | None:
+def _printed(ledger: p.Ledger) -> str:
+    """Every text the ledger quotes from the tools (errors, failures, outputs)."""
+    texts = [e.message for e in ledger.errors] + [e.message for e in ledger.resolved_errors]
+    for run in ledger.commands:
+        texts += [f.error for f in run.failures] + ([run.output] if run.output else [])
+    return "\n".join(texts).lower()
+
+
+def _looks_like_command(text: str, printed: str) -> bool:
+    """Whether backticked text is a command line rather than quoted output or a name."""
+    words = text.split()
+    if len(words) < 2 or not _PROGRAM.match(words[0]):
+        return False
+    return text.lower() not in printed  # an error message the summary quotes
+
+
+def _shown(codes: list[int | None]) -> str:
+    return ", ".join("killed" if c is None else str(c) for c in codes)
+
+
+def _command_claim(line: str, runs: dict[str, list[int | None]], printed: str = "") -> str | None:
     exit_code = _EXIT.search(line)
     passed, failed = bool(_PASS.search(line)), bool(_FAIL.search(line))
     if not (exit_code or passed or failed):
@@ -112,16 +159,49 @@ def _command_claim(line: str, runs: dict[str, list[int | None]]) -> str | None:
         if codes is None:
             if command.split() and any(command.split()[0] == c.split()[0] for c in runs):
                 continue  # a variant of a recorded command; too loose to judge
-            if " " in command and (exit_code or passed or failed):
+            if _looks_like_command(command, printed):
                 return f"the ledger records no run of `{command}`"
             continue
-        shown = ", ".join("killed" if c is None else str(c) for c in codes)
+        shown = _shown(codes)
         if exit_code and int(exit_code.group(1)) not in codes:
             return f"`{command}` never exited {exit_code.group(1)} (runs: {shown})"
         if passed and not failed and 0 not in codes:
             return f"`{command}` never passed (runs: {shown})"
         if failed and not passed and all(c == 0 for c in codes):
             return f"`{command}` never failed (runs: {shown})"
+        if _FAILS_NOW.search(line) and not passed and codes[-1] == 0:
+            return f"`{command}` passes now: its latest run exited 0 (runs: {shown})"
+    return None
+
+
+def _tests_claim(line: str, runs: dict[str, list[int | None]]) -> str | None:
+    """ "The tests fail" when every test command's latest run passed."""
+    if _COMMAND.search(line) or not (_TESTS.search(line) and _FAILS_NOW.search(line)):
+        return None
+    if _NEGATION.search(line) or _PASS.search(line):
+        return None
+    tests = {c: codes for c, codes in runs.items() if _TEST_COMMAND.search(c)}
+    if not tests or any(codes[-1] != 0 for codes in tests.values()):
+        return None
+    shown = "; ".join(f"`{c}` → {_shown(codes)}" for c, codes in tests.items())
+    return f"the latest test runs passed ({shown})"
+
+
+def _ruled_out(summary: str) -> list[str]:
+    """What the summary itself says was ruled out: the backticked names on such lines."""
+    found: list[str] = []
+    for line in summary.splitlines():
+        if _RULED_OUT.search(line) and not _CAUSE.search(line.split(",")[0]):
+            found += [t.strip() for t in _COMMAND.findall(line) if len(t.strip()) >= 3]
+    return found
+
+
+def _cause_claim(line: str, ruled_out: list[str]) -> str | None:
+    if not ruled_out or _RULED_OUT.search(line) or not _CAUSE.search(line):
+        return None
+    for name in ruled_out:
+        if f"`{name}`" in line:
+            return f"`{name}` was ruled out as a cause earlier in this summary"
     return None
 
 

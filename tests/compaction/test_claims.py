@@ -1,0 +1,61 @@
+"""The claim check (compaction/claims.py): what it corrects, and what it leaves alone."""
+
+from __future__ import annotations
+
+from baton import protocol as p
+from baton.compaction.claims import check_summary
+
+ERROR = "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'"
+
+
+def ledger() -> p.Ledger:
+    return p.Ledger(
+        files_modified=[p.FileTouch(path="src/calc.py", tool="edit", action="modified")],
+        commands=[
+            p.CommandRun(
+                command="pytest -q",
+                exit_code=0,
+                exit_codes=[1, 0],
+                failures=[p.RunFailure(run=1, exit_code=1, error=f"E       {ERROR} / 1 failed")],
+            )
+        ],
+        resolved_errors=[
+            p.ResolvedError(source="bash `pytest -q`", message=ERROR, resolved_by="`pytest -q` → 0")
+        ],
+    )
+
+
+def corrected(summary: str) -> list[str]:
+    return [c.line for c in check_summary(summary, ledger())[1]]
+
+
+def test_quoted_output_is_not_taken_for_a_command() -> None:
+    assert corrected(f"- The first run failed with `{ERROR}`") == []
+    assert corrected("- It failed with `ModuleNotFoundError: No module named 'x'`") == []
+    assert corrected("- The `add` function failed on `None` inputs") == []
+
+
+def test_a_command_that_never_ran_is_still_corrected() -> None:
+    assert corrected("- `npm run build` passed") == ["- `npm run build` passed"]
+
+
+def test_failing_now_is_corrected_when_the_latest_run_passed() -> None:
+    assert corrected("- `pytest -q` is still failing") == ["- `pytest -q` is still failing"]
+    assert corrected("- The tests fail because of the rounding") == [
+        "- The tests fail because of the rounding"
+    ]
+    # What happened, in the past, is true.
+    assert corrected("- `pytest -q` failed at first, then passed after the fix") == []
+    assert corrected("- The tests failed before the fix to src/calc.py") == []
+
+
+def test_a_cause_the_summary_ruled_out_is_corrected_where_it_is_given_as_the_cause() -> None:
+    summary = (
+        "## Tool results, rejected hypotheses and incomplete work\n"
+        "- A stale `__pycache__` was ruled out: clearing it changed nothing.\n"
+        "## Next action\n"
+        "- Fix the failure caused by `__pycache__` in src/calc.py"
+    )
+    text, found = check_summary(summary, ledger())
+    assert [c.line for c in found] == ["- Fix the failure caused by `__pycache__` in src/calc.py"]
+    assert "ruled out: clearing it changed nothing" in text  # the rejection itself stays
