@@ -69,12 +69,13 @@ export async function attachPlan(services: Services, given?: unknown): Promise<v
     return;
   }
   if (current) {
-    const confirm = await vscode.window.showWarningMessage(
-      `Attach ${entry.path} to “${title}”?`,
-      { modal: true, detail: `The session follows ${current.path} now. That file stays as it is; the session carries on with ${entry.path}.` },
-      "Attach",
+    // A session follows one plan: the server attaches a plan only to a session without one.
+    const choice = await vscode.window.showInformationMessage(
+      `Baton: “${title}” already follows ${current.path}. Start a new session on ${entry.path} instead?`,
+      "New Session on This Plan",
     );
-    if (confirm !== "Attach") return;
+    if (choice) await newSessionOnPlan(services, entry);
+    return;
   }
   const result = await services.client.request("baton/plan/attach", { sessionId, path: entry.path });
   await services.sidebar.reloadSession(sessionId);

@@ -107,7 +107,7 @@ describe("Plans view", () => {
     expect(vscode.window.showTextDocument).toHaveBeenCalled();
   });
 
-  it("Attach to the current session: attached at once when it has no plan; confirmed first when it follows another", async () => {
+  it("Attach to the current session: attached when it has no plan; a session that follows another plan is offered a new session instead", async () => {
     services.state.remember(SESSION, { mode: "build", title: "First" });
     services.state.setActive(SESSION);
     await run("baton.attachPlan", CACHE);
@@ -115,24 +115,21 @@ describe("Plans view", () => {
     expect(vscode.window.showInformationMessage).toHaveBeenCalledWith(expect.stringContaining("now follows docs/plans/cache.md"), "Show Plan");
 
     fake.responders.set("baton/plan/get", () => ({ path: ".baton/plans/s-1.md", status: "draft", version: 1, content: "# x" }));
-    await run("baton.attachPlan", DRAFT); // the confirmation is dismissed
-    expect(vscode.window.showWarningMessage).toHaveBeenCalledWith(
-      "Attach .baton/plans/auth.md to “First”?",
-      expect.objectContaining({ modal: true }),
-      "Attach",
+    await run("baton.attachPlan", DRAFT); // the offer is dismissed
+    expect(vscode.window.showInformationMessage).toHaveBeenCalledWith(
+      "Baton: “First” already follows .baton/plans/s-1.md. Start a new session on .baton/plans/auth.md instead?",
+      "New Session on This Plan",
     );
-    expect(sentRequests("baton/plan/attach")).toHaveLength(1);
-    vscode.window.showWarningMessage.mockResolvedValueOnce("Attach");
+    expect(sentRequests("baton/session/new")).toEqual([]);
+    vscode.window.showInformationMessage.mockResolvedValueOnce("New Session on This Plan");
     await run("baton.attachPlan", DRAFT);
-    expect(sentRequests("baton/plan/attach")).toEqual([
-      { sessionId: SESSION, path: "docs/plans/cache.md" },
-      { sessionId: SESSION, path: ".baton/plans/auth.md" },
-    ]);
+    expect(sentRequests("baton/plan/attach")).toHaveLength(1);
+    expect(sentRequests("baton/session/new")).toEqual([{ mode: "plan", planPath: ".baton/plans/auth.md" }]);
 
     // The plan it already follows: nothing to do.
     fake.responders.set("baton/plan/get", () => ({ path: CACHE.path, status: "approved", version: 4, content: "# x" }));
     await run("baton.attachPlan", CACHE);
-    expect(sentRequests("baton/plan/attach")).toHaveLength(2);
+    expect(sentRequests("baton/plan/attach")).toHaveLength(1);
   });
 
   it("Attach with no session open offers a new session on the plan instead", async () => {
