@@ -437,6 +437,7 @@ async def _run(args: argparse.Namespace) -> int:
     from baton import protocol as p
     from baton.app import build_app
     from baton.errors import BatonError, SessionNotFound
+    from baton.session.nudge import looks_like_change_request, nudge_possible
     from baton.terminal import TerminalChannel
 
     channel = TerminalChannel(
@@ -475,6 +476,8 @@ async def _run(args: argparse.Namespace) -> int:
             session_id = app.sessions.new_session(p.SessionNewParams(mode=args.mode)).session_id
         mode = app.sessions.state(session_id).row.mode
         plan_before = _plan_version(app, session_id)
+        if nudge_possible(args.prompt, workspace, app.sessions.settings()):
+            channel.hold_answer()
         channel.start()
         result = await _run_turn(app, session_id, args)
         plan_after = _plan_version(app, session_id)
@@ -492,6 +495,13 @@ async def _run(args: argparse.Namespace) -> int:
         and result.stop_reason != "cancelled"
     ):
         print(NO_PLAN_NOTE if plan_after is None else PLAN_UNCHANGED_NOTE, file=sys.stderr)
+    if (
+        mode == "build"
+        and looks_like_change_request(args.prompt)
+        and not channel.changed_files()
+        and result.stop_reason != "cancelled"
+    ):
+        print(no_change_note(channel.completed, channel.failed), file=sys.stderr)
     print(f"[{result.stop_reason}; session {session_id}]", file=sys.stderr)
     if result.error:
         print(f"baton: {result.error}", file=sys.stderr)
@@ -521,6 +531,27 @@ PLAN_UNCHANGED_NOTE = (
     "[plan mode ended without changing the plan file: the model did not call plan_write or"
     " plan_edit this turn]"
 )
+
+
+def no_change_note(completed: list[str], failed: list[str]) -> str:
+    """What `baton run` says when an instruction to change the code changed no file
+    (`completed` / `failed`: the names of the turn's tool calls that did)."""
+    from baton.terminal import FILE_TOOLS
+
+    if "bash" in completed:
+        return (
+            "[no file was changed with edit or write; the model ran commands, which may have"
+            " changed files]"
+        )
+    if any(name in FILE_TOOLS for name in failed):
+        return (
+            "[no file was changed: the model's edit or write failed or was refused (✗ above);"
+            " with no terminal to ask, --allow-write lets it write]"
+        )
+    return (
+        "[no file was changed: the model did not call edit or write; what it wrote above is"
+        " only its answer]"
+    )
 
 
 def _plan_version(app: App, session_id: str) -> int | None:

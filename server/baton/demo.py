@@ -44,6 +44,7 @@ from typing import Any, TextIO
 from baton import protocol as p
 from baton.errors import BatonError
 from baton.session.events import ProgressReporter, ProgressScope
+from baton.terminal_status import StatusLine, describe_progress
 
 # Seconds. The whole demo, model download excluded, should fit in a few minutes on
 # two CPU cores; each phase gets at most its share and what is left of the total.
@@ -112,10 +113,15 @@ def _sample_project() -> dict[str, str]:
 
 
 class DemoChannel:
-    """Prints what the agent does, briefly: tool calls and results, mode and plan changes."""
+    """Prints what the agent does, briefly: tool calls and results, mode and plan changes.
+
+    While the model works and nothing is printed (loading, reading the prompt, writing
+    an answer or a summary) it shows the same status as `baton run`
+    (`terminal_status`: a spinner at a terminal, an occasional plain line otherwise)."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
+        self.status = StatusLine(out, live=_isatty(out))
         self.text: list[str] = []
         self.tool_calls: list[dict[str, Any]] = []
         # Model steps: when the current one began, and the longest one so far (seconds).
@@ -123,22 +129,33 @@ class DemoChannel:
         self.longest_step = 0.0
 
     def _say(self, line: str) -> None:
+        self.status.clear()  # the spinner redraws itself on its next tick
         self.out.write(line + "\n")
         self.out.flush()
+
+    def waiting(self, what: str = "waiting for the model") -> None:
+        """The model has been asked: say so until it reports more."""
+        self.status.show("waiting", what)
 
     def send_update(self, session_id: str, update: p.WireModel) -> None:
         data = update.wire()
         kind = data.get("kind")
         if kind == "agent_message_chunk":
             self.text.append(data["text"])
+        elif kind == "model_progress":
+            self.status.show(*describe_progress(data))
         elif kind == "tool_call":
             self.tool_calls.append(data)
             args = json.dumps(data.get("input", {}), ensure_ascii=False)
             self._say(f"    → {data['name']} {_clip(args, 160)}")
+            self.status.show("tool", f"running {data['name']}")
         elif kind == "tool_call_update" and data.get("status") in ("completed", "failed"):
             mark = "✓" if data["status"] == "completed" else "✗"
             first = (str(data.get("output") or "").strip().splitlines() or [""])[0]
             self._say(f"      {mark} {_clip(first, 140)}")
+            self.waiting()
+        elif kind == "turn_ended":
+            self.status.hide()
         elif kind == "usage" and self.step_began is not None:
             # A step ends with its usage report; the next one begins after its tools ran.
             now = time.monotonic()
@@ -178,6 +195,13 @@ class DemoChannel:
     def take_text(self) -> str:
         text, self.text = "".join(self.text), []
         return text
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _open_steps(plan: str) -> list[str]:
@@ -275,6 +299,7 @@ class Demo:
         self.problems: list[str] = []
 
     def say(self, line: str = "") -> None:
+        self.channel.status.clear()
         self.out.write(line + "\n")
         self.out.flush()
 
@@ -311,6 +336,7 @@ class Demo:
             self.say(f"    [could not start the turn: {exc.message}]")
             return "error"
         self.channel.step_began = started
+        self.channel.waiting()
         deadline = started + self.left(budget)
         limits: dict[int, float] = {}  # condition index -> when the turn may be stopped
         reason = ""
@@ -327,6 +353,7 @@ class Demo:
                 break
             await asyncio.wait({task}, timeout=min(1.0, limit - now))
         self.channel.step_began = None
+        self.channel.status.hide()
         if not reason:
             try:
                 result = task.result()
@@ -481,11 +508,14 @@ class Demo:
             return
         self.say("  loading the local model…")
         began = time.monotonic()
+        self.channel.status.show("loading", "loading the model")
         try:
             await start()
         except BatonError as exc:
             self.say(f"  [the local model did not load: {exc.message}]")
             return
+        finally:
+            self.channel.status.hide()
         self.say(f"  loaded in {time.monotonic() - began:.1f} s")
 
     def _show_changes(self, originals: dict[str, str]) -> None:
@@ -507,6 +537,7 @@ class Demo:
     async def _compact(self, app: Any, sid: str) -> p.CompactionRecord | None:
         self.say(f"  instructions: {COMPACT_INSTRUCTIONS}")
         task = asyncio.ensure_future(app.compaction.compact(sid, instructions=COMPACT_INSTRUCTIONS))
+        self.channel.waiting("compacting: waiting for the model to summarise")
         try:
             record: p.CompactionRecord = await asyncio.wait_for(task, self.left(COMPACT_BUDGET))
             return record
@@ -516,6 +547,8 @@ class Demo:
         except BatonError as exc:
             self.problems.append(f"the compaction failed: {exc.message}")
             self.say(f"  the compaction failed: {exc.message}")
+        finally:
+            self.channel.status.hide()
         return None
 
     def _show_record(self, record: p.CompactionRecord) -> None:

@@ -68,9 +68,12 @@ COMPACT_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
 }
 
 # Sent once in a turn (`agent.nudgeNoTool`) when the model answered a question about the
-# code without looking at the workspace (baton.session.nudge).
+# code, or an instruction to change it, without looking at the workspace (baton.session.nudge).
 NUDGE_NO_TOOL = """[Baton: you answered without looking at the workspace. Look first: find the code
 with `grep` or `glob` and `read` it, then answer from what it says.]"""
+NUDGE_NO_CHANGE = """[Baton: you were asked to change the code, and you answered without looking at
+the workspace or changing anything. Look first: find the code with `grep` or `glob` and `read`
+it, then make the change in the file with `edit` (or `write`), not in your answer.]"""
 NUDGE_LOOK_FOR = "[Start by searching for {names} with `grep`.]"
 EMPTY_ANSWER = """[Baton: your last answer was empty. Answer the person's question now, in plain words,
 from what the tools returned above.]"""

@@ -28,10 +28,16 @@ ACTIVITY_CHARS = 200
 FAILURE_CHARS = 300
 
 NO_TOOL_NOTE = "[Baton: the model answered without looking at the code; asked it to look first]\n"
+SET_ASIDE_NOTE = (
+    "[Baton: the model answered without looking at the code; that answer was set aside"
+    " (not printed) and the model was asked to look first]\n"
+)
 EMPTY_ANSWER_NOTE = (
     "[Baton: the model's answer was empty (only markup); asked it once to answer in words]\n"
 )
 NOTES = {"no_tool": NO_TOOL_NOTE, "empty_answer": EMPTY_ANSWER_NOTE}
+# The tools that change a file in the workspace.
+FILE_TOOLS = ("write", "edit")
 
 
 class TerminalChannel:
@@ -52,6 +58,12 @@ class TerminalChannel:
         live_status: bool = False,
     ) -> None:
         self.out, self.err = out, err
+        # Held back answer text (`hold_answer`), None when the answer streams.
+        self._held: list[str] | None = None
+        # The turn's tool calls by id (name), and what became of the file-changing ones.
+        self._calls: dict[str, str] = {}
+        self.completed: list[str] = []
+        self.failed: list[str] = []
         self.as_json = as_json
         self.interactive = interactive
         self._mid_line = False
@@ -68,6 +80,7 @@ class TerminalChannel:
 
     def finish(self) -> None:
         """The turn is over: end the answer's line, stop the status, note removed markup."""
+        self._release()
         self._write_answer(self.markup.flush())
         self.status.close()
         self._newline()
@@ -76,8 +89,29 @@ class TerminalChannel:
             self.err.write(ECHOED_MARKUP_NOTE.format(tags=tags))
             self.err.flush()
 
+    def hold_answer(self) -> None:
+        """Hold the answer back until the turn calls a tool or ends: for a turn the
+        look-first nudge may follow, so that an answer from memory the model then
+        contradicts after looking is never printed (stdout holds the final answer).
+        The status line goes on meanwhile."""
+        if not self.as_json:
+            self._held = []
+
+    def changed_files(self) -> bool:
+        """Whether a `write` or `edit` of the turn succeeded."""
+        return any(name in FILE_TOOLS for name in self.completed)
+
+    def _release(self) -> None:
+        """Print the held answer: no nudge can follow any more."""
+        held, self._held = self._held, None
+        if held:
+            self._write_answer("".join(held))
+
     def _write_answer(self, text: str) -> None:
         if not text:
+            return
+        if self._held is not None:
+            self._held.append(text)
             return
         self.status.hide()
         self.out.write(escape_terminal(text) if self._out_tty else text)
@@ -98,8 +132,13 @@ class TerminalChannel:
             self.status.show(*describe_progress(data))
             return
         self.status.clear()
+        if kind == "tool_call_update" and data.get("status") in ("completed", "failed"):
+            name = self._calls.get(data["toolCallId"], "")
+            (self.completed if data["status"] == "completed" else self.failed).append(name)
         if kind == "tool_call":
+            self._calls[data["toolCallId"]] = data["name"]
             self._write_answer(self.markup.flush())
+            self._release()
             self._newline()
             summary = json.dumps(data.get("input", {}), ensure_ascii=False)
             self.err.write(f"→ {visible(data['name'])} {_short(summary, ACTIVITY_CHARS)}\n")
@@ -124,8 +163,13 @@ class TerminalChannel:
             self.err.write(f"[mode: {data['mode']}]\n")
         elif kind == "note" and data.get("reason") in NOTES:
             self._write_answer(self.markup.flush())
+            note = NOTES[data["reason"]]
+            if data["reason"] == "no_tool" and self._held:
+                # The answer from memory is dropped; the one after looking is printed.
+                self._held = []
+                note = SET_ASIDE_NOTE
             self._newline()
-            self.err.write(NOTES[data["reason"]])
+            self.err.write(note)
             self.status.show("waiting", "waiting for the model")
         self.err.flush()
 

@@ -11,7 +11,7 @@ import pytest_asyncio
 
 from baton.compaction.summary import SECTIONS
 from tests.conftest import StartBaton
-from tests.fake_llm import FakeLLM, overflow, stall, text, tool_call
+from tests.fake_llm import FakeLLM, overflow, prompt_progress, stall, text, tool_call
 from tests.harness import BatonClient
 
 FULL_SUMMARY = "\n\n".join(f"## {name}\nsummary of {name.lower()}" for name in SECTIONS)
@@ -314,3 +314,25 @@ async def test_summary_missing_sections_are_filled_without_a_second_call(
     assert record["summary"].startswith("just prose")
     for name in SECTIONS:
         assert f"## {name}" in record["summary"]
+
+
+@pytest.mark.asyncio
+async def test_the_summary_calls_prompt_reading_is_reported_like_a_turns(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    # llama.cpp's progress chunks come over Chat Completions (the local provider's wire).
+    env = {"BATON_PROVIDER": "openai-compatible", "BATON_MODEL": "gpt-fake"}
+    baton = await start_baton(settings={"permissions": {"bash": "allow"}}, env=env)
+    sid = await history_with_tools(baton, llm, workspace)
+    during_turns = len(baton.updates(sid, "model_progress"))
+    llm.add(prompt_progress(900, batch=300, cached=100), text(FULL_SUMMARY))
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert record["tokensAfter"] < record["tokensBefore"]
+    progress = baton.updates(sid, "model_progress")[during_turns:]
+    # As llama.cpp reports it: from the cached tokens on, batch by batch, to the whole.
+    assert [(u["done"], u["total"], u["cached"]) for u in progress] == [
+        (100, 900, 100),
+        (400, 900, 100),
+        (700, 900, 100),
+        (900, 900, 100),
+    ], progress

@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 from baton.compaction.summary import SECTIONS
-from tests.fake_llm import FakeLLM, text, tool_call
+from baton.terminal_status import FRAMES
+from tests.e2e.pty_run import run_at_terminal
+from tests.fake_llm import FakeLLM, pace, text, tool_call
 from tests.harness import TEST_KEY, server_env
 
 PLAN = (
@@ -178,3 +180,36 @@ def test_plan_and_summary_departures() -> None:
         files_modified=[p.FileTouch(path="stats.py", tool="edit", action="modified")]
     )
     assert summary_departures("Updated stats.py.", touched, ["stats.py"]) == []
+
+
+def test_at_a_terminal_the_demo_shows_the_spinner_while_the_model_works(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    llm.script(
+        [
+            [pace(0.3), tool_call("read", {"path": "stats.py"})],
+            tool_call("plan_write", {"content": PLAN}),
+            tool_call("plan_exit", {}),
+            [pace(0.3), text(SUMMARY, chunks=4)],
+            tool_call("edit", {"path": "stats.py", "old_string": "x", "new_string": "y"}),
+            text("Done."),
+        ]
+    )
+    env = server_env(
+        home,
+        {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": TEST_KEY},
+        {"BATON_COMPACTION__STRATEGY": "native", "TMPDIR": str(home / "tmp")},
+    )
+    (home / "tmp").mkdir()
+    _, screen = run_at_terminal([sys.executable, "-m", "baton", "demo"], workspace, env)
+    # The same status line as `baton run`: a spinner frame, what is happening, the seconds.
+    frame = "[" + FRAMES + "]"
+    for what in (
+        "waiting for the model",
+        "running read",
+        "compacting: waiting for the model to summarise",
+    ):
+        assert re.search(rf"\r\x1b\[K{frame} {what} \(\d+ s\)", screen), (what, screen)
+    # It spins while nothing else is printed: more than one frame of one status.
+    shown = set(re.findall(rf"({frame}) waiting for the model", screen))
+    assert len(shown) > 1, shown

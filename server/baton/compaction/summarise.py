@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from baton import protocol as p
 from baton.compaction import guard
 from baton.compaction import summary as summaries
 from baton.compaction.claims import check_summary
@@ -32,6 +33,7 @@ from baton.providers.base import (
     Finished,
     ItemDone,
     ModelRequest,
+    Progress,
     Provider,
     Sampling,
     TextDelta,
@@ -296,6 +298,18 @@ class Summariser:
                                 return "".join(deltas), loop
                     elif isinstance(event, ItemDone) and isinstance(event.item, AssistantText):
                         final.append(event.item.text)
+                    elif isinstance(event, Progress):
+                        # The local model loading or reading the summary's prompt: minutes
+                        # on a CPU, shown as a turn's are (`baton run`, the demo, editors).
+                        self.engine.service.channel.send_update(
+                            job.state.id,
+                            p.ModelProgress(
+                                phase=event.phase,
+                                done=event.done,
+                                total=event.total,
+                                cached=event.cached,
+                            ),
+                        )
         except TimeoutError:
             return "".join(deltas), "timeout"
         finally:
