@@ -1,7 +1,9 @@
 """API keys: from the environment or from the client at run time, held in memory only.
 
 Nothing here is ever written to disk, logged, or handed to a plugin. Every key
-that passes through is registered with the log redactor.
+that passes through is registered with the log redactor, and a key read from
+the environment is wiped from the process's environment block
+(`baton.secret_env.seal_process`): it stays in `os.environ`, in memory only.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import os
 
 from baton.logs import register_secret
+from baton.secret_env import wipe_from_environment_block
 
 
 class Credentials:
@@ -33,6 +36,10 @@ class Credentials:
         value = environ.get(env_var) or None
         if value:
             register_secret(value)
+            if self._environ is None:
+                # A variable read as a key (a client's apiKeyEnv too) leaves the process's
+                # environment block: no child can read it from /proc/$PPID/environ.
+                wipe_from_environment_block([env_var])
         return value
 
     def persons_keys(self, env_var: str) -> frozenset[str]:

@@ -180,6 +180,30 @@ def build_parser() -> argparse.ArgumentParser:
 _FOR_PEOPLE = frozenset({"run", "sessions", "model", "demo", "trust", "doctor"})
 
 
+# The commands that start processes for the model (bash, hooks, MCP servers): their
+# secrets leave the process's environment block before anything else happens.
+_STARTS_CHILDREN = frozenset({"serve", "acp", "run", "demo"})
+
+
+def _seal_secrets() -> None:
+    """Take secret-shaped variables out of this process's environment block and make it
+    non-dumpable (`baton.secret_env.seal_process`), with the person's own `env.scrub`
+    and `apiKeyEnv` (the workspace is not known yet, and is never asked)."""
+    import logging
+
+    from baton.config import ConfigLoader
+    from baton.secret_env import seal_process
+    from baton.trust import UNTRUSTED
+
+    quiet = logging.getLogger("baton.config")
+    quiet.disabled = True  # problems are reported once, by the server's own loader
+    try:
+        person = ConfigLoader(Path.cwd(), trust=UNTRUSTED).person_settings()
+    finally:
+        quiet.disabled = False
+    seal_process(person, [person.api_key_env])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -196,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error('the prompt is empty: say what you want, e.g. baton run "explain main.py"')
         if args.session is not None and not args.session.strip():
             parser.error("--session needs a session id (`baton sessions` lists this directory's)")
+    if args.command in _STARTS_CHILDREN:
+        _seal_secrets()
     if args.command in _FOR_PEOPLE:
         # Everything these commands print passes through one escaping function, so no
         # name from the workspace, the model or a tool can steer the terminal.

@@ -18,8 +18,10 @@ import os
 import pty
 import re
 import select
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from typing import Any
 import pytest
 from bench.tcp_preauth import flood, peak_rss_mb
 
+from tests.conftest import StartBaton
 from tests.e2e.test_tcp import AUTH_FAILED, TcpClient, env, start_tcp_server
 from tests.e2e.test_trust import Start, attacker, person_config, repo_file, start
 from tests.fake_llm import FakeLLM, text, tool_call
@@ -35,6 +38,137 @@ from tests.reliability.conftest import RecordFigures
 
 __all__ = ["attacker", "env", "start"]  # fixtures, used by name
 DEMO_MCP = Path(__file__).resolve().parent.parent / "mcp_servers" / "demo_server.py"
+
+
+# --------------------------------------------------------------------------- 1. environment
+
+SERVER_SECRETS = {"GITHUB_TOKEN": "ghp-server-secret-5a1f", "DB_PASSWORD": "pw-server-secret-9c3e"}
+# Prints the parent's environment block, one variable a line, then the parent's pid.
+READ_PARENT = "tr '\\0' '\\n' < /proc/$PPID/environ; echo; echo PARENT=$PPID"
+
+
+def _leaks(text: str) -> list[str]:
+    values = {"OPENAI_API_KEY": TEST_KEY, **SERVER_SECRETS}
+    return [name for name, value in values.items() if value in text]
+
+
+@pytest.mark.asyncio
+async def test_no_child_reads_the_servers_secrets_from_its_environment(
+    start_baton: StartBaton, llm: FakeLLM, tmp_path: Path
+) -> None:
+    """A bash command, a command hook and an MCP server each read /proc/$PPID/environ of
+    the server: the key and the other secrets are not in it (nor for the test, as root,
+    nor for another user), and the server still sends the key to the model."""
+    hook_file, mcp_file = tmp_path / "hook-saw", tmp_path / "mcp-saw"
+    hook = ["sh", "-c", f"( {READ_PARENT} ) > {hook_file}; cat > /dev/null; echo '{{}}'"]
+    mcp = ["sh", "-c", f"( {READ_PARENT} ) > {mcp_file}; exec {sys.executable} {DEMO_MCP}"]
+    baton = await start_baton(
+        settings={
+            "permissions": {"bash": "allow"},
+            "hooks": {"toolAfter": [{"command": hook}]},
+            "mcp": {"servers": [{"name": "demo", "command": mcp, "allow": True}]},
+        },
+        env=SERVER_SECRETS,
+    )
+    llm.add(tool_call("bash", {"command": READ_PARENT}, call_id="c_bash"))
+    llm.add(tool_call("demo__add", {"a": 2, "b": 3}, call_id="c_mcp"))
+    llm.add(text("read"))
+    result = await baton.prompt(await baton.new_session(), "read your parent")
+    assert result["stopReason"] == "end_turn"
+    outputs = llm.model_requests[-1].tool_outputs()
+    assert outputs["c_mcp"] == "5"
+    bash_saw = outputs["c_bash"]
+    assert "PARENT=" in bash_saw and "PATH=" in bash_saw, bash_saw
+    seen = {"bash": bash_saw, "hook": hook_file.read_text(), "mcp": mcp_file.read_text()}
+    assert {where: _leaks(text) for where, text in seen.items()} == {
+        "bash": [],
+        "hook": [],
+        "mcp": [],
+    }
+    server_pid = int(re.search(r"PARENT=(\d+)", bash_saw).group(1))  # type: ignore[union-attr]
+    block = Path(f"/proc/{server_pid}/environ").read_bytes().decode("utf-8", "replace")
+    assert _leaks(block) == [], "readable by a privileged process of the same machine"
+    assert all(r.api_key == TEST_KEY for r in llm.model_requests), "the key still works"
+    if os.getuid() == 0:
+        other = subprocess.run(
+            ["cat", f"/proc/{server_pid}/environ", f"/proc/{server_pid}/mem"],
+            user=65534,
+            group=65534,
+            extra_groups=[],
+            capture_output=True,
+        )
+        assert other.returncode != 0 and _leaks(other.stdout.decode("utf-8", "replace")) == []
+
+
+def _as_nobody_python() -> list[str] | None:
+    """A Python that user 65534 can run with this checkout and its packages (the venv's
+    interpreter may live in root's home), or None."""
+    import sysconfig
+
+    for candidate in ("/usr/bin/python3", sys.executable):
+        if not Path(candidate).exists():
+            continue
+        probe = subprocess.run(
+            [candidate, "-c", "import sys; print(sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            user=65534,
+            group=65534,
+            extra_groups=[],
+            cwd="/",
+        )
+        if probe.returncode == 0 and probe.stdout.strip() == str(sys.version_info[:2]):
+            return [candidate, sysconfig.get_paths()["purelib"]]
+    return None
+
+
+def test_a_child_of_the_same_user_cannot_read_the_server(llm: FakeLLM) -> None:
+    """Not root: `baton run` and its bash command both run as user 65534. The command
+    cannot open /proc/$PPID/environ or /proc/$PPID/mem at all (the server is not
+    dumpable), and the key reaches the model."""
+    if os.getuid() != 0:
+        pytest.skip("needs root to run the CLI and its child as a throwaway user")
+    found = _as_nobody_python()
+    if found is None:
+        pytest.skip("no Python that user 65534 can run with this checkout's packages")
+    python, site = found
+    root = Path(tempfile.mkdtemp(prefix="baton-nobody-", dir="/tmp"))
+    try:
+        for sub in ("ws", "home"):
+            (root / sub).mkdir()
+        for path in (root, root / "ws", root / "home"):
+            os.chown(path, 65534, 65534)
+        env = server_env(
+            root / "home",
+            {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": TEST_KEY, **SERVER_SECRETS},
+            None,
+        )
+        env["PYTHONPATH"] = f"{env['PYTHONPATH']}:{site}"
+        probe = (
+            # Opening is what the kernel checks (reading mem at offset 0 fails anyway).
+            "for f in environ mem; do if ( exec 3< /proc/$PPID/$f ) 2> /dev/null;"
+            " then echo $f=readable; else echo $f=refused; fi; done; " + READ_PARENT
+        )
+        llm.add(tool_call("bash", {"command": probe}, call_id="c_bash"))
+        llm.add(text("read"))
+        done = subprocess.run(
+            [python, "-m", "baton", "run", "--allow-bash", "read your parent"],
+            cwd=root / "ws",
+            env=env,
+            user=65534,
+            group=65534,
+            extra_groups=[],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        saw = llm.model_requests[-1].tool_outputs()["c_bash"]
+        assert "environ=refused" in saw and "mem=refused" in saw, saw
+        assert _leaks(saw) == []
+        assert all(r.api_key == TEST_KEY for r in llm.model_requests)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- 3. terminal
