@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lineLabel, reanchor, selectedLines, sourceLines, toWire, type DraftAnnotation } from "../../src/views/plan/annotations";
+import { lineLabel, reanchor, selectedLines, sourceLines, sourceQuote, toWire, type DraftAnnotation } from "../../src/views/plan/annotations";
 
 const PLAN = ["# Plan", "", "A paragraph that", "wraps onto `two` lines.", "", "- [ ] Add **the** store", "- [x] [Docs](https://x.test/d)", ""].join("\n");
 
@@ -13,6 +13,18 @@ describe("plan annotations (pure)", () => {
     // Found nowhere (or a one-line block): the block's lines.
     expect(selectedLines(PLAN, 3, 4, "paragraph that wraps")).toEqual({ startLine: 3, endLine: 4 });
     expect(selectedLines(PLAN, 1, 1, "Plan")).toEqual({ startLine: 1, endLine: 1 });
+  });
+
+  it("the quote is the markdown of what was selected (the server checks it against the plan's text)", () => {
+    expect(sourceQuote(PLAN, 4, 4, "onto two")).toBe("onto `two`");
+    expect(sourceQuote(PLAN, 6, 6, "Add the store")).toBe("Add **the** store");
+    expect(sourceQuote(PLAN, 7, 7, "Docs")).toBe("Docs");
+    // Across lines: from the first selected character to the last, list markers and all.
+    expect(sourceQuote(PLAN, 6, 7, "the store\nDocs")).toBe("**the** store\n- [x] [Docs");
+    expect(sourceQuote(PLAN, 3, 4, "that wraps onto")).toBe("that\nwraps onto");
+    // Not found as shown: the lines' whole text.
+    expect(sourceQuote(PLAN, 6, 6, "something else")).toBe("- [ ] Add **the** store");
+    expect(sourceQuote(PLAN, 1, 1, "   ")).toBe("# Plan");
   });
 
   it("reanchors on a new version by the lines' text; gone or doubled lines are stale", () => {

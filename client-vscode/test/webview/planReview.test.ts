@@ -179,6 +179,11 @@ describe("plan review: line-by-line annotations", () => {
       ],
     });
     expect((await posted(page)).filter((m) => m.type === "requestChanges")).toHaveLength(1);
+    // Each quote is the plan's own text on its lines (the server refuses one that is not).
+    const squash = (t: string) => t.split(/\s+/).filter(Boolean).join(" ");
+    for (const a of sent.annotations as Array<{ startLine: number; endLine: number; quote: string }>) {
+      expect(squash(PLAN.split("\n").slice(a.startLine - 1, a.endLine).join("\n"))).toContain(squash(a.quote));
+    }
     // Until the host says the review arrived, the annotations stay; then they go.
     expect(await page.locator("#annotation-list li").count()).toBe(3);
     await send(page, { type: "reviewSent" });
@@ -197,7 +202,7 @@ describe("plan review: line-by-line annotations", () => {
     await page.waitForSelector("#selection-tools:not([hidden])");
     await annotate(page, "delete");
     expect(await items(page)).toEqual([
-      { kind: "delete", lines: "Line 3", quote: "Write hello.txt", text: null },
+      { kind: "delete", lines: "Line 3", quote: "Write `hello.txt`", text: null },
       { kind: "comment", lines: "Line 4", quote: "Check it", text: "Check what?" },
     ]);
     await page.close();

@@ -8,6 +8,7 @@ import {
   reanchor,
   selectedLines,
   sourceLines,
+  sourceQuote,
   toWire,
   type AnnotationKind,
   type DraftAnnotation,
@@ -229,7 +230,8 @@ export class ReviewUi {
       end = Math.max(end, lines[1]);
     }
     if (end === 0) return undefined;
-    return { ...selectedLines(content, start, end, quote), quote };
+    const lines = selectedLines(content, start, end, quote);
+    return { ...lines, quote: sourceQuote(content, lines.startLine, lines.endLine, quote) };
   }
 
   private hideTools(): void {

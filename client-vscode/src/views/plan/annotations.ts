@@ -79,6 +79,69 @@ export function selectedLines(content: string, start: number, end: number, selec
   return { startLine, endLine: Math.max(startLine, endLine) };
 }
 
+const LINE_PREFIX = /^\s*(?:(?:[-*+]|\d+[.)])\s+(?:\[[ xX~!]\]\s+)?|#{1,6}\s+|>\s?)?/;
+const MARKS = new Set(["`", "*", "_", "~", "[", "]", "|"]);
+
+/**
+ * `source` as the page shows it (line prefixes, inline marks and link targets
+ * out, runs of white space as one space), with each kept character's offset
+ * in `source`.
+ */
+function shown(source: string): { text: string; at: number[] } {
+  let text = "";
+  const at: number[] = [];
+  let space = false;
+  let offset = 0;
+  for (const line of source.split("\n")) {
+    for (let i = LINE_PREFIX.exec(line)?.[0].length ?? 0; i < line.length; i++) {
+      const c = line[i] as string;
+      if (c === "]" && line[i + 1] === "(") {
+        const close = line.indexOf(")", i);
+        if (close > 0) {
+          i = close;
+          continue;
+        }
+      }
+      if (/\s/.test(c)) {
+        space = text !== "";
+        continue;
+      }
+      if (MARKS.has(c)) continue;
+      if (space) {
+        text += " ";
+        at.push(offset + i);
+        space = false;
+      }
+      text += c;
+      at.push(offset + i);
+    }
+    space = text !== "";
+    offset += line.length + 1;
+  }
+  return { text, at };
+}
+
+/**
+ * The quote to send for a selection: the markdown of the selected part of
+ * lines `start`..`end` (what the page showed is markdown rendered, and the
+ * server checks the quote against the plan's text), found by matching what
+ * the page shows; when it cannot be found, those lines' whole text.
+ */
+export function sourceQuote(content: string, start: number, end: number, selected: string): string {
+  const source = sourceLines(content, start, end);
+  const wanted = shown(selected).text;
+  const page = shown(source);
+  const at = wanted === "" ? -1 : page.text.indexOf(wanted);
+  if (at < 0) return source.trim();
+  // Emphasis and code marks around the selection belong to it: `two`, not `two.
+  const wraps = (c: string | undefined) => c === "`" || c === "*" || c === "_" || c === "~";
+  let from = page.at[at] as number;
+  let to = (page.at[at + wanted.length - 1] as number) + 1;
+  while (from > 0 && wraps(source[from - 1])) from--;
+  while (to < source.length && wraps(source[to])) to++;
+  return source.slice(from, to);
+}
+
 /** An annotation as the panel keeps it: the wire fields, the plan version it was made on, and its lines' text then. */
 export interface DraftAnnotation extends PlanAnnotation {
   id: string;
