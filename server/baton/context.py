@@ -24,13 +24,15 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, cast
+from typing import Any
 
 from baton import prompts
 from baton.compaction.artifacts import server_thresholds
 from baton.compaction.requests import budget as requests_budget
 from baton.compaction.requests import person_messages, render_requests
 from baton.config import Settings, known_context_window
+from baton.plan.source import PlanSource
+from baton.plan.view import PlanBlock
 from baton.providers.base import (
     AssistantText,
     ContextBlock,
@@ -56,20 +58,6 @@ RECALL_LINE = "(The exact text of everything summarised here is one `recall` awa
 MAX_INSTRUCTION_FILE_CHARS = 40_000
 # A usable window at most this large gets the compact prompt (`compact_prompt`).
 SMALL_WINDOW_TOKENS = 16_384
-
-
-class PlanBlock(NamedTuple):
-    text: str
-    version: int
-
-
-class PlanSource(Protocol):
-    """What the plan feature contributes to the model's view."""
-
-    def block(self, state: SessionState) -> PlanBlock | None:
-        """The plan block (current text re-read from disk), or None when there is no plan.
-        Shown after a compaction's checkpoint, as it was at the first request built."""
-        ...
 
 
 @dataclass
@@ -307,7 +295,7 @@ class ContextBuilder:
             out.items.extend(its)
             out.history_tokens += history
             out.tool_output_tokens += outputs
-            settled = settled and _settled(message, running_call_ids)
+            settled = settled and message.answered(running_call_ids)
             if settled:
                 cache.items.extend(its)
                 cache.history_tokens += history
@@ -356,12 +344,12 @@ class ContextBuilder:
         )
         if self.plans is None or not compacted:
             return None
-        frozen = state.extras.get("plan_block")
-        if isinstance(frozen, tuple) and frozen[0] == view.compaction_id:
-            return cast(PlanBlock | None, frozen[1])
+        frozen = state.plan_block
+        if frozen is not None and frozen[0] == view.compaction_id:
+            return frozen[1]
         block = self.plans.block(state)
         if view.compaction_id is not None:  # not a candidate view being measured
-            state.extras["plan_block"] = (view.compaction_id, block)
+            state.plan_block = (view.compaction_id, block)
         return block
 
     def build(
@@ -489,14 +477,6 @@ class HistoryCache:
     tool_output_tokens: int = 0
     # The `<baton:requests>` block of this view: ((signature, usable window), text).
     requests: tuple[tuple[Any, int], str | None] | None = None
-
-
-def _settled(message: StoredMessage, running_call_ids: frozenset[str]) -> bool:
-    for part in message.tool_calls():
-        call_id = part.data.get("toolCallId")
-        if call_id in running_call_ids or call_id not in message.results:
-            return False
-    return True
 
 
 def _convert(

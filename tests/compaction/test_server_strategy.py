@@ -23,7 +23,8 @@ from baton.compaction.artifacts import (
     server_thresholds,
     window_from_json,
 )
-from baton.compaction.engine import CompactRequest, view_from_json, view_to_json
+from baton.compaction.compact_request import CompactRequest
+from baton.compaction.engine import view_from_json, view_to_json
 from baton.config import Settings
 from baton.providers.base import Native, OpaqueItem, ProviderIdentity, Route
 from baton.session.events import NullChannel

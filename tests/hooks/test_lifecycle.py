@@ -9,7 +9,7 @@ from typing import Any, cast
 import pytest
 
 from baton import protocol as p
-from baton.compaction.engine import CompactRequest
+from baton.compaction.compact_request import CompactRequest
 from baton.config import Settings
 from baton.errors import ProviderError
 from baton.hooks import hookimpl

@@ -20,7 +20,7 @@ from acp.schema import (
 from baton.plan.steps import ACP_STATUS, parse_steps
 from baton.tools.base import ToolFailure
 from baton.tools.fileio import read_bytes
-from baton.tools.files import replace_exact
+from baton.tools.replace import replace_exact
 from baton.tools.sandbox import resolve_in_workspace
 
 ToolKind = Literal[

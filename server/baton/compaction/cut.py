@@ -54,9 +54,9 @@ def protected_start(messages: Sequence[StoredMessage], state: SessionState) -> i
     person's pending input. With no assistant message, the pending input alone.
     Only while a turn runs: between turns nobody is in the middle of a step.
     """
-    if state.turn is None or not state.busy:
+    if not state.busy:
         return len(messages)
-    running = state.turn.running_call_ids
+    running = state.running_call_ids
     start = len(messages)
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
@@ -68,10 +68,7 @@ def protected_start(messages: Sequence[StoredMessage], state: SessionState) -> i
                 break  # an earlier turn: nothing of it is in progress
             continue
         start = index
-        settled = all(
-            part.data["toolCallId"] in message.results and part.data["toolCallId"] not in running
-            for part in message.tool_calls()
-        )
+        settled = message.answered(running)
         if settled:
             break
     return start

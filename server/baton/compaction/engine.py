@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from baton import protocol as p
 from baton.compaction import summary as summaries
 from baton.compaction.artifacts import window_from_json, window_to_json
+from baton.compaction.compact_request import CompactRequest
 from baton.compaction.cut import (
     KEEP_SHARE,
     choose_cut,
@@ -54,19 +55,6 @@ CONTINUE_TEXT = (
     "Your summary, the ledger of exact facts and the plan above are current. Continue the task "
     "from where you left off; do not start over."
 )
-
-
-@dataclass
-class CompactRequest:
-    trigger: p.Trigger
-    instructions: str | None = None
-    strategy: p.StrategySetting | None = None
-    # Automatic compaction interrupted a turn that is still working.
-    interrupted: bool = False
-    # A fresh-context start (`FreshStrategy`): no summary, nothing but Baton's blocks.
-    fresh: bool = False
-    # Problems hooks met while this compaction ran; they go into the record's notes.
-    notes: list[str] = field(default_factory=list)
 
 
 class CompactionHooks(Protocol):
@@ -348,9 +336,7 @@ class NativeStrategy:
 
     def _exempt(self, state: SessionState) -> frozenset[str]:
         """Outputs never masked: calls of the turn still running."""
-        if state.turn is not None and state.busy:
-            return state.turn.running_call_ids
-        return frozenset()
+        return state.running_call_ids if state.busy else frozenset()
 
 
 class FreshStrategy:

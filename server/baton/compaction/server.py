@@ -43,10 +43,10 @@ from baton.compaction.artifacts import (
     is_compaction_item,
     server_allowed,
 )
+from baton.compaction.compact_request import CompactRequest
 from baton.compaction.engine import (
     CompactionEngine,
     CompactionJob,
-    CompactRequest,
     Strategy,
     choose_boundary,
     in_view,

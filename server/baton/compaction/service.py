@@ -13,11 +13,12 @@ import logging
 from typing import TYPE_CHECKING, Protocol
 
 from baton import protocol as p
-from baton.compaction.engine import CompactionEngine, CompactRequest
+from baton.compaction.compact_request import CompactRequest
+from baton.compaction.engine import CompactionEngine
 from baton.context import BuiltContext
 from baton.errors import CompactionError, ProviderError, SessionBusy
 from baton.providers.base import Provider
-from baton.session.state import SessionState
+from baton.session.state import PendingCompaction, SessionState
 from baton.tokens import MAX_CALIBRATION
 
 if TYPE_CHECKING:
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
     from baton.session.turn import Turn
 
 log = logging.getLogger(__name__)
-
-PENDING = "pending_compactions"
 
 
 class ModelSwitch(Protocol):
@@ -72,7 +71,7 @@ class CompactionService:
         if state.busy:
             # During a turn it runs at the next step boundary (or when the turn ends).
             future: asyncio.Future[p.CompactionRecord] = asyncio.get_running_loop().create_future()
-            state.extras.setdefault(PENDING, []).append((request, future))
+            state.pending_compactions.append(PendingCompaction(request, future))
             return await future
         if state.compacting:
             raise SessionBusy(state.id)
@@ -99,17 +98,17 @@ class CompactionService:
             return self.engine.uncompact(self.sessions.refresh(state), compaction_id)
 
     async def _run_pending(self, state: SessionState) -> None:
-        pending = state.extras.pop(PENDING, [])
-        for request, future in pending:
-            if future.done():
+        pending, state.pending_compactions = state.pending_compactions, []
+        for entry in pending:
+            if entry.done.done():
                 continue
             try:
-                future.set_result(await self.engine.compact(state, request))
+                entry.done.set_result(await self.engine.compact(state, entry.request))
             except Exception as exc:
-                future.set_exception(exc)
+                entry.done.set_exception(exc)
 
     def after_turn(self, state: SessionState) -> None:
-        if not state.extras.get(PENDING):
+        if not state.pending_compactions:
             return
         # Still under the turn's lease (released after this callback): keep it for the run.
         self.sessions.leases.acquire(state.id, "compaction")

@@ -37,7 +37,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton import protocol as p
-from baton.compaction.engine import CompactRequest
+from baton.compaction.compact_request import CompactRequest
 from baton.errors import BatonError, ProviderError
 from baton.hooks.dispatcher import HookDispatcher, HookResult
 from baton.hooks.events import (
@@ -65,7 +65,6 @@ DEFAULT_PROMPT = (
     "lose (working notes, exact values, the state of unfinished work) to files in the "
     "workspace with your tools. Then stop."
 )
-ROUNDS = "pre_compact_round"
 
 
 class LifecycleHooks:
@@ -125,7 +124,7 @@ class LifecycleHooks:
         turn = Turn(service, state, max_steps=settings.pre_compact_max_steps, purpose="pre_compact")
         turn.permission_timeout = settings.pre_compact_permission_timeout
         task = asyncio.create_task(turn.run(), name=f"pre-compact-{state.id}")
-        state.extras[ROUNDS] = task
+        state.pre_compact_round = task
         error: str | None
         try:
             done, _ = await asyncio.wait({task}, timeout=settings.pre_compact_timeout)
@@ -135,8 +134,8 @@ class LifecycleHooks:
             self._close(state, audit, "cancelled: the compaction itself was cancelled")
             raise
         finally:
-            if state.extras.get(ROUNDS) is task:
-                del state.extras[ROUNDS]
+            if state.pre_compact_round is task:
+                state.pre_compact_round = None
         if not done:
             await _stop(task)
             error = f"timed out after {settings.pre_compact_timeout:g} s"
@@ -147,8 +146,8 @@ class LifecycleHooks:
 
     def cancel_round(self, state: SessionState) -> None:
         """`baton/session/cancel` while a round runs: stop the round; the compaction goes on."""
-        task = state.extras.get(ROUNDS)
-        if isinstance(task, asyncio.Task) and not task.done():
+        task = state.pre_compact_round
+        if task is not None and not task.done():
             task.cancel()
 
     def _close(self, state: SessionState, audit: p.PreCompactPart, error: str | None) -> None:

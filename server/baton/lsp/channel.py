@@ -8,7 +8,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from lsprotocol import types as lsp
 from pydantic import ValidationError
@@ -17,13 +17,27 @@ from baton import protocol as p
 from baton.session.events import ProgressReporter, ProgressScope, no_progress
 
 if TYPE_CHECKING:
-    from baton.lsp.server import BatonServer
+    from pygls.progress import Progress
+    from pygls.protocol import JsonRPCProtocol
 
 log = logging.getLogger(__name__)
 
 
+class LspPeer(Protocol):
+    """The connection a channel talks to (baton.lsp.server.BatonServer, a pygls server)."""
+
+    @property
+    def protocol(self) -> JsonRPCProtocol: ...
+
+    @property
+    def client_capabilities(self) -> lsp.ClientCapabilities: ...
+
+    @property
+    def work_done_progress(self) -> Progress: ...
+
+
 class LspChannel:
-    def __init__(self, server: BatonServer) -> None:
+    def __init__(self, server: LspPeer) -> None:
         self.server = server
 
     def send_update(self, session_id: str, update: p.WireModel) -> None:

@@ -19,7 +19,7 @@ from baton.app import App
 from baton.errors import BatonError
 
 if TYPE_CHECKING:
-    from baton.lsp.server import BatonServer
+    from baton.lsp.registrar import AppHost, Registrar
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def parse_params(model: type[P], raw: Any) -> P:
 Handler = Callable[[App, Any], Awaitable[BaseModel | None] | BaseModel | None]
 
 
-def method(server: BatonServer, name: str) -> Callable[[Handler], Handler]:
+def method(server: Registrar, name: str) -> Callable[[Handler], Handler]:
     """Register `fn(app, params)` for the JSON-RPC method `name` of protocol.METHODS.
 
     Params are validated with the method's model (-32602 naming the field); a
@@ -60,7 +60,7 @@ def method(server: BatonServer, name: str) -> Callable[[Handler], Handler]:
     spec = p.METHODS[name]
 
     def decorator(fn: Handler) -> Handler:
-        async def handler(ls: BatonServer, raw: Any) -> Any:
+        async def handler(ls: AppHost, raw: Any) -> Any:
             app = ls.require_app()
             params = parse_params(spec.params, raw)
             try:
@@ -86,11 +86,11 @@ def method(server: BatonServer, name: str) -> Callable[[Handler], Handler]:
     return decorator
 
 
-def notification(server: BatonServer, name: str) -> Callable[[Callable[[App, Any], Any]], Any]:
+def notification(server: Registrar, name: str) -> Callable[[Callable[[App, Any], Any]], Any]:
     model = p.CLIENT_NOTIFICATIONS[name]
 
     def decorator(fn: Callable[[App, Any], Any]) -> Any:
-        def handler(ls: BatonServer, raw: Any) -> None:
+        def handler(ls: AppHost, raw: Any) -> None:
             if ls.app is None:
                 return
             try:

@@ -12,8 +12,9 @@ import json
 import logging
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
@@ -28,19 +29,26 @@ from baton.lsp.protocol import PARSE_ERROR, BatonProtocol
 if TYPE_CHECKING:
     from baton.app import App
     from baton.lsp.channel import LspChannel
-    from baton.lsp.tcp import TcpHub
     from baton.session.events import ClientChannel
 
 log = logging.getLogger(__name__)
 
 
-class BatonServer(LanguageServer):
-    def __init__(self, hub: TcpHub | None = None) -> None:
-        protocol_cls: type[BatonProtocol] = BatonProtocol
-        if hub is not None:
-            from baton.lsp.tcp import TcpProtocol
+class Hub(Protocol):
+    """The listener a connection belongs to (`baton serve --tcp`: baton.lsp.tcp.TcpHub):
+    one workspace and one app for all of its connections."""
 
-            protocol_cls = TcpProtocol
+    workspace: Path | None
+
+    def app_for(self, build: Callable[[ClientChannel], App]) -> App:
+        """The one app, built by the first connection that needs it."""
+        ...
+
+
+class BatonServer(LanguageServer):
+    def __init__(
+        self, hub: Hub | None = None, protocol_cls: type[BatonProtocol] = BatonProtocol
+    ) -> None:
         super().__init__("baton", __version__, protocol_cls=protocol_cls)
         # With --tcp: the listener this connection belongs to (one app for all of them).
         self.hub = hub
@@ -105,6 +113,9 @@ class BatonServer(LanguageServer):
     def require_app(self) -> App:
         return self.ensure_loaded()
 
+    def has_feature(self, name: str) -> bool:
+        return name in self.protocol.fm.features
+
     # pygls's read loops trust the client's framing; Baton's own survives any
     # bytes (see baton.lsp.framing). These two overrides only swap the loop.
 
@@ -153,8 +164,11 @@ def workspace_from(params: lsp.InitializeParams) -> Path:
     return Path.cwd().resolve()
 
 
-def create_server(hub: TcpHub | None = None) -> BatonServer:
-    server = BatonServer(hub)
+def create_server(
+    hub: Hub | None = None, protocol_cls: type[BatonProtocol] = BatonProtocol
+) -> BatonServer:
+    """A server for one connection (stdio; or one of a TCP hub's, with its protocol)."""
+    server = BatonServer(hub, protocol_cls)
 
     @server.feature(lsp.INITIALIZE)
     def on_initialize(ls: BatonServer, params: lsp.InitializeParams) -> None:

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from baton.app import App
     from baton.lsp.channel import LspChannel
     from baton.lsp.server import BatonServer
-    from baton.session.events import ProgressScope
+    from baton.session.events import ClientChannel, ProgressScope
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +220,7 @@ class TcpHub:
         self._stopped: asyncio.Event | None = None
         self._idle: asyncio.TimerHandle | None = None
 
-    def app_for(self, build: Callable[[RoutingChannel], App]) -> App:
+    def app_for(self, build: Callable[[ClientChannel], App]) -> App:
         """The one app, built by the first connection that needs it."""
         if self.app is None:
             self.app = build(self.channel)
@@ -252,7 +252,7 @@ class TcpHub:
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         from baton.lsp.server import create_server
 
-        server = create_server(hub=self)
+        server = create_server(hub=self, protocol_cls=TcpProtocol)
         protocol = server.protocol
         assert isinstance(protocol, TcpProtocol)
         protocol.hub = self

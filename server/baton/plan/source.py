@@ -11,21 +11,30 @@ to the file on disk first, recorded as a `user` version and announced with
 from __future__ import annotations
 
 import logging
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from baton import prompts
 from baton import protocol as p
-from baton.context import PlanBlock
 from baton.errors import BatonError
 from baton.plan.diff import changed_lines
 from baton.plan.steps import parse_steps
 from baton.plan.store import PlanRow, PlanStore, PlanVersionRow
-from baton.plan.view import PlanSnapshot, block_text, first_unchecked
+from baton.plan.view import PlanBlock, PlanSnapshot, block_text, first_unchecked
 from baton.session.events import ClientChannel
 from baton.session.state import SessionState
 from baton.tokens import estimate
 
 log = logging.getLogger(__name__)
+
+
+class PlanSource(Protocol):
+    """What the plan feature contributes to the model's view (the context builder's
+    seam; PlanContext below)."""
+
+    def block(self, state: SessionState) -> PlanBlock | None:
+        """The plan block (current text re-read from disk), or None when there is no plan.
+        Shown after a compaction's checkpoint, as it was at the first request built."""
+        ...
 
 
 class PlanRef(NamedTuple):

@@ -30,6 +30,7 @@ from baton.hooks.scrub import Scrubber
 from baton.ids import utc_now
 from baton.session.model import StoredMessage
 from baton.session.state import SessionState
+from baton.session.usage import usage_totals
 from baton.store.lifecycle import ForkSource, copy_history, delete_session
 
 if TYPE_CHECKING:
@@ -155,41 +156,11 @@ class SessionManager:
         return p.SessionExportResult(session_id=state.id, title=state.row.title, markdown=markdown)
 
 
-# --------------------------------------------------------------------------- usage
-
-
-def usage_totals(state: SessionState) -> p.SessionUsage:
-    """The provider's reported tokens summed over the session's model requests."""
-    total = p.SessionUsage()
-    for message in state.messages:
-        usage = message.meta.get("usage")
-        if not isinstance(usage, dict):
-            continue
-        total.requests += 1
-        total.input_tokens += int(usage.get("input") or 0)
-        total.cached_tokens += int(usage.get("cached") or 0)
-        total.output_tokens += int(usage.get("output") or 0)
-    return total
-
-
-def load_extras(service: SessionService, state: SessionState) -> dict[str, Any]:
-    """The extension fields of `baton/session/load`: usage totals and the model in use."""
-    extras: dict[str, Any] = {"usage": usage_totals(state)}
-    identity = service.identity_for(state, service.settings())
-    if identity is not None:
-        extras["provider"] = identity.provider
-        extras["model"] = identity.model
-    else:
-        extras["provider"] = state.row.provider
-        extras["model"] = state.row.model
-    return extras
-
-
 # --------------------------------------------------------------------------- fork helpers
 
 
 def _unanswered(message: StoredMessage) -> bool:
-    return any(part.data["toolCallId"] not in message.results for part in message.tool_calls())
+    return not message.answered()
 
 
 def _succeeded_calls(message: StoredMessage) -> list[str]:

@@ -95,6 +95,14 @@ class StoredMessage:
     def tool_calls(self) -> list[StoredPart]:
         return [part for part in self.parts if part.type == "tool_call"]
 
+    def answered(self, running: frozenset[str] = frozenset()) -> bool:
+        """Whether every tool call of this message has its result (and none of them is
+        among the `running` call ids): such a message never changes again."""
+        return all(
+            (call_id := part.data.get("toolCallId")) in self.results and call_id not in running
+            for part in self.tool_calls()
+        )
+
     def origin(self) -> p.MessageOrigin | None:
         """Why Baton wrote this user message itself; None for the person's own and the model's."""
         return _ORIGINS.get(self.kind) if self.role == "user" else None

@@ -21,12 +21,11 @@ The turn adds one more kind itself: the look-first nudge (`session/nudge.py`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from baton import prompts
 from baton.session.model import StoredMessage, StoredPart
-from baton.session.state import SessionState
+from baton.session.state import SessionState, Told
 from baton.store.sessions import SessionStore
 
 MODE_TEXT = {"plan": prompts.MODE_PLAN, "build": prompts.MODE_BUILD}
@@ -43,17 +42,6 @@ class PlanVersions(Protocol):
     def written_versions(self, session_id: str) -> dict[str, int]:
         """Tool call id → the version that call wrote."""
         ...
-
-
-@dataclass
-class _Told:
-    """What the model has been told in the current view, as far as it was scanned."""
-
-    signature: tuple[Any, ...]
-    scanned: int = 0  # messages whose contribution is final
-    # The instructions say a session is in build mode until a note says otherwise.
-    mode: str | None = "build"
-    plan_version: int | None = None  # of the last copy in view, in order
 
 
 class ContextNotes:
@@ -94,16 +82,12 @@ class ContextNotes:
     ) -> tuple[str | None, int | None]:
         view = state.view
         signature = (view.signature, len(state.reverted))
-        told = state.extras.get("told")
-        if (
-            not isinstance(told, _Told)
-            or told.signature != signature
-            or told.scanned > len(state.messages)
-        ):
+        told = state.told
+        if told is None or told.signature != signature or told.scanned > len(state.messages):
             # After a compaction the summary may speak of another mode: say it again.
             compacted = view.compaction_id is not None or view.first_kept_seq is not None
             # The plan block (frozen with the view) is the first copy in view.
-            told = state.extras["told"] = _Told(
+            told = state.told = Told(
                 signature, mode=None if compacted else "build", plan_version=block_version
             )
         mode, version = told.mode, told.plan_version
@@ -112,9 +96,7 @@ class ContextNotes:
             message = state.messages[index]
             if _in_view(message, state):
                 mode, version = _scan(message, written, mode, version)
-            settled = settled and all(
-                part.data["toolCallId"] in message.results for part in message.tool_calls()
-            )
+            settled = settled and message.answered()
             if settled:
                 told.mode, told.plan_version, told.scanned = mode, version, index + 1
         return mode, version

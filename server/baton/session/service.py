@@ -21,17 +21,16 @@ from baton.config import ConfigLoader, Settings
 from baton.context import (
     BuiltContext,
     ContextBuilder,
-    PlanSource,
     compact_prompt,
     context_window,
     threshold_tokens,
 )
 from baton.errors import InvalidParams, ProviderError, SessionBusy, SessionNotFound
+from baton.plan.source import PlanSource
 from baton.providers.base import ModelRequest, OpaqueItem, Provider, ProviderIdentity, ToolCall
 from baton.review.attachments import resolve_attachments
 from baton.session.events import ClientChannel
 from baton.session.grants import permission_category
-from baton.session.manage import load_extras
 from baton.session.model import (
     DEFAULT_TITLE,
     MessageKind,
@@ -43,12 +42,13 @@ from baton.session.model import (
 from baton.session.notes import ContextNotes, PlanVersions
 from baton.session.seams import Seams
 from baton.session.state import SessionState, View
-from baton.session.turn import Turn, _parse_arguments
+from baton.session.turn import Turn, parse_arguments
+from baton.session.usage import usage_totals
 from baton.store.db import Database
 from baton.store.leases import Leases
 from baton.store.requests import RequestLog
 from baton.store.sessions import SessionStore
-from baton.tokens import TokenModel, calibration
+from baton.tokens import calibration
 from baton.tools.base import ToolContext, ToolResult
 from baton.tools.limits import sized_for_window
 from baton.tools.policy import protected_reason
@@ -134,19 +134,11 @@ class SessionService:
 
     def _fill(self, state: SessionState, row: SessionRow) -> None:
         """(Re)load everything of `state` that the store holds, and let features attach."""
-        state.row = row
-        state.messages = self.store.load_messages(row.id)
-        state.view = View()
-        state.reverted = set()
-        state.history_cache = None
-        state.extras = {}
-        state.calibration, state.last_input_tokens = 1.0, None
-        state.token_model = TokenModel()
+        state.reset(row, self.store.load_messages(row.id))
         for message in state.messages:
             usage = message.meta.get("usage")
             if usage and message.meta.get("estimatedInput"):
                 state.calibration = calibration(usage["input"], message.meta["estimatedInput"])
-                state.last_input_tokens = usage["input"]
                 parts = message.meta.get("estimatedParts")
                 if isinstance(parts, dict):
                     state.token_model.observe(usage["input"], parts)
@@ -198,7 +190,7 @@ class SessionService:
     def load(self, session_id: str) -> p.SessionLoadResult:
         state = self.state(session_id)
         compacted = self.compacted_ids(state)
-        running = state.turn.running_call_ids if state.turn and state.busy else frozenset()
+        running = state.running_call_ids if state.busy else frozenset()
         messages = [
             m.to_wire(
                 compacted=m.id in compacted,
@@ -213,8 +205,20 @@ class SessionService:
             title=state.row.title,
             mode=state.row.mode,
             messages=messages,
-            **load_extras(self, state),
+            **self._load_extras(state),
         )
+
+    def _load_extras(self, state: SessionState) -> dict[str, Any]:
+        """The extension fields of `baton/session/load`: usage totals and the model in use."""
+        extras: dict[str, Any] = {"usage": usage_totals(state)}
+        identity = self.identity_for(state, self.settings())
+        if identity is not None:
+            extras["provider"] = identity.provider
+            extras["model"] = identity.model
+        else:
+            extras["provider"] = state.row.provider
+            extras["model"] = state.row.model
+        return extras
 
     def forget(self, session_id: str) -> None:
         """Drop a deleted session from memory (its rows are gone from the store)."""
@@ -278,7 +282,7 @@ class SessionService:
     ) -> BuiltContext:
         """What a step would send now; `view`/`before_seq`: another view, or the history
         before a message only (a compaction's candidates and requests, `ContextBuilder`)."""
-        running = state.turn.running_call_ids if state.turn and state.busy else frozenset()
+        running = state.running_call_ids if state.busy else frozenset()
         # Every tool in every mode: the list is part of the cached prefix; a tool the
         # mode forbids is refused when called, with the reason. A small window gets the
         # compact prompt and tool descriptions, for as long as the model is the same.
@@ -376,7 +380,7 @@ class SessionService:
             raise
         turn = Turn(self, state)
         task = asyncio.create_task(turn.run(), name=f"turn-{state.id}")
-        state.turn, state.turn_task = turn, task
+        state.turn_task = task
         task.add_done_callback(lambda t: self._turn_done(t, state))
         return task
 
@@ -473,7 +477,7 @@ class SessionService:
             terminal=services.terminal,
         )
         hooks = self.seams.tools
-        args = _parse_arguments(call.arguments) or {}
+        args = parse_arguments(call.arguments) or {}
         denied = await hooks.tool_before(state, call.name, args)
         if denied is not None:
             return ToolResult(output=f"[not run: {denied}]", is_error=True)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from baton import protocol as p
+from baton.compaction.compact_request import CompactRequest
+from baton.plan.view import PlanBlock
 from baton.providers.base import Item, OpaqueItem
 from baton.session.grants import Grants
 from baton.session.model import SessionRow, StoredMessage
 from baton.tokens import TokenModel
-
-if TYPE_CHECKING:
-    from baton.session.turn import Turn
 
 
 @dataclass
@@ -39,12 +39,34 @@ class View:
 
 
 @dataclass
+class PendingCompaction:
+    """A compaction asked for while a turn runs: it runs at the turn's next step boundary
+    (or when the turn ends), and `done` gets its record."""
+
+    request: CompactRequest
+    done: asyncio.Future[p.CompactionRecord]
+
+
+@dataclass
+class Told:
+    """What the model has been told in the current view, as far as it was scanned
+    (baton.session.notes)."""
+
+    signature: tuple[Any, ...]
+    scanned: int = 0  # messages whose contribution is final
+    # The instructions say a session is in build mode until a note says otherwise.
+    mode: str | None = "build"
+    plan_version: int | None = None  # of the last copy in view, in order
+
+
+@dataclass
 class SessionState:
     row: SessionRow
     messages: list[StoredMessage]
     view: View = field(default_factory=View)
-    turn: Turn | None = None
     turn_task: asyncio.Task[Any] | None = None
+    # The tool call the running turn is executing (set by the turn; empty between calls).
+    running_call_ids: frozenset[str] = frozenset()
     # A compaction is running outside a turn (manual compaction of an idle session).
     compacting: bool = False
     # What the person allowed "always" for this session (commands, files, categories).
@@ -53,12 +75,22 @@ class SessionState:
     reverted: set[str] = field(default_factory=set)
     # Tokens per estimated token, from the provider's last usage report.
     calibration: float = 1.0
-    last_input_tokens: int | None = None
     # Counts views as the provider would, from its reports (baton.tokens.TokenModel).
     token_model: TokenModel = field(default_factory=TokenModel)
     # The context builder's converted history (see context.HistoryCache).
     history_cache: Any = None
-    extras: dict[str, Any] = field(default_factory=dict)
+
+    # What the features keep between requests; dropped with the rest when the session is
+    # read again from the store (`reset`).
+    # Compactions asked for during the turn (baton.compaction.service).
+    pending_compactions: list[PendingCompaction] = field(default_factory=list)
+    # The pre-compact hook round that is running (baton.hooks.lifecycle).
+    pre_compact_round: asyncio.Task[Any] | None = None
+    # The context notes' scan of what the model was told (baton.session.notes).
+    told: Told | None = None
+    # The plan block frozen at the first request after a compaction: (its compaction id,
+    # the block) (baton.context.ContextBuilder.plan_block).
+    plan_block: tuple[str | None, PlanBlock | None] | None = None
 
     @property
     def id(self) -> str:
@@ -67,6 +99,19 @@ class SessionState:
     @property
     def busy(self) -> bool:
         return self.turn_task is not None and not self.turn_task.done()
+
+    def reset(self, row: SessionRow, messages: list[StoredMessage]) -> None:
+        """Everything of the session afresh from the store: what was derived goes."""
+        self.row, self.messages = row, messages
+        self.view = View()
+        self.reverted = set()
+        self.calibration = 1.0
+        self.token_model = TokenModel()
+        self.history_cache = None
+        self.pending_compactions = []
+        self.pre_compact_round = None
+        self.told = None
+        self.plan_block = None
 
     def add(self, message: StoredMessage) -> None:
         self.messages.append(message)

@@ -11,10 +11,12 @@ import asyncio
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
 from baton import prompts
 from baton import protocol as p
+from baton.config import Settings
 from baton.context import BuiltContext
 from baton.echoed_markup import shown_text
 from baton.errors import BatonError, ProviderError
@@ -25,6 +27,7 @@ from baton.providers.base import (
     OpaqueItem,
     Progress,
     Provider,
+    ProviderIdentity,
     Reasoning,
     ReasoningDelta,
     ServerCompaction,
@@ -32,15 +35,16 @@ from baton.providers.base import (
     ToolCall,
     Usage,
 )
+from baton.session.events import ClientChannel
 from baton.session.model import MessageKind, StoredMessage, StoredPart, ToolResultRecord
+from baton.session.notes import ContextNotes
 from baton.session.nudge import nudge_text, should_nudge, turn_prompt
 from baton.session.repeats import RepeatGuard
 from baton.session.state import SessionState
+from baton.store.requests import RequestLog
+from baton.store.sessions import SessionStore
 from baton.tokens import calibration
 from baton.tools.base import ToolResult
-
-if TYPE_CHECKING:
-    from baton.session.service import SessionService
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +81,58 @@ class _Collector:
             self.text.clear()
 
 
+class TurnHost(Protocol):
+    """What a turn needs of the session service (baton.session.service.SessionService):
+    the store and the channel, the context it sends, and the seams around each step."""
+
+    @property
+    def workspace(self) -> Path: ...
+
+    @property
+    def channel(self) -> ClientChannel: ...
+
+    @property
+    def store(self) -> SessionStore: ...
+
+    @property
+    def requests(self) -> RequestLog: ...
+
+    @property
+    def notes(self) -> ContextNotes: ...
+
+    def settings(self) -> Settings: ...
+
+    def provider_for(self, state: SessionState, settings: Settings) -> Provider: ...
+
+    def build_context(
+        self, state: SessionState, settings: Settings, identity: ProviderIdentity | None
+    ) -> BuiltContext: ...
+
+    async def before_step(self, turn: Turn) -> None: ...
+
+    async def check_compaction(
+        self, turn: Turn, built: BuiltContext, provider: Provider
+    ) -> BuiltContext: ...
+
+    async def recover_overflow(self, turn: Turn, error: ProviderError) -> bool: ...
+
+    def on_server_compaction(
+        self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider
+    ) -> None: ...
+
+    async def run_tool(self, turn: Turn, call: ToolCall) -> ToolResult: ...
+
+    def add_user_message(
+        self,
+        state: SessionState,
+        text: str,
+        kind: MessageKind,
+        meta: dict[str, Any] | None = None,
+        *,
+        extra_parts: list[StoredPart] | None = None,
+    ) -> StoredMessage: ...
+
+
 class TurnEnded(Exception):
     def __init__(self, result: p.PromptResult) -> None:
         super().__init__(result.stop_reason)
@@ -88,7 +144,7 @@ class Turn:
 
     def __init__(
         self,
-        service: SessionService,
+        service: TurnHost,
         state: SessionState,
         *,
         max_steps: int | None = None,
@@ -104,7 +160,6 @@ class Turn:
         # Why the turn ends with an error once the current step's tools have run.
         self.stop_error: str | None = None
         self.steps = 0
-        self.running_call_ids: frozenset[str] = frozenset()
         self.overflow_retried = False
         self._last_message: StoredMessage | None = None
         # For the look-first nudge (session/nudge.py): once per turn, only before any tool.
@@ -250,7 +305,7 @@ class Turn:
                 c.reasoning.clear()
                 c.parts.append(StoredPart("reasoning", {"text": text}, item.native))
             elif isinstance(item, ToolCall):
-                args = _parse_arguments(item.arguments)
+                args = parse_arguments(item.arguments)
                 data: dict[str, Any] = {
                     "toolCallId": item.call_id,
                     "name": item.name,
@@ -334,7 +389,6 @@ class Turn:
             )
             self.state.calibration = calibration(c.usage.input_tokens, built.estimated_tokens)
             self.state.token_model.observe(c.usage.input_tokens, built.estimated_parts)
-            self.state.last_input_tokens = c.usage.input_tokens
             self.emit(
                 p.UsageUpdate(
                     tokens=c.usage.input_tokens + c.usage.output_tokens,
@@ -357,7 +411,7 @@ class Turn:
     async def _run_tools(self, step: StepOutput) -> bool:
         end_turn = False
         for call in step.tool_calls:
-            self.running_call_ids = frozenset({call.call_id})
+            self._running(frozenset({call.call_id}))
             self.emit(p.ToolCallUpdate(tool_call_id=call.call_id, status="in_progress"))
             self.repeats.see(call)
             if self.repeats.refuse:
@@ -369,7 +423,7 @@ class Turn:
                     )
             else:
                 result = await self.service.run_tool(self, call)
-            self.running_call_ids = frozenset()
+            self._running(frozenset())
             record = ToolResultRecord(
                 tool_call_id=call.call_id,
                 status="failed" if result.is_error else "completed",
@@ -385,13 +439,19 @@ class Turn:
             end_turn = end_turn or result.end_turn
         return end_turn
 
+    def _running(self, call_ids: frozenset[str]) -> None:
+        """Say which call runs now. Only the session's turn says it: a pre-compact round's
+        calls are not the session's work in progress (SessionState.running_call_ids)."""
+        if self.purpose == "turn":
+            self.state.running_call_ids = call_ids
+
     def stop_after_step(self, reason: str) -> None:
         """End the turn with `reason` as its error once this step's tools have run."""
         self.stop_error = self.stop_error or reason
 
     def _finish_interrupted(self, output: str) -> None:
         """Give every tool call of the last step a result, so the history stays well-formed."""
-        self.running_call_ids = frozenset()
+        self._running(frozenset())
         message = self._last_message
         if message is None:
             return
@@ -411,7 +471,8 @@ class Turn:
         return self.service.add_user_message(self.state, text, kind)
 
 
-def _parse_arguments(text: str) -> dict[str, Any] | None:
+def parse_arguments(text: str) -> dict[str, Any] | None:
+    """A tool call's arguments as an object; None when they are not a JSON object."""
     try:
         value = json.loads(text) if text.strip() else {}
     except ValueError:

@@ -28,6 +28,7 @@ from baton.tools.fileio import (
     unified_diff,
 )
 from baton.tools.policy import permission_denied, refuse_in_plan_mode
+from baton.tools.replace import replace_exact
 from baton.tools.sandbox import display_path, resolve_in_workspace
 from baton.tools.write_guards import refuse_sketch, strip_wrapping_fence
 
@@ -301,36 +302,6 @@ class EditTool:
                 f"the file now has {_line_count(new)} lines"
             ),
         )
-
-
-def replace_exact(
-    text: str, old: str, new: str, replace_all: bool, shown: str
-) -> tuple[str, int, int]:
-    """Replace `old` by `new` in `text`: (new text, occurrences replaced, first line).
-
-    The model reads files with universal newlines, so its `old` has `\\n` where a
-    CRLF file has `\\r\\n`; when the plain match fails such a file is matched
-    (and edited) with CRLF line ends.
-    """
-    count = text.count(old)
-    if count == 0 and "\r\n" in text and "\n" in old and "\r\n" not in old:
-        crlf_old = old.replace("\n", "\r\n")
-        crlf_count = text.count(crlf_old)
-        if crlf_count:
-            old, new, count = crlf_old, new.replace("\r\n", "\n").replace("\n", "\r\n"), crlf_count
-    if count == 0:
-        raise ToolFailure(
-            f"old_string not found in {shown}; read the file again and copy the exact text, "
-            "including whitespace and indentation"
-        )
-    if count > 1 and not replace_all:
-        raise ToolFailure(
-            f"old_string found {count} times in {shown}; add surrounding lines to make it "
-            "unique, or set replace_all to replace every occurrence"
-        )
-    line = text.count("\n", 0, text.index(old)) + 1
-    replaced = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-    return replaced, count, line
 
 
 async def _current(ctx: ToolContext, real: Path) -> bytes | None:

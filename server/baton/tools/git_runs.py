@@ -221,7 +221,7 @@ def _changes_hook_keys(real: Path, input: dict[str, Any]) -> bool:
         after = content
     else:
         from baton.tools.base import ToolFailure
-        from baton.tools.files import replace_exact
+        from baton.tools.replace import replace_exact
 
         old, new = input.get("old_string"), input.get("new_string")
         if not isinstance(old, str) or not isinstance(new, str) or not old:

@@ -9,10 +9,10 @@ from pygls.exceptions import JsonRpcException
 from baton import protocol as p
 
 if TYPE_CHECKING:
-    from baton.lsp.server import BatonServer
+    from baton.lsp.registrar import Registrar
 
 
-def register_all(server: BatonServer) -> None:
+def register_all(server: Registrar) -> None:
     from baton.lsp.features import auth, compaction, plans, review, sessions, store, trust
 
     for module in (sessions, compaction, plans, auth, review, trust, store):
@@ -23,10 +23,10 @@ def register_all(server: BatonServer) -> None:
     _register_unavailable(server)
 
 
-def _register_unavailable(server: BatonServer) -> None:
+def _register_unavailable(server: Registrar) -> None:
     """Methods of the contract not built yet answer a clear error instead of 'not found'."""
     for name in p.METHODS:
-        if name in server.protocol.fm.features:
+        if server.has_feature(name):
             continue
 
         def handler(ls: Any, params: Any, _name: str = name) -> None:

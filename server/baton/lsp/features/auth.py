@@ -9,10 +9,10 @@ from baton.app import App
 from baton.lsp.methods import method
 
 if TYPE_CHECKING:
-    from baton.lsp.server import BatonServer
+    from baton.lsp.registrar import Registrar
 
 
-def register(server: BatonServer) -> None:
+def register(server: Registrar) -> None:
     @method(server, "baton/auth/set")
     def set_key(app: App, params: p.AuthSetParams) -> p.Empty:
         app.credentials.set(params.provider, params.api_key)

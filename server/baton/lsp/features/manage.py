@@ -11,10 +11,10 @@ from baton.providers.models import ModelCatalog
 from baton.session.manage import SessionManager
 
 if TYPE_CHECKING:
-    from baton.lsp.server import BatonServer
+    from baton.lsp.registrar import Registrar
 
 
-def register(server: BatonServer) -> None:
+def register(server: Registrar) -> None:
     catalogs: dict[int, ModelCatalog] = {}
 
     def manager(app: App) -> SessionManager:

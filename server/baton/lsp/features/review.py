@@ -9,10 +9,10 @@ from baton.app import App
 from baton.lsp.methods import method
 
 if TYPE_CHECKING:
-    from baton.lsp.server import BatonServer
+    from baton.lsp.registrar import Registrar
 
 
-def register(server: BatonServer) -> None:
+def register(server: Registrar) -> None:
     @method(server, "baton/session/revert")
     def revert(app: App, params: p.RevertParams) -> p.RevertResult:
         return app.review.revert(params)

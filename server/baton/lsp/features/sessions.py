@@ -9,10 +9,10 @@ from baton.app import App
 from baton.lsp.methods import method, notification
 
 if TYPE_CHECKING:
-    from baton.lsp.server import BatonServer
+    from baton.lsp.registrar import Registrar
 
 
-def register(server: BatonServer) -> None:
+def register(server: Registrar) -> None:
     @method(server, "baton/session/new")
     def new(app: App, params: p.SessionNewParams) -> p.SessionNewResult:
         if params.plan_path is not None:
