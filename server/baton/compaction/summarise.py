@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from baton import protocol as p
 from baton.compaction import guard
@@ -45,7 +45,13 @@ from baton.session.state import View
 from baton.tokens import estimate
 
 if TYPE_CHECKING:
-    from baton.compaction.engine import CompactionEngine, CompactionJob
+    from baton import protocol as p
+    from baton.compaction.compact_request import CompactRequest
+    from baton.config import Settings
+    from baton.context import BuiltContext
+    from baton.providers.base import Provider
+    from baton.session.service import SessionService
+    from baton.session.state import SessionState
 
 # How often (in streamed characters) a summary is checked for a loop.
 LOOP_CHECK_CHARS = 400
@@ -53,6 +59,59 @@ LOOP_CHECK_CHARS = 400
 OVER_BUDGET = 2
 # Why an answer was not usable as it came: it stopped at max_output_tokens.
 CUT = "length"
+
+
+class CompactionJob(Protocol):
+    """What the summary calls read of a running compaction (baton.compaction.engine's
+    CompactionJob; a Protocol, so this module does not import the engine back)."""
+
+    summary_calls: int  # counted up by each call
+
+    @property
+    def state(self) -> SessionState: ...
+
+    @property
+    def request(self) -> CompactRequest: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def provider(self) -> Provider: ...
+
+    @property
+    def before(self) -> BuiltContext: ...
+
+    @property
+    def hook_context(self) -> list[str]: ...
+
+    @property
+    def prompt_override(self) -> str | None: ...
+
+    @property
+    def notes(self) -> list[str]: ...
+
+    @property
+    def ledger_text(self) -> str: ...
+
+    @property
+    def ledger(self) -> p.Ledger: ...
+
+
+class CompactionEngine(Protocol):
+    """What the summary calls use of the engine (baton.compaction.engine)."""
+
+    @property
+    def service(self) -> SessionService: ...
+
+    def build_with_view(
+        self,
+        state: SessionState,
+        settings: Settings,
+        provider: Provider,
+        view: View,
+        before_seq: int | None = None,
+    ) -> BuiltContext: ...
 
 
 class Summariser:
