@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# The commands whose output is for a person at a terminal (not JSON-RPC, not a schema).
+# The commands whose stdout is for a person at a terminal (not JSON-RPC, not a schema).
 _FOR_PEOPLE = frozenset({"run", "sessions", "model", "demo", "trust", "doctor"})
 
 
@@ -239,12 +239,12 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--session needs a session id (`baton sessions` lists this directory's)")
     if args.command in _STARTS_CHILDREN:
         _seal_secrets()
-    if args.command in _FOR_PEOPLE:
-        # Everything these commands print passes through one escaping function, so no
-        # name from the workspace, the model or a tool can steer the terminal.
-        from baton.terminal_escape import install
+    # Everything printed for a person passes through one escaping function, so no name
+    # from the workspace, the model or a tool can steer the terminal: stderr (notices,
+    # logs) for every command, stdout for those whose stdout is not JSON-RPC or JSON.
+    from baton.terminal_escape import install
 
-        install()
+    install(stdout=args.command in _FOR_PEOPLE)
     setup_logging(
         "WARNING"
         if args.command in ("run", "sessions", "schema", "model", "demo", "trust", "doctor")

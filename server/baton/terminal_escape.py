@@ -6,7 +6,9 @@ question, its plan lines, its log lines and its answer. A terminal obeys
 control sequences in them: OSC 52 writes the clipboard, `ESC [2J` clears the
 screen, `\\r` rewrites a line, a bidi override reorders what is read. So the
 CLI does not trust its call sites to remember: `install()` wraps
-`sys.stdout` (at a terminal) and `sys.stderr` (always, it is for people) in an
+`sys.stderr` (always, for every command: it is for people, the log lines of
+`baton serve` too) and `sys.stdout` (at a terminal, for the commands whose
+stdout is not JSON-RPC or JSON) in an
 `EscapingStream` whose `write` passes every string through `escape_terminal`.
 Baton's own control sequences (the spinner's line erase, the permission
 prompt's reverse video around already-escaped characters) are the only ones
@@ -19,8 +21,11 @@ one character at a time, so a sequence split across writes is escaped too.
 
 from __future__ import annotations
 
+import codecs
 import io
+import os
 import sys
+import threading
 import unicodedata
 from typing import Any, TextIO
 
@@ -108,12 +113,48 @@ def write_raw(stream: TextIO, text: str) -> None:
         stream.write(text)
 
 
-def install() -> None:
-    """Route the CLI's terminal output through `escape_terminal` (see the module doc)."""
+def install(*, stdout: bool = True) -> None:
+    """Route the CLI's output through `escape_terminal` (see the module doc): stderr
+    always, stdout when `stdout` and it is a terminal."""
     if not isinstance(sys.stderr, EscapingStream):
         sys.stderr = EscapingStream(sys.stderr)
-    if not isinstance(sys.stdout, EscapingStream) and _isatty(sys.stdout):
+    if stdout and not isinstance(sys.stdout, EscapingStream) and _isatty(sys.stdout):
         sys.stdout = EscapingStream(sys.stdout)
+
+
+_child_stderr: TextIO | None = None
+_child_stderr_lock = threading.Lock()
+
+
+def child_stderr() -> TextIO:
+    """A file to give a child process (an MCP server) as its stderr: what it writes
+    reaches Baton's stderr through `escape_terminal`, instead of the terminal's file
+    descriptor directly. One pipe and one reader thread for the whole process."""
+    global _child_stderr
+    with _child_stderr_lock:
+        if _child_stderr is None:
+            read_fd, write_fd = os.pipe()  # not inherited by other children (PEP 446)
+            threading.Thread(
+                target=_forward, args=(read_fd,), name="child-stderr", daemon=True
+            ).start()
+            _child_stderr = os.fdopen(write_fd, "w", buffering=1, encoding="utf-8")
+        return _child_stderr
+
+
+def _forward(read_fd: int) -> None:
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    while True:
+        try:
+            chunk = os.read(read_fd, 65536)
+        except OSError:
+            return
+        if not chunk:
+            return
+        try:
+            sys.stderr.write(escape_terminal(decoder.decode(chunk)))
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass  # stderr closed: what a child says is dropped, never blocks it
 
 
 def _isatty(stream: TextIO) -> bool:

@@ -267,14 +267,20 @@ def test_plans_dir_with_control_characters_is_refused(
 
 
 def test_every_cli_write_goes_through_the_escaping(
-    llm: FakeLLM, workspace: Path, home: Path
+    llm: FakeLLM, workspace: Path, home: Path, tmp_path: Path
 ) -> None:
     """The class: the session title (the person's prompt), a tool's failure, the model's
-    answer and `baton sessions` / `baton doctor` lines reach the terminal escaped."""
+    answer, an MCP server's stderr and `baton sessions` lines reach the terminal escaped."""
+    said = tmp_path / "mcp-said"
+    noisy = f"printf '{OSC52}{CLEAR}' >&2; touch {said}; exec {sys.executable} {DEMO_MCP}"
+    person_config(
+        home, f'[[mcp.servers]]\nname = "noisy"\ncommand = {json.dumps(["sh", "-c", noisy])}\n'
+    )
     llm.add(tool_call("read", {"path": f"missing{OSC52}.txt"}))
     llm.add(text(f"done{CLEAR}"))
     code, out = at_terminal(["run", f"title{OSC52}"], workspace, home, llm)
     assert code == 0, out.decode("utf-8", "replace")
+    assert said.exists() and b"\\x1b]52;c;" in out, "the MCP server started and its stderr shown"
     assert raw_controls(out) == []
     code, out = at_terminal(["sessions"], workspace, home, llm)
     assert code == 0 and b"title\\x1b]52" in out
@@ -532,6 +538,34 @@ def test_unauthenticated_connections_are_capped_and_timed(
         # Then the door is open again for the person.
         person = TcpClient(server.port)
         assert "result" in person.initialize(workspace, server.token)
+    finally:
+        server.proc.kill()
+        server.proc.wait()
+
+
+def test_the_servers_log_lines_are_escaped(
+    llm: FakeLLM, workspace: Path, home: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """`baton serve --tcp` at a terminal logs a trusted workspace's bad config key: the
+    log line on stderr holds it escaped."""
+    key = f"k{OSC52}{CLEAR}".encode("unicode_escape").decode().replace("\\x", "\\u00")
+    repo_file(workspace, ".baton/config.toml", f'"{key}" = 1\n')
+    trusted = subprocess.run(
+        [sys.executable, "-m", "baton", "trust"], cwd=workspace, env=env, capture_output=True
+    )
+    assert trusted.returncode == 0, trusted.stderr
+    server = start_tcp_server(workspace, env, tmp_path / "server.log")
+    try:
+        client = TcpClient(server.port)
+        assert "result" in client.initialize(workspace, server.token)
+        assert "result" in client.request("baton/session/list", {})
+        deadline = time.monotonic() + 10
+        while b"configuration problem" not in server.log.read_bytes():
+            assert time.monotonic() < deadline, server.log.read_text()
+            time.sleep(0.05)
+        logged = server.log.read_bytes()
+        assert b"k\\x1b]52;c;" in logged
+        assert raw_controls(logged) == []
     finally:
         server.proc.kill()
         server.proc.wait()

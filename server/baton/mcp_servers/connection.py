@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton import __version__
 from baton.config import McpServerSettings
+from baton.terminal_escape import child_stderr
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -169,7 +169,10 @@ class Connection:
                 env=dict(settings.env),
                 cwd=self.workspace,
             )
-            return _Watched(stdio_client(params, errlog=sys.stderr), self._closed_by_server)
+            # Its stderr reaches Baton's through the terminal escaping: a server cannot
+            # send control sequences to the person's terminal.
+            errlog = child_stderr()
+            return _Watched(stdio_client(params, errlog=errlog), self._closed_by_server)
         assert settings.url is not None
         return _Watched(streamable_http_client(settings.url), self._closed_by_server)
 
