@@ -519,25 +519,25 @@ def test_unauthenticated_frames_are_small_and_refused_before_buffering(
 def test_unauthenticated_connections_are_capped_and_timed(
     workspace: Path, env: dict[str, str], tmp_path: Path
 ) -> None:
-    """At most MAX_UNAUTHENTICATED connections wait for the token at once (one more is
-    refused at once, with a reason), and a waiting one is closed after --auth-timeout."""
+    """At most MAX_UNAUTHENTICATED connections wait for the token at once: one more
+    closes the one that waited longest (with a reason), so idle connections cannot keep
+    the person out; and a waiting one is closed after --auth-timeout."""
     from baton.lsp.tcp import MAX_UNAUTHENTICATED
 
-    server = start_tcp_server(workspace, env, tmp_path / "server.log", "--auth-timeout", "2")
+    server = start_tcp_server(workspace, env, tmp_path / "server.log", "--auth-timeout", "3")
     try:
         waiting = [TcpClient(server.port) for _ in range(MAX_UNAUTHENTICATED)]
-        extra = TcpClient(server.port)
-        refused = extra.read()
-        assert refused is not None and refused["error"]["code"] == AUTH_FAILED
-        assert "too many connections" in refused["error"]["message"]
-        assert extra.closed_by_server()
-        # Those that waited are closed after the deadline, without sending anything.
-        started = time.monotonic()
-        assert all(client.closed_by_server() for client in waiting)
-        assert time.monotonic() - started < 9
-        # Then the door is open again for the person.
-        person = TcpClient(server.port)
+        person = TcpClient(server.port)  # one more: the person's, while all slots are held
+        dropped = waiting[0].read()
+        assert dropped is not None and dropped["error"]["code"] == AUTH_FAILED
+        assert "too many connections" in dropped["error"]["message"]
+        assert waiting[0].closed_by_server()
         assert "result" in person.initialize(workspace, server.token)
+        # Those that went on waiting are closed after the deadline, having sent nothing.
+        started = time.monotonic()
+        assert all(client.closed_by_server() for client in waiting[1:])
+        assert time.monotonic() - started < 9
+        assert "result" in person.request("baton/session/list", {}), "the person stays"
     finally:
         server.proc.kill()
         server.proc.wait()

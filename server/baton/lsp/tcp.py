@@ -9,7 +9,8 @@ before anything else, or it gets an error and is closed. Until it has, it may
 send one frame of at most `PRE_AUTH_MAX_BODY` bytes (a larger Content-Length is
 refused at its header, nothing of its body buffered), it has `--auth-timeout`
 seconds to do so, and at most `MAX_UNAUTHENTICATED` connections may wait at
-once: a stranger cannot make the server hold memory or slots.
+once (one more closes the one that has waited longest): a stranger cannot make
+the server hold memory, nor keep the person out by holding every slot.
 
 Each connection is its own pygls server and protocol (its own writer, pending
 requests, capabilities) over the one `App`: the core talks back through a
@@ -65,7 +66,7 @@ AUTH_DEADLINE = 10.0
 # `initialize` is a few hundred bytes, and a larger claim is refused at its header,
 # before any of its body is buffered.
 PRE_AUTH_MAX_BODY = 64 * 1024
-# Connections waiting to authenticate at once; one more is refused at once.
+# Connections waiting to authenticate at once; one more closes the one that waited longest.
 MAX_UNAUTHENTICATED = 8
 
 # The connection whose message started the current task (None: none did).
@@ -262,21 +263,18 @@ class TcpHub:
         CURRENT.set(server)
         peer = writer.get_extra_info("peername")
         if len(self._waiting) >= MAX_UNAUTHENTICATED:
-            # Unauthenticated connections cost memory and a slot each: a flood of them is
-            # refused, the ones already waiting keep their chance.
-            log.warning(
-                "client %s refused: %d connections wait to authenticate", peer, len(self._waiting)
-            )
-            protocol.reply_error(
+            # Unauthenticated connections cost memory and a slot each. The one that has
+            # waited longest makes room: a real client sends `initialize` as soon as it
+            # connects, so a flood of idle connections cannot keep the person out.
+            oldest = next(iter(self._waiting))
+            del self._waiting[oldest]
+            log.warning("client dropped: %d connections wait to authenticate", MAX_UNAUTHENTICATED)
+            oldest.reply_error(
                 None,
                 AUTH_FAILED,
-                f"too many connections waiting to authenticate (at most {MAX_UNAUTHENTICATED}); "
-                "try again",
+                f"too many connections waiting to authenticate (at most {MAX_UNAUTHENTICATED});"
+                " this one waited longest and is closed",
             )
-            self._writers.pop(protocol, None)
-            writer.close()
-            self._arm_idle()
-            return
         parser = framing.FrameParser(max_body=PRE_AUTH_MAX_BODY)
         self._waiting[protocol] = parser
         deadline = asyncio.get_running_loop().call_later(
