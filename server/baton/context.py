@@ -30,7 +30,7 @@ from baton import prompts
 from baton.compaction.artifacts import server_thresholds
 from baton.compaction.requests import budget as requests_budget
 from baton.compaction.requests import person_messages, render_requests
-from baton.config import Settings, known_context_window
+from baton.config import DEFAULT_CONTEXT_WINDOW, Settings, known_context_window
 from baton.plan.source import PlanSource
 from baton.plan.view import PlanBlock
 from baton.providers.base import (
@@ -91,7 +91,7 @@ def context_window(settings: Settings, identity: ProviderIdentity | None) -> int
         known = known_context_window(identity.model)
         if known:
             return known
-    return 128_000
+    return DEFAULT_CONTEXT_WINDOW
 
 
 def reserve_tokens(settings: Settings, window: int) -> int:

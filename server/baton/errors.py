@@ -19,10 +19,6 @@ class InvalidParams(BatonError):
     code = -32602
 
 
-class Cancelled(BatonError):
-    code = -32800
-
-
 class SessionNotFound(BatonError):
     code = -32001
 

@@ -1,4 +1,4 @@
-"""Provider resolution from settings and credentials, and the shared registry."""
+"""Provider resolution from settings and credentials, and the registry that caches providers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from baton.auth import Credentials
 from baton.config import Settings
 from baton.errors import ConfigError
 from baton.providers.base import Finished, ModelRequest, ProviderIdentity, Route, UserText
-from baton.providers.factory import ProviderRegistry, make_provider, resolve_identity
+from baton.providers.factory import ProviderRegistry, resolve_identity
 from baton.providers.openai_chat import OpenAIChatProvider
 from baton.providers.openai_responses import OpenAIResponsesProvider
 
@@ -41,7 +41,7 @@ def test_openai_by_default_when_a_key_is_in_the_environment() -> None:
     assert resolve_identity(settings(), creds) == ProviderIdentity(
         "openai", "gpt-5.1", Route("https://api.openai.com/v1", "api_key")
     )
-    provider = make_provider(settings(), creds, registry=ProviderRegistry())
+    provider = ProviderRegistry().get(settings(), creds)
     assert isinstance(provider, OpenAIResponsesProvider)
 
 
@@ -58,7 +58,7 @@ def test_local_by_default_without_a_key(no_local: None) -> None:
         "local", "qwen2.5-coder-1.5b-instruct", Route("local", "none")
     )
     with pytest.raises(ConfigError, match="the local provider is not available yet"):
-        make_provider(settings(), creds, registry=ProviderRegistry())
+        ProviderRegistry().get(settings(), creds)
 
 
 def test_local_provider_is_imported_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -77,10 +77,10 @@ def test_local_provider_is_imported_lazily(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setitem(sys.modules, "baton.providers.local", module)
     registry = ProviderRegistry()
     s = settings(provider="local")
-    provider = make_provider(s, Credentials(environ={}), registry=registry)
+    provider = registry.get(s, Credentials(environ={}))
     assert isinstance(provider, LocalProvider)
     assert made == [{"settings": s, "identity": provider.identity}]
-    assert make_provider(s, Credentials(environ={}), registry=registry) is provider
+    assert registry.get(s, Credentials(environ={})) is provider
 
 
 def test_local_provider_missing_optional_dependency(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -89,12 +89,12 @@ def test_local_provider_missing_optional_dependency(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr("baton.providers.factory.importlib.import_module", fail)
     with pytest.raises(ConfigError, match=r"xllamacpp.*baton\[local\]"):
-        make_provider(settings(provider="local"), Credentials({}), registry=ProviderRegistry())
+        ProviderRegistry().get(settings(provider="local"), Credentials({}))
 
 
 def test_openai_without_a_key_says_how_to_set_one() -> None:
     with pytest.raises(ConfigError) as info:
-        make_provider(settings(provider="openai"), Credentials({}), registry=ProviderRegistry())
+        ProviderRegistry().get(settings(provider="openai"), Credentials({}))
     assert "OPENAI_API_KEY" in info.value.message
     assert "Baton: Set OpenAI API Key" in info.value.message
 
@@ -102,9 +102,9 @@ def test_openai_without_a_key_says_how_to_set_one() -> None:
 def test_api_key_env_names_the_variable() -> None:
     creds = Credentials(environ={"MY_KEY": API_KEY})
     s = settings(provider="openai", apiKeyEnv="MY_KEY")
-    assert isinstance(make_provider(s, creds, registry=ProviderRegistry()), OpenAIResponsesProvider)
+    assert isinstance(ProviderRegistry().get(s, creds), OpenAIResponsesProvider)
     with pytest.raises(ConfigError, match="MY_KEY"):
-        make_provider(s, Credentials({}), registry=ProviderRegistry())
+        ProviderRegistry().get(s, Credentials({}))
 
 
 def test_openai_compatible_needs_a_model() -> None:
@@ -116,7 +116,7 @@ def test_openai_compatible_needs_a_model() -> None:
 def test_openai_compatible_needs_a_base_url() -> None:
     s = settings(provider="openai-compatible", model="m")
     with pytest.raises(ConfigError, match="`baseUrl`"):
-        make_provider(s, Credentials({}), registry=ProviderRegistry())
+        ProviderRegistry().get(s, Credentials({}))
 
 
 def test_openai_compatible_identity_and_auth_kind() -> None:
@@ -127,7 +127,7 @@ def test_openai_compatible_identity_and_auth_kind() -> None:
     )
     keyed = resolve_identity(s, Credentials(WITH_KEY))
     assert keyed.route.auth_kind == "api_key"
-    provider = make_provider(s, Credentials({}), registry=ProviderRegistry())
+    provider = ProviderRegistry().get(s, Credentials({}))
     assert isinstance(provider, OpenAIChatProvider) and provider.text_tool_calls
 
 
@@ -176,7 +176,7 @@ def test_identity_agrees_with_the_provider() -> None:
         (settings(**COMPATIBLE), Credentials({})),
         (settings(**COMPATIBLE), Credentials(WITH_KEY)),
     ]:
-        assert make_provider(s, creds, registry=registry).identity == resolve_identity(s, creds)
+        assert registry.get(s, creds).identity == resolve_identity(s, creds)
 
 
 @pytest.mark.asyncio
@@ -197,7 +197,7 @@ async def test_registry_reuses_providers_and_clients_and_closes_them() -> None:
 
 def test_key_is_in_no_repr() -> None:
     registry = ProviderRegistry()
-    provider = make_provider(settings(), Credentials(WITH_KEY), registry=registry)
+    provider = registry.get(settings(), Credentials(WITH_KEY))
     for text in (repr(provider), str(provider), repr(registry), repr(provider.identity)):
         assert API_KEY not in text
     assert API_KEY not in repr(registry._providers)
@@ -211,7 +211,7 @@ async def test_made_providers_talk_through_the_shared_transport() -> None:
     server = FakeServer(sse_response(ok))
     registry = ProviderRegistry(transport=httpx.MockTransport(server), sleep=Sleeps())
     creds = Credentials({"OPENAI_API_KEY": API_KEY})
-    provider = make_provider(settings(**COMPATIBLE), creds, registry=registry)
+    provider = registry.get(settings(**COMPATIBLE), creds)
     out = await collect(provider.stream(ModelRequest(instructions="", items=[UserText("x")])))
     assert out[-1] == Finished("stop")
     sent = server.requests[0]

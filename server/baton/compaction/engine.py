@@ -41,7 +41,7 @@ from baton.session.events import ProgressReporter
 from baton.session.model import StoredMessage, StoredPart
 from baton.session.state import SessionState, View
 from baton.store.compactions import CompactionStore, StoredCompaction
-from baton.tokens import ITEM_OVERHEAD
+from baton.tokens import FIXED_KINDS, ITEM_OVERHEAD
 
 if TYPE_CHECKING:
     from baton.session.service import SessionService
@@ -157,15 +157,15 @@ class NothingToCompact(Exception):
     """Nothing can be gained: the result is not committed; the message has the figures."""
 
 
-# The parts of a view that are not history (the target "history at most half" ignores them).
-FIXED_PARTS = frozenset({"system", "instructions", "tools"})
 # A region smaller than this is not worth a summary request (the summary and the
 # request's own overhead would be about as large as what they replace).
 MIN_REGION_TOKENS = 200
 
 
 def history_tokens(built: BuiltContext) -> int:
-    return built.tokens - sum(part.tokens for part in built.parts if part.kind in FIXED_PARTS)
+    """The view's tokens that are history (the target "history at most half" ignores the
+    fixed parts: system prompt, instructions, tools)."""
+    return built.tokens - sum(part.tokens for part in built.parts if part.kind in FIXED_KINDS)
 
 
 class NativeStrategy:

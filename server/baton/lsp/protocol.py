@@ -10,7 +10,7 @@ a well-formed JSON-RPC error.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from lsprotocol.types import ResponseErrorMessage
 from pygls.exceptions import JsonRpcException
@@ -36,6 +36,17 @@ _NOTIFICATIONS = {"initialized", "$/cancelRequest", "$/setTrace", "baton/session
 
 def _valid_id(value: Any) -> bool:
     return (isinstance(value, (str, int))) and not isinstance(value, bool)
+
+
+@runtime_checkable
+class LoadingServer(Protocol):
+    """What the protocol asks of its server (baton.lsp.server.BatonServer): whether the
+    client sent `initialize`, and the core built on demand."""
+
+    @property
+    def initialized(self) -> bool: ...
+
+    def ensure_loaded(self) -> object: ...
 
 
 class BatonProtocol(LanguageServerProtocol):
@@ -95,7 +106,9 @@ class BatonProtocol(LanguageServerProtocol):
                     msg_id, INVALID_REQUEST, "Invalid Request: the server is shutting down"
                 )
             return
-        if method.startswith("baton/") and not getattr(self._server, "initialized", False):
+        server = self._server if isinstance(self._server, LoadingServer) else None
+        initialized = server is not None and server.initialized
+        if method.startswith("baton/") and not initialized:
             if is_request:
                 self.reply_error(
                     msg_id,
@@ -103,7 +116,7 @@ class BatonProtocol(LanguageServerProtocol):
                     "server not initialized: send `initialize` first",
                 )
             return
-        if method == "initialize" and getattr(self._server, "initialized", False):
+        if method == "initialize" and initialized:
             if is_request:
                 self.reply_error(msg_id, INVALID_REQUEST, "Invalid Request: already initialized")
             return
@@ -127,10 +140,10 @@ class BatonProtocol(LanguageServerProtocol):
             # (pygls would first validate them and answer a vague "Invalid Params").
             self.reply_error(msg_id, METHOD_NOT_FOUND, f"Method Not Found: {method}")
             return
-        if method.startswith("baton/"):
+        if method.startswith("baton/") and server is not None:
             # Features load after `initialize`; a client that skips `initialized` still works.
             try:
-                self._server.ensure_loaded()  # type: ignore[attr-defined]
+                server.ensure_loaded()
             except Exception as exc:
                 log.exception("Baton failed to start")
                 if is_request:

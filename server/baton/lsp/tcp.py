@@ -75,10 +75,6 @@ CURRENT: contextvars.ContextVar[BatonServer | None] = contextvars.ContextVar(
 )
 
 
-class RemoteRefused(Exception):
-    """A non-loopback address without `--allow-remote`."""
-
-
 def is_loopback(host: str) -> bool:
     """Whether every address `host` names is a loopback address."""
     try:

@@ -447,5 +447,5 @@ class PlanService:
 
 def _ensure_idle(state: SessionState) -> None:
     """Refuse before changing anything when a turn (or a compaction) is running."""
-    if state.busy or getattr(state, "compacting", False):
+    if state.busy or state.compacting:
         raise SessionBusy(state.id)

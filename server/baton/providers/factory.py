@@ -15,7 +15,7 @@ Resolution (PROTOCOL.md, "Configuration and providers"):
   sends one).
 
 The identity (provider, model, route) decides where stored artifacts may be
-replayed, so `resolve_identity` and `make_provider` must always agree; both go
+replayed, so `resolve_identity` and `ProviderRegistry.get` must always agree; both go
 through `_resolve`.
 
 `ProviderRegistry` keeps one `httpx.AsyncClient` per base URL and one provider
@@ -99,7 +99,7 @@ def _resolve(
     workspace_url = configured_url is not None and not settings.from_person("baseUrl")
     api_key = _bound_key(settings, credentials, provider, workspace_url=workspace_url)
     if provider == "openai":
-        # The OpenAI route always authenticates; a missing key is reported by make_provider.
+        # The OpenAI route always authenticates; a missing key is reported by ProviderRegistry.get.
         return _Resolved(ProviderIdentity(provider, model, Route(base_url, "api_key")), api_key)
     auth_kind: Literal["api_key", "none"] = "api_key" if api_key else "none"
     return _Resolved(ProviderIdentity(provider, model, Route(base_url, auth_kind)), api_key)
@@ -141,7 +141,7 @@ def resolve_identity(
     model_override: str | None = None,
     provider_override: str | None = None,
 ) -> ProviderIdentity:
-    """The identity `make_provider` would use, without building a provider.
+    """The identity `ProviderRegistry.get` would use, without building a provider.
 
     Raises `ConfigError` for an incomplete configuration (no model or base URL
     for `openai-compatible`, an unknown provider), but not for a missing
@@ -275,39 +275,3 @@ def _local_provider(settings: Settings, identity: ProviderIdentity) -> Provider:
     if factory is None:
         raise ConfigError(LOCAL_UNAVAILABLE)
     return cast(Provider, factory(settings=settings, identity=identity))
-
-
-_default_registry: ProviderRegistry | None = None
-
-
-def default_registry() -> ProviderRegistry:
-    """The process-wide registry `make_provider` uses unless given one."""
-    global _default_registry
-    if _default_registry is None:
-        _default_registry = ProviderRegistry()
-    return _default_registry
-
-
-def make_provider(
-    settings: Settings,
-    credentials: Credentials,
-    model_override: str | None = None,
-    provider_override: str | None = None,
-    *,
-    registry: ProviderRegistry | None = None,
-) -> Provider:
-    """The provider for the current settings (cached: call it for every request).
-
-    Raises `ConfigError` when the configuration cannot work (no OpenAI key, no
-    model or base URL for `openai-compatible`, local provider unavailable).
-    """
-    registry = registry or default_registry()
-    return registry.get(settings, credentials, provider=provider_override, model=model_override)
-
-
-async def aclose_providers() -> None:
-    """Close the default registry's providers and connections (server shutdown)."""
-    global _default_registry
-    if _default_registry is not None:
-        registry, _default_registry = _default_registry, None
-        await registry.aclose()

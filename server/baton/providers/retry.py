@@ -74,6 +74,27 @@ def _gave_up(err: ProviderError, retries: int) -> ProviderError:
     )
 
 
+def _retry_delay(
+    exc: ProviderError | httpx.TransportError,
+    err: ProviderError,
+    retries: int,
+    policy: RetryPolicy,
+) -> float:
+    """Seconds before the next attempt after `exc` (as `err`), or raise: the error
+    itself, or with how many retries were given up on, when it is not retried."""
+    if not err.retryable or retries >= policy.max_retries:
+        final = _gave_up(err, retries)
+        if final is exc:
+            raise exc
+        raise final from exc
+    return policy.delay(retries, err.retry_after)
+
+
+async def _back_off(err: ProviderError, retries: int, delay: float, policy: RetryPolicy) -> None:
+    log.warning("%s; retry %d/%d in %.1f s", err.message, retries, policy.max_retries, delay)
+    await policy.sleep(delay)
+
+
 async def retry_stream(
     attempt: Callable[[], AsyncIterator[T]], policy: RetryPolicy, *, label: str
 ) -> AsyncGenerator[T, None]:
@@ -99,19 +120,13 @@ async def retry_stream(
                     status=err.status,
                     overflow=err.overflow,
                 ) from exc
-            if not err.retryable or retries >= policy.max_retries:
-                final = _gave_up(err, retries)
-                if final is exc:
-                    raise
-                raise final from exc
-            delay = policy.delay(retries, err.retry_after)
+            delay = _retry_delay(exc, err, retries, policy)
         finally:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
         retries += 1
-        log.warning("%s; retry %d/%d in %.1f s", err.message, retries, policy.max_retries, delay)
-        await policy.sleep(delay)
+        await _back_off(err, retries, delay, policy)
 
 
 async def retry_call(call: Callable[[], Awaitable[T]], policy: RetryPolicy, *, label: str) -> T:
@@ -122,12 +137,6 @@ async def retry_call(call: Callable[[], Awaitable[T]], policy: RetryPolicy, *, l
             return await call()
         except (ProviderError, httpx.TransportError) as exc:
             err = _as_provider_error(exc, label)
-            if not err.retryable or retries >= policy.max_retries:
-                final = _gave_up(err, retries)
-                if final is exc:
-                    raise
-                raise final from exc
-            delay = policy.delay(retries, err.retry_after)
+            delay = _retry_delay(exc, err, retries, policy)
         retries += 1
-        log.warning("%s; retry %d/%d in %.1f s", err.message, retries, policy.max_retries, delay)
-        await policy.sleep(delay)
+        await _back_off(err, retries, delay, policy)

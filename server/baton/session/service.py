@@ -27,7 +27,7 @@ from baton.context import (
 )
 from baton.errors import InvalidParams, ProviderError, SessionBusy, SessionNotFound
 from baton.plan.source import PlanSource
-from baton.providers.base import ModelRequest, OpaqueItem, Provider, ProviderIdentity, ToolCall
+from baton.providers.base import OpaqueItem, Provider, ProviderIdentity, ToolCall
 from baton.review.attachments import resolve_attachments
 from baton.session.events import ClientChannel
 from baton.session.grants import permission_category
@@ -297,13 +297,6 @@ class SessionService:
             view=view,
             before_seq=before_seq,
         )
-
-    def request_prefix(
-        self, state: SessionState, settings: Settings, identity: ProviderIdentity | None
-    ) -> ModelRequest:
-        """The request a step would send now (instructions, tools, items): a request that
-        appends to it (a compaction's summary request) reuses the provider's prompt cache."""
-        return self.build_context(state, settings, identity).request
 
     def sync_notes(self, state: SessionState) -> None:
         """Append what the model has not been told yet (the mode, a changed plan)."""

@@ -103,13 +103,6 @@ class Leases:
             return False
         return not (lease.host == self.host and not pid_alive(lease.pid))
 
-    def holder(self, session_id: str) -> Lease | None:
-        """The live lease of another process on this session, if any."""
-        lease = self.current(session_id)
-        if lease is None or lease.owner == self.owner or not self.live(lease):
-            return None
-        return lease
-
     @property
     def held(self) -> set[str]:
         """The sessions this process believes it holds."""
