@@ -574,7 +574,7 @@ async def test_annotations_reach_the_model_as_one_structured_message(
         f"3. line 3 (delete):\n> 3| Goal: a login form with password checks ({MARKER}).\n"
         "Selected: 'Goal: a login form'\nDelete it.\n\n"
         "Overall: Otherwise fine.\n\n"
-        "Revise it with `plan_edit`, then call `plan_exit` to submit it again."
+        "Revise it with `plan_edit` and call `plan_exit` in the same response to submit it again."
     )
     feedback = [u for u in baton.updates(sid, "user_message") if u.get("origin") == "feedback"]
     assert len(feedback) == 1 and feedback[0]["text"] == sent

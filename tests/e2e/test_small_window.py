@@ -76,7 +76,7 @@ async def test_a_small_window_gets_the_compact_prompt_for_the_whole_session(
 
 
 @pytest.mark.asyncio
-async def test_a_larger_window_gets_the_full_prompt_and_the_compact_one_saves_most_of_it(
+async def test_a_larger_window_gets_the_full_prompt_and_the_compact_one_saves_much_of_it(
     start_baton: StartBaton, llm: FakeLLM, workspace: Path, home: Path
 ) -> None:
     _code(workspace)
@@ -103,7 +103,8 @@ async def test_a_larger_window_gets_the_full_prompt_and_the_compact_one_saves_mo
         f"{_prefix_tokens(compact)} tokens ({saved} saved, "
         f"{saved / _prefix_tokens(first):.0%})"
     )
-    assert _prefix_tokens(compact) < _prefix_tokens(first) / 2
+    # The full prompt and tools were cut down too (issue 26), so "most" is now 40%+.
+    assert _prefix_tokens(compact) < 0.6 * _prefix_tokens(first)
 
     never = await start_baton(
         settings={"contextWindow": 8_192, "agent": {"compactPrompt": "never"}}

@@ -47,34 +47,28 @@ _NOTE_RESERVE = 300
 
 
 class ReadInput(ToolInput):
-    path: str = Field(description="File path, relative to the workspace or absolute inside it.")
-    offset: int | None = Field(
-        None, ge=1, description="1-based line number to start at (default 1)."
-    )
-    limit: int | None = Field(
-        None, ge=1, description="Maximum number of lines to return (default 2000)."
-    )
+    path: str = Field(description="Path in the workspace.")
+    offset: int | None = Field(None, ge=1, description="First line, 1-based.")
+    limit: int | None = Field(None, ge=1, description="How many lines (default 2000).")
 
 
 class WriteInput(ToolInput):
-    path: str = Field(description="File path, relative to the workspace or absolute inside it.")
-    content: str = Field(description="The complete new content of the file.")
+    path: str = Field(description="Path in the workspace.")
+    content: str = Field(description="The whole new content.")
 
 
 class EditInput(ToolInput):
-    path: str = Field(description="File path, relative to the workspace or absolute inside it.")
-    old_string: str = Field(description="Exact text to replace, including whitespace.")
-    new_string: str = Field(description="Text to put in its place.")
-    replace_all: bool = Field(False, description="Replace every occurrence instead of exactly one.")
+    path: str = Field(description="Path in the workspace.")
+    old_string: str = Field(description="Exact text to replace.")
+    new_string: str = Field(description="Its replacement.")
+    replace_all: bool = Field(False, description="Replace every occurrence.")
 
 
 class ReadTool:
     name: ClassVar[str] = "read"
     description: ClassVar[str] = (
-        "Read a text file in the workspace. Returns numbered lines like `cat -n` "
-        "(number, tab, text). Reads at most 2000 lines per call (use offset and limit "
-        "for more); lines over 2000 characters are cut; binary files are refused. "
-        "For directories use glob."
+        "Read a text file as numbered lines (`cat -n`), at most 2000 a call (offset and "
+        "limit for more); long lines are cut. For directories use glob."
     )
     input_model: ClassVar[type[ToolInput]] = ReadInput
     read_only: ClassVar[bool] = True
@@ -211,9 +205,8 @@ def _numbered_lines(
 class WriteTool:
     name: ClassVar[str] = "write"
     description: ClassVar[str] = (
-        "Create a file or replace its whole content. Parent directories are created. "
-        "The user is asked to approve the change (shown as a diff). To change part of "
-        "an existing file prefer edit. Not available in plan mode."
+        "Create or overwrite a file (parent directories too); asks the person. To change "
+        "part of a file use edit. Not in plan mode."
     )
     input_model: ClassVar[type[ToolInput]] = WriteInput
     read_only: ClassVar[bool] = False
@@ -254,10 +247,9 @@ class WriteTool:
 class EditTool:
     name: ClassVar[str] = "edit"
     description: ClassVar[str] = (
-        "Replace exact text in an existing file. old_string must match the file exactly "
-        "(whitespace and indentation included) and occur once, unless replace_all is set. "
-        "Read the file first. The user is asked to approve the change (shown as a diff). "
-        "Not available in plan mode."
+        "Replace old_string, exact text (whitespace included) that occurs once in the file "
+        "unless replace_all, with new_string. Read the file first. Asks the person. "
+        "Not in plan mode."
     )
     input_model: ClassVar[type[ToolInput]] = EditInput
     read_only: ClassVar[bool] = False

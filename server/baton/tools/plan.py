@@ -24,17 +24,14 @@ BOTH_MODES: tuple[str, ...] = ("build", "plan")
 class PlanWriteInput(ToolInput):
     content: str = Field(
         description=(
-            "The whole plan as markdown: the goal, then a checklist of steps (`- [ ] ...`; "
-            "`- [~]` in progress, `- [!]` blocked with the reason, `- [x]` done)."
+            "Markdown; steps `- [ ]` open, `- [~]` in progress, `- [!]` blocked: why, `- [x]` done."
         )
     )
 
 
 class PlanEditInput(ToolInput):
-    old_string: str = Field(
-        description="Exact text of the current plan to replace (must occur exactly once)."
-    )
-    new_string: str = Field(description="Text to put in its place.")
+    old_string: str = Field(description="Exact text of the plan.")
+    new_string: str = Field(description="Its replacement.")
 
 
 class NoInput(ToolInput):
@@ -50,8 +47,7 @@ def _service(ctx: ToolContext) -> PlanTools:
 class PlanWriteTool:
     name: ClassVar[str] = "plan_write"
     description: ClassVar[str] = (
-        "Create the session's plan file, or replace its whole text. Use once to write the "
-        "plan; change it afterwards with plan_edit."
+        "Write the whole plan, once: the goal, then a checklist of steps. Revise it with plan_edit."
     )
     input_model: ClassVar[type[ToolInput]] = PlanWriteInput
     read_only: ClassVar[bool] = False
@@ -70,9 +66,8 @@ class PlanWriteTool:
 class PlanEditTool:
     name: ClassVar[str] = "plan_edit"
     description: ClassVar[str] = (
-        "Replace one exact occurrence of old_string in the plan with new_string: refine a "
-        "step, add one, or tick it off (`- [ ]` → `- [x]`). Prefer this to plan_write. The "
-        "result shows the plan's new text."
+        "Replace old_string, exact text that occurs once in the plan, with new_string: refine, "
+        "add or tick off a step (`- [ ]` → `- [x]`). Returns the changed lines."
     )
     input_model: ClassVar[type[ToolInput]] = PlanEditInput
     read_only: ClassVar[bool] = False
@@ -88,10 +83,7 @@ class PlanEditTool:
 
 class PlanShowTool:
     name: ClassVar[str] = "plan_show"
-    description: ClassVar[str] = (
-        "Open the plan in the person's editor. Returns only an acknowledgement; you already "
-        "have the plan's current text."
-    )
+    description: ClassVar[str] = "Show the plan to the person."
     input_model: ClassVar[type[ToolInput]] = NoInput
     read_only: ClassVar[bool] = False
     modes: ClassVar[tuple[str, ...]] = BOTH_MODES
@@ -103,10 +95,7 @@ class PlanShowTool:
 
 class PlanExitTool:
     name: ClassVar[str] = "plan_exit"
-    description: ClassVar[str] = (
-        "Submit the plan for the person's approval. Your turn ends here; the person approves "
-        "it (you then build it) or requests changes."
-    )
+    description: ClassVar[str] = "Submit the plan for approval; your turn ends."
     input_model: ClassVar[type[ToolInput]] = NoInput
     read_only: ClassVar[bool] = False
     modes: ClassVar[tuple[str, ...]] = ("plan",)
@@ -121,10 +110,7 @@ class PlanExitTool:
 
 class PlanDoneTool:
     name: ClassVar[str] = "plan_done"
-    description: ClassVar[str] = (
-        "Mark the plan complete, once every step is done. Afterwards only the plan's path "
-        "and status are shown to you."
-    )
+    description: ClassVar[str] = "Mark the plan complete, once every step is done."
     input_model: ClassVar[type[ToolInput]] = NoInput
     read_only: ClassVar[bool] = False
     modes: ClassVar[tuple[str, ...]] = BOTH_MODES

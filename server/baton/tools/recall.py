@@ -16,12 +16,11 @@ from baton.tools.base import ToolContext, ToolFailure, ToolInput, ToolResult
 class RecallInput(ToolInput):
     call_id: str | None = Field(
         None,
-        description="The id a note of compaction names: a pruned tool output's call id, or "
-        "the message id of a person's message shown cut.",
+        description="The id a compaction note names (a tool call's or a message's).",
     )
     query: str | None = Field(
         None,
-        description="Text to find (case-insensitive) in compacted messages and pruned outputs.",
+        description="Text to find (case-insensitive).",
     )
     offset: int = Field(0, ge=0, description="With call_id: where to start in a long output.")
 
@@ -29,9 +28,9 @@ class RecallInput(ToolInput):
 class RecallTool:
     name: ClassVar[str] = "recall"
     description: ClassVar[str] = (
-        "Get back, word for word, text that compaction hid from you: a pruned tool output by "
-        "the call id its note names, or the lines of compacted messages and pruned outputs "
-        "that contain `query`. Cheaper and more exact than running a tool again."
+        "Get back, word for word, text compaction hid: a pruned output by the call_id its "
+        "note names, or the lines of compacted text containing query. Cheaper than "
+        "running a tool again."
     )
     input_model: ClassVar[type[ToolInput]] = RecallInput
     read_only: ClassVar[bool] = True

@@ -60,28 +60,18 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 class GlobInput(ToolInput):
-    pattern: str = Field(
-        description=(
-            'Glob relative to the workspace, e.g. "**/*.py", "src/*.ts", "**/test_*.{ts,tsx}". '
-            "`**` matches any number of directories; `*` stays within one."
-        )
-    )
+    pattern: str = Field(description='e.g. "**/*.py", "src/*.{ts,tsx}".')
 
 
 class GrepInput(ToolInput):
-    pattern: str = Field(
-        description=(
-            "Regular expression (ripgrep syntax, like Python's without look-around or "
-            "backreferences), searched line by line; use (?i) to ignore case."
-        )
-    )
+    pattern: str = Field(description="The regular expression; (?i) ignores case.")
     path: str | None = Field(
         None,
-        description="File or directory to search, relative to the workspace (default: all of it).",
+        description="File or directory to search (default: all).",
     )
     include: str | None = Field(
         None,
-        description='Only search files whose name matches this glob, e.g. "*.py" or "*.{ts,tsx}".',
+        description='Only files named like this glob, e.g. "*.py".',
     )
 
 
@@ -92,10 +82,9 @@ def _join(prefix: str, rel: str) -> str:
 class GlobTool:
     name: ClassVar[str] = "glob"
     description: ClassVar[str] = (
-        "Find files in the workspace by path pattern. Returns workspace-relative paths, "
-        f"newest first, at most {GLOB_MAX_RESULTS}. Skips .git, node_modules, .venv and "
-        "__pycache__ unless the pattern names them, and files .gitignore excludes. "
-        "`*.py` matches only the top level; use `**/*.py` for all directories."
+        f"Find files by path pattern, newest first, at most {GLOB_MAX_RESULTS}. Skips .git, "
+        "node_modules, .venv, __pycache__ (unless named) and .gitignore'd files. `*.py` is "
+        "the top level only; `**/*.py` every directory."
     )
     input_model: ClassVar[type[ToolInput]] = GlobInput
     read_only: ClassVar[bool] = True
@@ -224,11 +213,10 @@ def _normalise_pattern(ctx: ToolContext, pattern: str) -> str:
 class GrepTool:
     name: ClassVar[str] = "grep"
     description: ClassVar[str] = (
-        "Search file contents with a regular expression (ripgrep's syntax: Python-like, "
-        "without look-around or backreferences), line by line. Returns "
-        f"`path:line: text`, at most {GREP_MAX_MATCHES} matches, lines cut to "
-        f"{GREP_MAX_LINE_CHARS} characters. Skips binary files, files over 2 MB, files "
-        ".gitignore excludes, and .git, node_modules, .venv, __pycache__ directories."
+        "Search file contents line by line with a regular expression (ripgrep: no "
+        f"look-around or backreferences). Returns `path:line: text`, at most "
+        f"{GREP_MAX_MATCHES} matches, lines cut to {GREP_MAX_LINE_CHARS} characters. Skips "
+        "binary, ignored and over-2-MB files."
     )
     input_model: ClassVar[type[ToolInput]] = GrepInput
     read_only: ClassVar[bool] = True

@@ -48,12 +48,12 @@ LIVE_CHARS = 4000
 
 
 class BashInput(ToolInput):
-    command: str = Field(description="The command line, run by bash in the workspace directory.")
+    command: str = Field(description="The command line.")
     timeout_ms: int | None = Field(
         None,
         ge=100,
         le=MAX_TIMEOUT_MS,
-        description="Timeout in milliseconds (default 120000, at most 600000).",
+        description="Timeout in milliseconds.",
     )
 
 
@@ -149,12 +149,9 @@ async def _kill_group(pgid: int, exited: asyncio.Future[None], grace: float) -> 
 class BashTool:
     name: ClassVar[str] = "bash"
     description: ClassVar[str] = (
-        "Run a shell command with bash in the workspace directory; the user is asked to "
-        "approve it. No stdin (interactive commands fail). stdout and stderr are merged; "
-        "output over 30000 characters is cut in the middle. Default timeout 2 minutes, at "
-        "most 10 (timeout_ms); on timeout the command and its children are killed. "
-        "Background jobs are not waited for; redirect their output to a file. "
-        "Not available in plan mode."
+        "Run a bash command in the workspace; asks the person. No stdin. stdout and stderr "
+        "merged, cut in the middle over 30000 characters. Timeout 2 minutes, at most 10 "
+        "(timeout_ms); background jobs are not waited for. Not in plan mode."
     )
     input_model: ClassVar[type[ToolInput]] = BashInput
     read_only: ClassVar[bool] = False
