@@ -15,8 +15,7 @@ request it makes is measured.
 Token figures are the fake server's estimate, ceil(JSON characters / 4) of
 the input items plus the instructions (tool specs excluded), not a tokenizer.
 The fake's compaction item is a ~50-character token; a real OpenAI item is an
-encrypted blob far larger (REFERENCE.md 5: server compaction wrote 4.58x the
-output tokens of a text summary), so the server checkpoint here is a lower
+encrypted blob far larger, so the server checkpoint here is a lower
 bound and the rest of the request (instructions, ledger, plan, recent
 messages) is what the two strategies share.
 """

@@ -1,4 +1,4 @@
-// Method names and types of the Baton wire contract (PROTOCOL.md). The
+// Method names and types of the Baton wire contract (docs/protocol.md). The
 // types are generated from the server's JSON Schema into protocol.generated.ts;
 // this module adds only what the schema cannot express yet.
 import type {
@@ -34,7 +34,7 @@ export type { PermissionRequestParams, PermissionResponse };
 export type SessionUpdate = BatonServerNotifications["baton/session/update"]["update"];
 export type Mode = "build" | "plan";
 
-/** JSON-RPC error codes Baton uses (PROTOCOL.md). */
+/** JSON-RPC error codes Baton uses (docs/protocol.md, "Errors"). */
 export const ErrorCodes = {
   invalidParams: -32602,
   requestCancelled: -32800,

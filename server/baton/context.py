@@ -1,6 +1,6 @@
 """Everything the model is sent is built here, in one place, and counted.
 
-Order (PROTOCOL.md, "What the model is sent"): instructions (system prompt and
+Order: instructions (system prompt and
 workspace instruction files, the same in every mode); the checkpoint of the
 latest compaction (a summary, or the server's compacted window replayed
 exactly; absent for a fresh-context start); Baton's blocks (the person's own

@@ -1,4 +1,4 @@
-"""Errors that say what happened, each carrying its JSON-RPC code (PROTOCOL.md)."""
+"""Errors that say what happened, each carrying its JSON-RPC code (docs/protocol.md, "Errors")."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Handlers validate their params with these models; `baton schema` exports JSON
 Schema from them for the TypeScript client; `docs/protocol.md` is checked
 against `METHODS` and `NOTIFICATIONS` by the test suite.
 
-Field names on the wire are camelCase (PROTOCOL.md); Python attributes are
+Field names on the wire are camelCase (docs/protocol.md); Python attributes are
 snake_case through an alias generator.
 """
 
@@ -39,7 +39,7 @@ class WireModel(BaseModel):
     @model_serializer(mode="wrap")
     def _omit_absent_optionals(self, handler: SerializerFunctionWrapHandler) -> Any:
         # Optional fields (default None) are left out when None, as `field?` in
-        # PROTOCOL.md; required fields that may be null (`firstKeptMessageId`) stay.
+        # docs/protocol.md; required fields that may be null (`firstKeptMessageId`) stay.
         data = handler(self)
         if isinstance(data, dict):
             for name, info in type(self).model_fields.items():
@@ -161,7 +161,7 @@ class Message(WireModel):
     created_at: str
     parts: list[Part]
     compacted: bool = False
-    # Extensions (not in PROTOCOL.md v1; additive): a stream that broke
+    # Extensions (beyond protocol v1; additive): a stream that broke
     # mid-message leaves `incomplete: true`.
     incomplete: bool = False
     # Extension (review issue): `baton/session/revert` took this message back; it is out

@@ -231,7 +231,7 @@ async def test_context_management_is_sent_and_the_streamed_item_is_recorded(
     llm.assert_replayed(artifact, req)
     assert req.items[0] == without_id(artifact.item)
     assert len(req.compaction_items()) == 1  # the copy inside the step is not sent twice
-    # Everything before the compaction item left the request (REFERENCE.md 1.4).
+    # Everything before the compaction item left the request (docs/compaction.md).
     assert "first question" not in req.input_text()
     assert "second question" not in req.input_text()
     assert "second answer" in req.input_text()

@@ -1,5 +1,5 @@
 // The server settings the user set in VS Code, as `initializationOptions.settings`
-// (PROTOCOL.md: the keys of .baton/config.toml, camelCase, dotted keys nested).
+// (docs/protocol.md: the keys of .baton/config.toml, camelCase, dotted keys nested).
 // Only values the user set are sent, so files and environment still apply.
 // Which secrets commands get (`env.*`) is read from the user's own settings only,
 // never from a workspace's .vscode/settings.json (see PERSON_ONLY).

@@ -8,8 +8,8 @@ An artifact is an OpenAI Responses output item (`compaction`, or the legacy
 `compaction_summary`) kept verbatim in an `OpaqueItem` whose `Native` carries
 the identity that produced it: provider id, model and route (base URL and
 auth kind). It is replayed only to that same identity; the encrypted content
-means nothing, or is an error, anywhere else (DESIGN.md, "Provider-specific
-state stays with its identity").
+means nothing, or is an error, anywhere else (docs/architecture.md, "Principles
+in the code").
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from baton.providers.base import Sampling
 
 # Attempt 1 is near-deterministic with a mild penalty on repeats; attempt 2 (after a
 # loop) samples more widely and penalises repeats hard. Providers send what they
-# support (docs/compaction.md, "Summary sampling").
+# support (docs/compaction.md, "The summary": Sampling).
 ATTEMPTS: tuple[Sampling, ...] = (
     Sampling(temperature=0.2, top_p=0.9, frequency_penalty=0.3, repeat_penalty=1.1),
     Sampling(

@@ -2,7 +2,7 @@
 
 Nothing is deleted: the store keeps every output; only the view changes.
 Measured on exact-answer probes, masking old outputs kept far more than
-summarising (DESIGN.md), so it always runs first.
+summarising, so it always runs first.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ id is `openai` (by id, never by model name). Three ways in:
   a compaction item the turn stores it and calls `on_server_compaction`, which
   records it through the engine's commit (one transaction, a `CompactionRecord`
   with trigger `auto`, strategy `server`, no summary) and makes the item the
-  view's checkpoint. Everything before it leaves the view (REFERENCE.md 1.4:
-  a stateless client may drop every item before the latest compaction item).
+  view's checkpoint. Everything before it leaves the view (a stateless client
+  may drop every item before the latest compaction item: docs/compaction.md).
   Baton's own trigger stays armed as a safety net above the server's threshold.
 * **Manual, overflow and the safety net** run `ServerStrategy`: one Responses
   call shaped exactly like a normal step (same instructions, tools, prompt cache
@@ -19,7 +19,7 @@ id is `openai` (by id, never by model name). Three ways in:
 * **Fallback**: when that call fails or returns no compaction item, the same
   operation falls back to native compaction and the record's notes say why.
 
-Compatibility (DESIGN.md: provider-specific state stays with its identity): a
+Compatibility (provider state stays with its identity: docs/architecture.md): a
 server window is replayed only to the identity that made it. When the session
 now talks to another model, route or provider, `model_switch` (called before
 each step) drops the chain and compacts natively from the local history, once,

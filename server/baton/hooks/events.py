@@ -2,8 +2,8 @@
 
 Command hooks get the input as JSON on stdin and print the answer as JSON on
 stdout; Python plugins get the input model and may return the answer model or
-a plain dict of the same shape. The shapes are PROTOCOL.md's ("Hooks") and the
-JSON Schemas in docs/plugins.md are generated from these classes, so the docs
+a plain dict of the same shape. The JSON Schemas in docs/plugins.md ("Schemas")
+are generated from these classes, so the docs
 cannot drift from what the dispatcher accepts.
 
 Answers are validated strictly (unknown fields are an error): a misspelt

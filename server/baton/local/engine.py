@@ -2,7 +2,7 @@
 
 `xllamacpp.Server(params)` loads a GGUF file and serves llama.cpp's
 OpenAI-compatible HTTP API on a loopback port inside this process
-(REFERENCE.md section 7). Baton then speaks Chat Completions to it like to
+(docs/local-model.md, "How it works"). Baton then speaks Chat Completions to it like to
 any other server, so the request shaping, streaming, retries and text
 tool-call parsing are the ones `openai-compatible` already has.
 

