@@ -84,7 +84,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
   const plansView = new PlansView(client, () => {
     const dir = vscode.workspace.getConfiguration("baton").get<string>("plans.dir");
     return typeof dir === "string" && dir.trim() !== "" ? dir.trim() : ".baton/plans";
-  });
+  }, (line) => output.appendLine(`[client] ${line}`));
   const status = new ContextStatus(client, state);
   const history = new CompactionHistory(client, state);
   services = { client, state, sidebar, plans, plansView, secrets: context.secrets, output, review, history, trust };

@@ -64,6 +64,7 @@ export class PlansView implements vscode.TreeDataProvider<PlanListEntry>, vscode
   constructor(
     private readonly client: BatonClient,
     plansDir: () => string,
+    private readonly log: (line: string) => void = () => undefined,
   ) {
     this.view = vscode.window.createTreeView(PLANS_VIEW_ID, { treeDataProvider: this, showCollapseAll: false });
     const folder = vscode.workspace.workspaceFolders?.[0];
@@ -108,6 +109,7 @@ export class PlansView implements vscode.TreeDataProvider<PlanListEntry>, vscode
       .then(
         ({ plans }) => {
           this.entries = plans;
+          this.log(`plans: ${plans.map((e) => `${e.path} (${e.status}, ${e.stepsDone}/${e.stepsTotal}, ${e.lastSessionTitle ?? "no session"})`).join("; ") || "none"}`);
           this.view.message = plans.length
             ? undefined
             : "No plans in this workspace yet. In Plan mode the agent writes one; plan files stay in the folder for later sessions.";

@@ -1,0 +1,173 @@
+// Plans in real VS Code (code-server) with the real server and the scripted
+// fake model (issue 26): the plan panel's line-by-line review reaches the model
+// as one structured message; approving in a fresh context starts the build
+// without the planning conversation; the Plans view lists a plan file kept in
+// the workspace (docs/plans, as a team would keep it in git) and starts a new
+// session on it.
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { Browser, Frame, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser, SCREENSHOTS } from "../webview/harness";
+import {
+  basePython,
+  CLIENT_ROOT,
+  killGroup,
+  printDiagnostics,
+  removeTree,
+  REPO_ROOT,
+  runCommand,
+  startCodeServer,
+  startFakeLlm,
+  webviewFrame,
+  type CodeServer,
+  type FakeLlm,
+} from "./codeServer";
+
+const skip = process.env.BATON_SKIP_VSCODE_E2E === "1";
+const VSIX = path.join(CLIENT_ROOT, "dist", "baton.vsix");
+const SHARED_PLAN = "# Plan: shared greeting\n\n- [x] Draft the greeting\n- [ ] Write `greeting.txt`\n- [ ] Check it\n";
+
+describe.skipIf(skip)("Plans in real VS Code (code-server)", () => {
+  let llm: FakeLlm | undefined;
+  let server: CodeServer | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  let sidebar: Frame | undefined;
+
+  beforeAll(async () => {
+    if (!existsSync(VSIX)) throw new Error(`${VSIX} is missing: run \`npm run package\` first`);
+    const venv = path.join(REPO_ROOT, ".venv", "bin", "python");
+    llm = await startFakeLlm(process.env.BATON_PYTHON ?? (existsSync(venv) ? venv : "python3"));
+    server = await startCodeServer({
+      vsix: VSIX,
+      env: llm.env,
+      settings: { "baton.pythonPath": basePython(), "baton.plans.dir": "docs/plans" },
+      files: { "docs/plans/shared-greeting.md": SHARED_PLAN },
+    });
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(server.url);
+    await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+    await page.locator(".explorer-folders-view, .part.sidebar").first().waitFor({ timeout: 60_000 });
+  }, 180_000);
+
+  let failed = false;
+  afterEach((context) => {
+    if (context.task.result?.state === "fail") failed = true;
+  });
+
+  afterAll(async () => {
+    if (failed) await printDiagnostics(server, sidebar);
+    if (page && process.env.BATON_E2E_SCREENSHOT !== "0") {
+      await mkdir(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: path.join(SCREENSHOTS, "vscode-plans.png") }).catch(() => undefined);
+    }
+    await browser?.close();
+    killGroup(server?.process);
+    if (llm) {
+      llm.process.stdin?.end();
+      killGroup(llm.process);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    await removeTree(server?.root);
+  });
+
+  async function prompt(frame: Frame, text: string): Promise<void> {
+    await frame.locator("#prompt").click();
+    await page.keyboard.type(text);
+    await frame.locator("#send").click();
+  }
+
+  /** Selects a step's text with a triple click, as a person would, and annotates it from the tools that appear. */
+  async function annotate(plan: Frame, step: string, kind: "comment" | "replace" | "delete", words?: string): Promise<void> {
+    const before = await plan.locator("#annotation-list li").count();
+    await plan.locator("li.step", { hasText: step }).click({ clickCount: 3 });
+    await plan.locator("#selection-tools:not([hidden])").waitFor({ timeout: 10_000 });
+    await plan.locator(`#selection-tools button[data-kind=${kind}]`).click();
+    await plan.locator("#annotation-editor:not([hidden])").waitFor({ timeout: 10_000 });
+    if (words) {
+      await plan.locator("#annotation-text").click();
+      await page.keyboard.type(words);
+    }
+    await plan.locator("#annotation-save").click();
+    await plan.waitForFunction((n) => document.querySelectorAll("#annotation-list li").length === n, before + 1, { timeout: 10_000 });
+  }
+
+  it("line-by-line review: two annotations and an overall comment reach the model as one message", async () => {
+    await runCommand(page, "Baton: Focus the Prompt Box");
+    sidebar = await webviewFrame(page, "#app", 120_000);
+    await sidebar.waitForSelector('#app[data-server="running"]', { timeout: 180_000 });
+    await sidebar.locator("#mode-plan").click();
+    await sidebar.waitForSelector('#app[data-mode="plan"]', { timeout: 30_000 });
+    await prompt(sidebar, "PLEASE PLAN a greeting");
+
+    const plan = await webviewFrame(page, "#plan-app", 90_000);
+    await plan.waitForSelector('#plan-app[data-status="awaiting_approval"]', { timeout: 60_000 });
+    await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 60_000 });
+    // The plan is "# Plan: greet the world", "", "- [ ] Write `hello.txt`", "- [ ] Check it".
+    await annotate(plan, "Check it", "comment", "Say what to check: the file's exact text");
+    await annotate(plan, "Write hello.txt", "delete");
+    expect(await plan.locator("#annotation-list li .annotation-lines").allInnerTexts()).toEqual(["Line 3", "Line 4"]);
+
+    await plan.locator("#request-changes-toggle").click();
+    await plan.locator("#feedback").click();
+    await page.keyboard.type("ECHO REVIEW and keep it to one step");
+    await plan.locator("#send-feedback").click();
+
+    // The fake model answers with how many user messages the request ends with, and the last one verbatim.
+    const answer = sidebar.locator("[data-kind=assistant]", { hasText: "Review received in" }).last();
+    await answer.waitFor({ timeout: 90_000 });
+    const received = await answer.innerText();
+    expect(received).toContain("Review received in 1 message(s)");
+    expect(received).toContain("ECHO REVIEW and keep it to one step");
+    expect(received).toContain("Check it");
+    expect(received).toContain("Say what to check: the file's exact text");
+    expect(received).toContain("hello.txt");
+    expect(received).toMatch(/comment/i);
+    expect(received).toMatch(/delet/i);
+    // Sent: the panel let go of the annotations.
+    await plan.waitForFunction(() => document.getElementById("review")?.hidden === true, undefined, { timeout: 30_000 });
+    await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 60_000 });
+  }, 300_000);
+
+  it("Approve and build in a fresh context: the build's requests hold no planning conversation", async () => {
+    const plan = await webviewFrame(page, "#plan-app", 30_000);
+    await plan.waitForFunction(() => !document.getElementById("approve-fresh")?.hasAttribute("disabled"), undefined, { timeout: 60_000 });
+    await plan.locator("#approve-fresh").click();
+    await sidebar!.waitForSelector('#app[data-mode="build"]', { timeout: 60_000 });
+    await plan.waitForFunction(() => document.getElementById("plan-progress-label")?.textContent === "1/2 done", undefined, { timeout: 90_000 });
+    await sidebar!.locator("[data-kind=assistant]", { hasText: "Building from the approved plan in a fresh context." }).waitFor({ timeout: 60_000 });
+    await sidebar!.waitForSelector('#app[data-running="false"]', { timeout: 60_000 });
+  }, 240_000);
+
+  it("the Plans view lists the workspace's plan files; New Session on a Plan carries on with a plan from the folder", async () => {
+    const header = page.locator(".part.sidebar .pane-header", { hasText: "Plans" }).first();
+    await header.waitFor({ timeout: 30_000 });
+    if ((await header.getAttribute("aria-expanded")) !== "true") await header.click();
+    const row = page.locator(".part.sidebar .monaco-list-row", { hasText: "shared greeting" }).first();
+    await row.waitFor({ timeout: 60_000 });
+    expect(await row.innerText()).toContain("1/3 done");
+    // The plan the first test wrote is listed too, with the session that wrote it.
+    await page.locator(".part.sidebar .monaco-list-row", { hasText: "greet the world" }).first().waitFor({ timeout: 60_000 });
+
+    const sessionsBefore = await sidebar!.locator("#session-select option").count();
+    await row.hover();
+    await row.locator('.action-label[aria-label^="New Session on a Plan"]').click();
+    await sidebar!.waitForFunction((n) => document.querySelectorAll("#session-select option").length === n + 1, sessionsBefore, { timeout: 60_000 });
+    // The new session follows the shared plan: the sidebar's plan line shows its progress.
+    await sidebar!.waitForFunction(
+      () => {
+        const line = document.getElementById("plan-line");
+        return line !== null && !line.hidden && (line.textContent ?? "").includes("1/3 done");
+      },
+      undefined,
+      { timeout: 60_000 },
+    );
+    expect(await sidebar!.locator("#plan-line").getAttribute("title")).toContain("docs/plans/shared-greeting.md");
+    // The list follows: the shared plan's last session is the new one, the first plan is approved and ticked.
+    await page.locator(".part.sidebar .monaco-list-row", { hasText: "Draft · 1/3 done · shared greeting" }).first().waitFor({ timeout: 30_000 });
+    await page.locator(".part.sidebar .monaco-list-row", { hasText: "Approved · 1/2 done" }).first().waitFor({ timeout: 30_000 });
+  }, 240_000);
+});
