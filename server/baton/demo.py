@@ -1,33 +1,40 @@
 """`baton demo`: a short headless session that shows what Baton is for.
 
-In a temporary copy of a tiny project (`baton/demo_project`) it runs, through
-the same core the editor uses:
+In a temporary copy of a small project (`baton/demo_project`: `stats.py` with
+three TODOs) it runs, through the same core the editor uses:
 
-1. plan mode: the agent reads the code and writes its plan to a file (`plan_write`);
-2. the person approves the plan (`baton/plan/approve`), which switches to build mode;
-3. a manual compaction (`baton/session/compact`) of the planning conversation,
-   printed as its record;
-4. the agent builds the first step from the plan that came back after the
-   compaction (re-read from its file) and ticks it off;
-5. what the model is sent next: the checkpoint, the ledger and the plan block.
+1. plan: in plan mode the agent reads the code and writes a plan of several
+   steps to a file (`plan_write`);
+2. approval: the person edits the plan (`baton/plan/update`; the model is told
+   the change as a diff) and approves it (`baton/plan/approve`): build mode;
+3. compaction: the person asks for one (`baton/session/compact`): the planning
+   conversation leaves the model's view, tokens before -> after, the ledger;
+4. plan back: the next request carries the plan, re-read from its file;
+5. edit: the agent builds the first step (`read`, then `edit`);
+6. tick: and ticks it off in the plan (`plan_edit`).
+
+Where a person would act, the demo sends the JSON-RPC request an editor sends,
+to the server's own method handlers (params validated, the result serialised as
+on the wire), and prints both. Each of the agent's model steps is told the one
+tool it needs (`tool_choice` naming it; for llama.cpp a JSON schema of that
+tool's calls only): what makes a 1.5B model on a CPU do the step. What each step
+does is still the model's (the plan, the code of the edit). A phase that does
+not succeed is said plainly, the demo stands in where the rest needs it (a plan
+written as a person would), and it exits 1.
 
 No API key: the embedded local model (`baton model install`). With
-`OPENAI_API_KEY` set: OpenAI. A small local model on a CPU is slow and not
-reliable, so every turn has a step limit and a time limit, and when the
-model does not do what a step needs (say, it never calls `plan_write`) the
-demo says so plainly and stands in for it the way a person would in the
-editor, so the rest can still be shown. It never waits forever.
-
-The session's store lives in the temporary directory (XDG_DATA_HOME points
-there), so the demo leaves nothing in the person's own Baton data except the
-model it uses. The directory is kept so that the printed plan file and the
-session can be looked at afterwards; `--clean` removes it.
+`OPENAI_API_KEY` set: OpenAI. The session's store lives in the temporary
+directory (XDG_DATA_HOME points there), so the demo leaves nothing in the
+person's own Baton data except the model it uses. The directory is kept so
+that the plan file and the session can be looked at; `--clean` removes it.
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import difflib
+import inspect
 import json
 import os
 import re
@@ -35,7 +42,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
@@ -47,44 +54,41 @@ from baton.session.events import ProgressReporter, ProgressScope
 from baton.terminal_status import StatusLine, describe_progress
 
 # Seconds. The whole demo, model download excluded, should fit in a few minutes on
-# two CPU cores; each phase gets at most its share and what is left of the total.
-TOTAL_BUDGET = 540.0
-PLAN_TURN_BUDGET = 180.0
-BUILD_TURN_BUDGET = 180.0
+# two CPU cores; each turn gets at most its share and what is left of the total.
+TOTAL_BUDGET = 900.0
+TURN_BUDGET = 240.0
 COMPACT_BUDGET = 300.0
 
+# The phases, in order, as the closing line names them (bench/demo_runs.py reads it).
+PHASES = ("plan", "approval", "compaction", "plan back", "edit", "tick")
+
 PLAN_PROMPT = (
-    "stats.py has two TODOs, one in mean() and one in median(). Read stats.py, then call "
-    "plan_write with a markdown checklist of two steps, each line starting with `- [ ] `: "
-    "step 1 for the TODO in mean(), step 2 for the TODO in median(). Then call plan_exit."
+    "stats.py has three TODOs: in mean(), in median() and in mode(). Read stats.py, then "
+    "write the plan with plan_write: a title line starting with `# `, then one step per "
+    "TODO in the file's order, each on its own line starting with `- [ ] ` and naming "
+    "its function."
 )
-# Explicit, because the default model is small: the demo is about what Baton does
-# with the plan and the context, not about how clever a 1.5B model is.
-BUILD_EDIT = (
-    "Do only the plan's step about mean() now. Call edit on stats.py with old_string "
-    "`    return sum(values) / len(values)` and new_string "
-    "`    if not values:\\n        return 0.0\\n    return sum(values) / len(values)`. "
+PLAN_TOOLS = ("read", "plan_write")
+# The person's edit before approving: a line the model did not write, which it is
+# then told as a diff and which comes back in the plan block after the compaction.
+PERSON_NOTE = "Keep every docstring as it is."
+BUILD_PROMPT = (
+    "Build the plan's first step now: the TODO in mean(). Read stats.py, then change "
+    "mean() with edit so that it returns 0.0 for an empty list, replacing the TODO "
+    'comment. Then tick the step off with plan_edit: old_string "{step}", new_string '
+    '"{done}".'
 )
-# The step to tick is the line the model wrote for mean(), found in its plan; when no
-# line can be told apart as that step, the model is asked to tick the step it just did.
-BUILD_TICK = "Then tick that step off: call plan_edit with old_string `{step}` and new_string `{done}`. Then stop."
-BUILD_TICK_UNNAMED = (
-    "Then tick off the plan step you just did: call plan_edit with that step's line as "
-    "old_string and the same line with `- [ ]` changed to `- [x]` as new_string. Then stop."
+BUILD_TOOLS = ("read", "edit", "plan_edit")
+# When the edit failed (its old_string not in the file, say): one more try, as a person
+# would ask, the tool's error in front of the model.
+RETRY_PROMPT = (
+    "The edit did not change stats.py (see the error above). Call edit again: old_string "
+    "must be lines copied exactly from stats.py as read above, indentation included."
 )
+RETRY_TOOLS = ("edit", "plan_edit")
 # Words that tell the plan line for mean()'s TODO apart (its name, or what the TODO says).
 MEAN_WORDS = ("mean", "empty", "zerodivision", "0.0")
-MEDIAN_WORDS = ("median", "middle", "notimplemented", "sort")
-# Once a turn has done what the demo needs, the model gets this long to finish on its own
-# (plan_exit, a last word) before the demo stops the turn and moves on.
-PLAN_GRACE = 45.0
-# In the build, once the file is edited the model still has to tick the step off: one more
-# model step, which takes 30-90 s on a busy 2-core machine. The wait is the longest step
-# seen so far in the demo times STEP_GRACE_FACTOR, and at least BUILD_GRACE.
-BUILD_GRACE = 45.0
-STEP_GRACE_FACTOR = 1.5
-# Once edited and ticked off, the demo needs nothing more from the turn.
-TICKED_GRACE = 3.0
+OTHER_WORDS = ("median", "middle", "notimplemented", "sort", "mode", "tie", "common")
 # Past-tense claims of a change, and words that make a sentence not such a claim.
 CHANGE_CLAIMS = ("modified", "edited", "changed", "updated", "fixed", "implemented", "rewrote")
 NOT_A_CLAIM = ("not ", "no ", "n't", "none", "will ", "to be", "next", "pending", "todo", "plan")
@@ -95,11 +99,14 @@ FALLBACK_PLAN = """# Fix the TODOs in stats.py
 
 - [ ] `mean()`: return 0.0 for an empty list instead of raising ZeroDivisionError
 - [ ] `median()`: implement it (sort a copy, take the middle value or the mean of the two middle ones)
+- [ ] `mode()`: on a tie, return the smallest of the most common values
 """
 LOCAL_SETTINGS: dict[str, Any] = {
     # Bounds every response: a small model that starts repeating itself costs minutes.
     # Enough for the short summary COMPACT_INSTRUCTIONS asks for.
     "maxTokens": 480,
+    # Each step is told its tool; what remains is to copy exact text: no creativity.
+    "temperature": 0.0,
 }
 
 
@@ -222,19 +229,14 @@ def _step_matching(plan: str, words: tuple[str, ...], others: tuple[str, ...]) -
 
 
 def plan_departures(plan: str) -> list[str]:
-    """How the model's plan departs from what it was asked: two steps, mean() first."""
+    """How the model's plan falls short of what the demo needs: several steps, one of
+    them told apart as the step for mean()."""
     out: list[str] = []
     steps = _open_steps(plan)
-    if len(steps) != 2:
-        out.append(f"the plan has {len(steps)} open steps (asked: 2)")
-    mean = _step_matching(plan, MEAN_WORDS, MEDIAN_WORDS)
-    median = _step_matching(plan, MEDIAN_WORDS, MEAN_WORDS)
-    if mean is None:
+    if len(steps) < 3:
+        out.append(f"the plan has {len(steps)} open steps (asked: one per TODO, 3)")
+    if _step_matching(plan, MEAN_WORDS, OTHER_WORDS) is None:
         out.append("no plan step can be told apart as the one for mean()")
-    if median is None:
-        out.append("no plan step can be told apart as the one for median()")
-    if mean and median and steps.index(mean) > steps.index(median):
-        out.append("the plan lists the median() step before the mean() step (asked: mean first)")
     return out
 
 
@@ -287,6 +289,45 @@ def _indent(text: str, prefix: str = "    ") -> str:
     return "\n".join(prefix + line for line in text.rstrip().splitlines())
 
 
+class MethodCaller:
+    """The person's side: JSON-RPC requests as an editor sends them, answered by the
+    server's own method handlers (`baton.lsp.features`: params validated with the
+    protocol's models, errors mapped, the result serialised as on the wire), in this
+    process and on the demo's app."""
+
+    def __init__(self, app: Any, say: Any) -> None:
+        from baton.lsp.features import register_all
+        from baton.lsp.server import BatonServer
+
+        self.server = BatonServer()
+        register_all(self.server)
+        self.server.app = app
+        self.say = say
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        """Send `method` with `params`; a JSON-RPC error is raised as RpcError."""
+        from pygls.exceptions import JsonRpcException
+
+        self.say(f"  → {method} {_clip(json.dumps(params, ensure_ascii=False), 150)}")
+        handler = self.server.protocol.fm.features[method]
+        try:
+            result = handler(params)
+            if inspect.isawaitable(result):
+                result = await result
+        except JsonRpcException as exc:
+            self.say(f"  ← error {exc.code}: {exc.message}")
+            raise RpcError(method, str(exc.message)) from None
+        shown = json.dumps(result, ensure_ascii=False) if result is not None else "null"
+        self.say(f"  ← {_clip(shown, 150)}")
+        return result
+
+
+class RpcError(Exception):
+    def __init__(self, method: str, message: str) -> None:
+        super().__init__(f"{method}: {message}")
+        self.message = message
+
+
 class Demo:
     def __init__(self, out: TextIO, root: Path, settings: dict[str, Any], label: str) -> None:
         self.out = out
@@ -296,7 +337,9 @@ class Demo:
         self.label = label
         self.channel = DemoChannel(out)
         self.started = time.monotonic()
-        self.problems: list[str] = []
+        # Phase -> None when it succeeded, else why not (in PHASES order).
+        self.outcomes: dict[str, str | None] = {}
+        self.notes: list[str] = []
 
     def say(self, line: str = "") -> None:
         self.channel.status.clear()
@@ -307,51 +350,39 @@ class Demo:
         self.say()
         self.say(f"== {text}  [{time.monotonic() - self.started:.0f} s]")
 
+    def outcome(self, phase: str, failure: str | None) -> None:
+        """Record a phase's result and say it."""
+        self.outcomes[phase] = failure
+        if failure is None:
+            self.say(f"  [{phase}: done]")
+        else:
+            self.say(f"  [{phase}: FAILED: {failure}]")
+
     def left(self, budget: float) -> float:
         return max(5.0, min(budget, TOTAL_BUDGET - (time.monotonic() - self.started)))
 
     async def turn(
-        self,
-        app: Any,
-        session_id: str,
-        text: str,
-        budget: float,
-        *,
-        stop_when: Sequence[tuple[Callable[[], bool], Callable[[], float]]] = (),
-        expected: tuple[str, ...] = (),
-    ) -> str:
-        """Run one prompt within `budget` seconds; returns the stop reason.
-
-        "timeout" when the budget ran out; "stopped" when one of `stop_when`'s
-        conditions had been true for its grace (seconds, asked when it became
-        true) and the model was still going. Tools of `expected` the model did
-        not call are noted as departures.
-        """
+        self, app: Any, session_id: str, text: str, tools: Sequence[str]
+    ) -> tuple[str, list[str]]:
+        """Run one prompt whose steps must call `tools`, one each, then stop; returns the
+        stop reason and the tools called. "timeout" when the budget ran out."""
         self.say(_indent(f"> {text}", "  "))
+        self.say(f"    (each model step is told its tool: {', '.join(tools)})")
         state = app.sessions.state(session_id)
         started = time.monotonic()
         try:
-            task = app.sessions.start_turn(state, text)
+            task = app.sessions.start_turn(state, text, max_steps=len(tools), require_tools=tools)
         except BatonError as exc:
             self.say(f"    [could not start the turn: {exc.message}]")
-            return "error"
+            return "error", []
         self.channel.step_began = started
         self.channel.waiting()
-        deadline = started + self.left(budget)
-        limits: dict[int, float] = {}  # condition index -> when the turn may be stopped
         reason = ""
-        while not task.done():
-            now = time.monotonic()
-            for index, (condition, grace) in enumerate(stop_when):
-                if index not in limits and condition():
-                    limits[index] = now + grace()
-            limit = min([deadline, *limits.values()])
-            if now >= limit:
-                reason = "timeout" if limit == deadline and not limits else "stopped"
-                app.sessions.cancel(session_id)
-                await asyncio.gather(task, return_exceptions=True)
-                break
-            await asyncio.wait({task}, timeout=min(1.0, limit - now))
+        done, _ = await asyncio.wait({task}, timeout=self.left(TURN_BUDGET))
+        if not done:
+            reason = "timeout"
+            app.sessions.cancel(session_id)
+            await asyncio.gather(task, return_exceptions=True)
         self.channel.step_began = None
         self.channel.status.hide()
         if not reason:
@@ -365,19 +396,12 @@ class Demo:
                 reason = "error"
         text = self.channel.take_text().strip()
         if text and not self.channel.tool_calls:
-            # No tool call at all: show what the model wrote instead.
             self.say(f"    model: {_clip(text, 300)}")
-        called = [call["name"] for call in self.channel.tool_calls]
+        called = [str(call["name"]) for call in self.channel.tool_calls]
         self.channel.tool_calls.clear()
-        for name in expected:
-            if name not in called:
-                self.problems.append(f"the model did not call {name} when asked to")
-        note = {
-            "stopped": " (the demo had what it needed and stopped the turn)",
-            "timeout": " (out of time for this step)",
-        }.get(reason, "")
+        note = " (out of time for this step)" if reason == "timeout" else ""
         self.say(f"    [turn ended: {reason}, {time.monotonic() - started:.0f} s]{note}")
-        return reason
+        return reason, called
 
     async def run(self) -> int:
         from baton.app import build_app
@@ -391,110 +415,171 @@ class Demo:
 
         app = build_app(self.project, self.channel, client_settings=self.settings)
         try:
-            return await self._run(app, originals)
+            rpc = MethodCaller(app, self.say)
+            await self._run(app, rpc, originals)
         finally:
             await app.close()
+        return self._finish()
 
-    async def _run(self, app: Any, originals: dict[str, str]) -> int:
+    async def _run(self, app: Any, rpc: MethodCaller, originals: dict[str, str]) -> None:
+        sid = (await rpc.request("baton/session/new", {"mode": "plan", "title": "Baton demo"}))[
+            "sessionId"
+        ]
+        await self._warm_up(app, app.sessions.state(sid))
+        self.sid = sid
+
+        self.heading("1/6 Plan mode: the agent reads the code and writes a plan to a file")
+        plan = await self._plan(app, rpc, sid)
+
+        self.heading("2/6 The person edits the plan and approves it")
+        await self._approve(rpc, sid, plan)
+
+        self.heading("3/6 The person asks for a compaction")
+        await self._compact(rpc, sid)
+
+        self.heading("4/6 The plan back in front of the model")
+        step = self._plan_back(app, sid)
+
+        self.heading("5/6 Build mode, after the compaction: the agent builds the first step")
+        await self._build(app, sid, step, originals)
+
+        self.heading("What the model is sent next")
+        self._show_context(app, sid)
+
+    async def _plan(self, app: Any, rpc: MethodCaller, sid: str) -> dict[str, Any]:
+        _, called = await self.turn(app, sid, PLAN_PROMPT, PLAN_TOOLS)
+        plan = await rpc.request("baton/plan/get", {"sessionId": sid})
+        failure: str | None = None
+        if plan is None:
+            failure = "the model did not write a plan with plan_write"
+            self.say(
+                "  The demo writes the plan the way a person would in the editor, and goes on."
+            )
+            await rpc.request(
+                "baton/plan/update",
+                {"sessionId": sid, "content": FALLBACK_PLAN, "baseVersion": 0},
+            )
+            plan = await rpc.request("baton/plan/get", {"sessionId": sid})
+        else:
+            departures = plan_departures(plan["content"])
+            failure = "; ".join(departures) or None
+        if "read" not in called:
+            self.notes.append("the model wrote the plan without reading stats.py")
+        self.say(f"  plan file: {self.project / plan['path']}")
+        self.say(f"  status {plan['status']}, version {plan['version']}:")
+        self.say(_indent(plan["content"]))
+        self.outcome("plan", failure)
+        return dict(plan)
+
+    async def _approve(self, rpc: MethodCaller, sid: str, plan: dict[str, Any]) -> None:
+        lines = plan["content"].rstrip("\n").splitlines()
+        # Under the title: the person's own line.
+        at = 1 if lines and lines[0].startswith("#") else 0
+        edited = "\n".join([*lines[:at], "", PERSON_NOTE, *lines[at:]]) + "\n"
+        failure: str | None = None
+        try:
+            await rpc.request(
+                "baton/plan/update",
+                {"sessionId": sid, "content": edited, "baseVersion": plan["version"]},
+            )
+            approved = await rpc.request("baton/plan/approve", {"sessionId": sid})
+            if (approved["status"], approved["mode"]) != ("approved", "build"):
+                failure = f"approve answered {approved}"
+        except RpcError as exc:
+            failure = exc.message
+        self.outcome("approval", failure)
+
+    async def _compact(self, rpc: MethodCaller, sid: str) -> None:
+        self.say(f"  instructions: {COMPACT_INSTRUCTIONS}")
+        self.channel.waiting("compacting: waiting for the model to summarise")
+        failure: str | None = None
+        record: dict[str, Any] | None = None
+        try:
+            record = await asyncio.wait_for(
+                rpc.request(
+                    "baton/session/compact",
+                    {"sessionId": sid, "instructions": COMPACT_INSTRUCTIONS},
+                ),
+                self.left(COMPACT_BUDGET),
+            )
+        except TimeoutError:
+            failure = "the compaction did not finish in time"
+        except RpcError as exc:
+            failure = f"the compaction failed: {exc.message}"
+        finally:
+            self.channel.status.hide()
+        if record is not None:
+            self._show_record(record)
+            if not record.get("compactionId"):
+                failure = "nothing was compacted: " + "; ".join(record.get("notes") or [])
+            elif record["tokensAfter"] >= record["tokensBefore"]:
+                failure = f"the view did not shrink ({record['tokensBefore']} tokens before)"
+            ledger = p.Ledger.model_validate(record["ledger"])
+            claims = summary_departures(record.get("summary"), ledger, ["stats.py", "README.md"])
+            self.notes.extend(claims or corrected_departures(record.get("notes") or []))
+        self.outcome("compaction", failure)
+
+    def _plan_back(self, app: Any, sid: str) -> str | None:
+        """Show the plan block of the next request; returns the step for mean()."""
+        plan = app.plans.get(sid)
+        block = self._plan_block(app, sid)
+        failure: str | None = None
+        if block is None:
+            failure = "no plan block in the next request"
+        elif plan is None or PERSON_NOTE not in block:
+            failure = "the plan block is not the current plan (the person's line is missing)"
+        if block is not None:
+            self.say("  the plan block in the next request, re-read from the plan file:")
+            self.say(_indent(block, "    | "))
+        self.outcome("plan back", failure)
+        return _step_matching(plan.content, MEAN_WORDS, OTHER_WORDS) if plan else None
+
+    def _plan_block(self, app: Any, sid: str) -> str | None:
         sessions = app.sessions
-        plans = app.plans
-        sid = sessions.new_session(p.SessionNewParams(mode="plan", title="Baton demo")).session_id
         state = sessions.state(sid)
-        await self._warm_up(app, state)
+        settings = sessions.settings()
+        built = sessions.build_context(state, settings, sessions.identity_for(state, settings))
+        blocks = [i for i in built.request.items if getattr(i, "name", None) == "plan"]
+        return str(blocks[0].text) if blocks else None
 
-        # 1. Plan mode: the plan goes to a file.
-        self.heading("1/5 Plan mode: the agent writes its plan to a file")
-        await self.turn(
-            app,
-            sid,
-            PLAN_PROMPT,
-            PLAN_TURN_BUDGET,
-            stop_when=[(lambda: plans.get(sid) is not None, lambda: PLAN_GRACE)],
-            expected=("read", "plan_write", "plan_exit"),
-        )
-        plan = plans.get(sid)
-        if plan is not None:
-            self.problems.extend(plan_departures(plan.content))
-        else:
-            self.problems.append("the model did not write a plan with plan_write")
-            self.say(
-                "  The model did not call plan_write. Small local models often miss a tool "
-                "call;\n  the demo writes the plan the way a person would in the editor, and "
-                "goes on."
-            )
-            plans.update(p.PlanUpdateParams(session_id=sid, content=FALLBACK_PLAN, base_version=0))
-            plan = plans.get(sid)
-        assert plan is not None
-        plan_file = self.project / plan.path
-        self.say(f"  plan file: {plan_file}")
-        self.say(f"  status {plan.status}, version {plan.version}:")
-        self.say(_indent(plan.content))
-
-        # 2. Approval switches to build mode.
-        self.heading("2/5 The person approves the plan")
-        approved = await plans.approve(p.PlanApproveParams(session_id=sid))
-        self.say(f"  status {approved.status}, mode {approved.mode}")
-
-        # 3. A manual compaction: the planning conversation leaves the model's view.
-        self.heading("3/5 Manual compaction of the planning conversation")
-        record = await self._compact(app, sid)
-        if record is None:
-            return self._finish(app, sid, plan_file, ok=False)
-        self._show_record(record)
-        # A claim the ledger contradicts is removed before anything is committed (the
-        # notes say so); one in a committed summary would be reported from its text.
-        claims = summary_departures(record.summary, record.ledger, sorted(originals))
-        self.problems.extend(claims or corrected_departures(record.notes))
-
-        # 4. One step is built, from the plan the compaction left in view.
-        self.heading("4/5 Build mode, after the compaction: the agent builds the first step")
+    async def _build(self, app: Any, sid: str, step: str | None, originals: dict[str, str]) -> None:
         stats = self.project / "stats.py"
-
-        def built() -> bool:
-            return stats.read_text(encoding="utf-8") != originals.get("stats.py")
-
-        def ticked() -> list[str]:
-            current = plans.get(sid)
-            lines = current.content.splitlines() if current is not None else []
-            return [line for line in lines if "[x]" in line.lower()]
-
-        def step_grace() -> float:
-            return max(BUILD_GRACE, STEP_GRACE_FACTOR * self.channel.longest_step)
-
-        step = _step_matching(plan.content, MEAN_WORDS, MEDIAN_WORDS)
-        if step is not None:
-            tick = BUILD_TICK.format(step=step, done=step.replace("[ ]", "[x]", 1))
+        if step is None:
+            step = next(iter(_open_steps(app.plans.get(sid).content)), "- [ ] mean()")
+        prompt = BUILD_PROMPT.format(step=step, done=step.replace("[ ]", "[x]", 1))
+        await self.turn(app, sid, prompt, BUILD_TOOLS)
+        if stats.read_text(encoding="utf-8") == originals["stats.py"]:
+            await self.turn(app, sid, RETRY_PROMPT, RETRY_TOOLS)
+        after = stats.read_text(encoding="utf-8")
+        failure: str | None = None
+        if after == originals["stats.py"]:
+            failure = "the model's edit did not change stats.py"
+            self.say("  no file changed")
         else:
-            tick = BUILD_TICK_UNNAMED
-        await self.turn(
-            app,
-            sid,
-            BUILD_EDIT + tick,
-            BUILD_TURN_BUDGET,
-            stop_when=[
-                (lambda: built() and bool(ticked()), lambda: TICKED_GRACE),
-                (built, step_grace),
-            ],
-            expected=("edit", "plan_edit"),
-        )
-        self._show_changes(originals)
-        plan = plans.get(sid)
-        assert plan is not None
-        ticked_now = ticked()
-        if step is not None and ticked_now and step[5:].strip() not in ticked_now[0]:
-            self.problems.append(f"the model ticked off another step: {_clip(ticked_now[0], 80)}")
-        if ticked_now:
-            self.say(f"  plan v{plan.version}: ticked off: {_clip(ticked_now[0], 100)}")
-        else:
-            self.problems.append("the model did not tick a step off in the plan")
-            self.say(
-                f"  plan v{plan.version}: no step ticked off yet (the model did not plan_edit)"
+            diff = difflib.unified_diff(
+                originals["stats.py"].splitlines(),
+                after.splitlines(),
+                "a/stats.py",
+                "b/stats.py",
+                lineterm="",
             )
+            self.say(_indent("\n".join(diff)))
+            try:
+                ast.parse(after)
+            except SyntaxError as exc:
+                failure = f"stats.py no longer parses after the edit: {exc.msg}, line {exc.lineno}"
+        self.outcome("edit", failure)
 
-        # 5. The plan stays in front of the model.
-        self.heading("5/5 What the model is sent next")
-        self._show_next_request(app, sid)
-        return self._finish(app, sid, plan_file, ok=True)
+        plan = app.plans.get(sid)
+        ticked = [line.strip() for line in plan.content.splitlines() if "[x]" in line.lower()]
+        tick_failure: str | None = None
+        if not ticked:
+            tick_failure = "no step ticked off in the plan"
+        elif step[5:].strip() not in ticked[0]:
+            tick_failure = f"another step was ticked off: {_clip(ticked[0], 80)}"
+        else:
+            self.say(f"  plan v{plan.version}: ticked off: {_clip(ticked[0], 100)}")
+        self.outcome("tick", tick_failure)
 
     async def _warm_up(self, app: Any, state: Any) -> None:
         """Load the local model before the first turn, so its load time is shown apart."""
@@ -518,43 +603,14 @@ class Demo:
             self.channel.status.hide()
         self.say(f"  loaded in {time.monotonic() - began:.1f} s")
 
-    def _show_changes(self, originals: dict[str, str]) -> None:
-        changed = False
-        for name, before in sorted(originals.items()):
-            path = self.project / name
-            after = path.read_text(encoding="utf-8") if path.exists() else ""
-            if after == before:
-                continue
-            changed = True
-            diff = difflib.unified_diff(
-                before.splitlines(), after.splitlines(), f"a/{name}", f"b/{name}", lineterm=""
-            )
-            self.say(_indent("\n".join(diff)))
-        if not changed:
-            self.problems.append("the model changed no file in build mode")
-            self.say("  no file changed (the model did not make an edit in time)")
-
-    async def _compact(self, app: Any, sid: str) -> p.CompactionRecord | None:
-        self.say(f"  instructions: {COMPACT_INSTRUCTIONS}")
-        task = asyncio.ensure_future(app.compaction.compact(sid, instructions=COMPACT_INSTRUCTIONS))
-        self.channel.waiting("compacting: waiting for the model to summarise")
-        try:
-            record: p.CompactionRecord = await asyncio.wait_for(task, self.left(COMPACT_BUDGET))
-            return record
-        except TimeoutError:
-            self.problems.append("the compaction did not finish in time")
-            self.say("  the compaction did not finish in time; stopping here")
-        except BatonError as exc:
-            self.problems.append(f"the compaction failed: {exc.message}")
-            self.say(f"  the compaction failed: {exc.message}")
-        finally:
-            self.channel.status.hide()
-        return None
-
-    def _show_record(self, record: p.CompactionRecord) -> None:
-        data = record.wire()
+    def _show_record(self, record: dict[str, Any]) -> None:
+        data = dict(record)
         summary = data.pop("summary", None)
-        self.say("  compaction record (baton/session/compactions):")
+        self.say(
+            f"  tokens in the model's view: {data['tokensBefore']:,} → {data['tokensAfter']:,}"
+            f" ({data['strategy']}, {data['trigger']})"
+        )
+        self.say("  the compaction record (as baton/session/compactions returns it):")
         self.say(_indent(json.dumps(data, indent=2, ensure_ascii=False)))
         if summary:
             lines = summary.strip().splitlines()
@@ -562,46 +618,49 @@ class Demo:
             self.say("  summary written by the model (first lines):")
             self.say(_indent(shown, "    | "))
 
-    def _show_next_request(self, app: Any, sid: str) -> None:
-        sessions = app.sessions
-        info = sessions.context_info(sid)
+    def _show_context(self, app: Any, sid: str) -> None:
+        info = app.sessions.context_info(sid)
         self.say(
             f"  baton/session/context: {info.tokens} tokens of {info.context_window} "
             f"(compaction threshold {info.threshold})"
         )
         for item in info.items:
             self.say(f"    {item.kind:<14} {item.tokens:>6} tokens")
-        state = sessions.state(sid)
-        settings = sessions.settings()
-        built = sessions.build_context(state, settings, sessions.identity_for(state, settings))
-        blocks = [i for i in built.request.items if getattr(i, "name", None) == "plan"]
-        if blocks:
-            self.say("  the plan block in the next request, re-read from the plan file:")
-            self.say(_indent(blocks[0].text, "    | "))
-        else:
-            self.problems.append("no plan block in the next request")
-            self.say("  no plan block in the next request (unexpected)")
+        plan = app.plans.get(sid)
+        if plan is not None:
+            # The block above stays as sent (requests only append); later changes reach
+            # the model as plan_edit results. The file has them all.
+            self.say(f"  the plan file now (v{plan.version}, {plan.status}):")
+            self.say(_indent(plan.content, "    | "))
 
-    def _finish(self, app: Any, sid: str, plan_file: Path, *, ok: bool) -> int:
+    def _finish(self) -> int:
         self.heading("Done")
-        self.say(f"  plan file:  {plan_file}")
-        records = app.compaction.compactions(sid).compactions
-        if records:
-            self.say(f"  compaction: {records[-1].compaction_id} (session {sid})")
-        if self.problems:
-            self.say("  where the model fell short (the demo stood in or went on):")
-            for problem in self.problems:
-                self.say(f"    - {problem}")
-        totals = app.sessions.requests.totals(sid)
-        if totals.requests:
-            # What the prompt cache saved: evaluated tokens are what the model had to read.
-            self.say(
-                f"  model requests: {totals.requests}; prompt tokens: {totals.input_tokens:,} "
-                f"sent, {totals.cached_tokens:,} from the cache, "
-                f"{totals.input_tokens - totals.cached_tokens:,} evaluated"
-            )
+        sid = getattr(self, "sid", None)
+        if sid is not None:
+            self.say(f"  session {sid}; the project and its plan file are in {self.project}")
+        if self.notes:
+            self.say("  also noticed:")
+            for note in self.notes:
+                self.say(f"    - {note}")
+        failed = [phase for phase in PHASES if self.outcomes.get(phase, "not reached")]
+        for phase in PHASES:
+            why = self.outcomes.get(phase, "not reached")
+            self.say(f"  {phase:<11} {'done' if why is None else 'FAILED: ' + why}")
         self.say(f"  wall time: {time.monotonic() - self.started:.0f} s")
-        return 0 if ok else 1
+        # One line for bench/demo_runs.py.
+        self.say(
+            "demo phases: "
+            + " ".join(
+                f"{phase.replace(' ', '-')}={'ok' if self.outcomes.get(phase, 'x') is None else 'failed'}"
+                for phase in PHASES
+            )
+        )
+        if failed:
+            self.say(
+                f"baton demo: {len(failed)} of {len(PHASES)} phases failed: {', '.join(failed)}"
+            )
+            return 1
+        return 0
 
 
 def _configure() -> tuple[dict[str, Any], str] | str:

@@ -694,3 +694,13 @@ async def test_compact_retries_and_reports_errors() -> None:
 def test_repr_hides_the_key() -> None:
     provider = OpenAIResponsesProvider(ME, httpx.AsyncClient(), api_key=API_KEY)
     assert API_KEY not in repr(provider) and API_KEY not in str(provider)
+
+
+def test_a_named_required_tool_is_that_tools_choice() -> None:
+    server = FakeServer(sse_response(responses_sse(full_turn())))
+    tools = [ToolSpec("read", "r", {"type": "object"}), ToolSpec("edit", "e", {"type": "object"})]
+    body = make(server).build_body(request(tools=tools, require_tool="edit"))
+    assert body["tool_choice"] == {"type": "function", "name": "edit"}
+    assert make(server).build_body(request(tools=tools, require_tool=True))["tool_choice"] == (
+        "required"
+    )

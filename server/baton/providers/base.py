@@ -193,8 +193,16 @@ class ModelRequest:
     # Explicit sampling (summaries); None: the provider's defaults.
     sampling: Sampling | None = None
     # The step must call a tool (the look-first step after a nudge, session/nudge.py):
-    # `tool_choice: "required"`, or for llama.cpp a JSON schema of the calls.
-    require_tool: bool = False
+    # `tool_choice: "required"`, or for llama.cpp a JSON schema of the calls. A tool's
+    # name: the step must call that one (a step that needs exactly one tool, as each of
+    # `baton demo`'s steps does) - `tool_choice` naming it, or a schema of its calls only.
+    require_tool: bool | str = False
+
+    def required_tools(self) -> list[ToolSpec]:
+        """The tools a required call may be one of (all of them unless one is named)."""
+        if isinstance(self.require_tool, str):
+            return [t for t in self.tools if t.name == self.require_tool] or self.tools
+        return self.tools
 
 
 # ----------------------------------------------------------------------------- events

@@ -385,11 +385,17 @@ class OpenAIChatProvider:
         if tools:
             body["tools"] = [to_chat_tool(t) for t in tools]
             if request.require_tool:
+                required = request.required_tools()
                 if self.llamacpp:
                     # llama.cpp does not enforce tool_choice for templates such as
                     # Qwen2.5's; a schema of the calls constrains the text to one call,
                     # which the text tool-call parser reads back.
-                    body["json_schema"] = tool_call_schema(tools)
+                    body["json_schema"] = tool_call_schema(required)
+                elif len(required) < len(tools):
+                    body["tool_choice"] = {
+                        "type": "function",
+                        "function": {"name": required[0].name},
+                    }
                 else:
                     body["tool_choice"] = "required"
         if request.max_output_tokens:

@@ -357,7 +357,11 @@ class OpenAIResponsesProvider:
         if request.tools and request.purpose != "summary":
             body["tools"] = [to_responses_tool(t) for t in request.tools]
             if request.require_tool:
-                body["tool_choice"] = "required"
+                required = request.required_tools()
+                if len(required) < len(request.tools):
+                    body["tool_choice"] = {"type": "function", "name": required[0].name}
+                else:
+                    body["tool_choice"] = "required"
         if request.max_output_tokens:
             body["max_output_tokens"] = request.max_output_tokens
         if request.cache_key:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -350,8 +351,12 @@ class SessionService:
         kind: MessageKind = "prompt",
         *,
         extra_parts: list[StoredPart] | None = None,
+        max_steps: int | None = None,
+        require_tools: Sequence[str] = (),
     ) -> asyncio.Task[p.PromptResult]:
         """Commit the user message and start the turn; the returned task ends with it.
+        `max_steps` and `require_tools` shape it (`Turn`): `baton demo` gives each of its
+        steps the one tool it needs.
 
         The session's lease is taken first (SessionBusy if another process works on it),
         then what another process committed is loaded, so the request is built on the
@@ -371,7 +376,7 @@ class SessionService:
         except BaseException:
             self.leases.release(state.id)
             raise
-        turn = Turn(self, state)
+        turn = Turn(self, state, max_steps=max_steps, require_tools=require_tools)
         task = asyncio.create_task(turn.run(), name=f"turn-{state.id}")
         state.turn_task = task
         task.add_done_callback(lambda t: self._turn_done(t, state))

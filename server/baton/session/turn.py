@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -149,10 +150,14 @@ class Turn:
         *,
         max_steps: int | None = None,
         purpose: Literal["turn", "pre_compact"] = "turn",
+        require_tools: Sequence[str] = (),
     ) -> None:
         self.service = service
         self.state = state
         self.max_steps = max_steps
+        # Step k of the turn must call require_tools[k] (a caller that knows which tool
+        # each step needs: `baton demo`); later steps are free.
+        self.require_tools = tuple(require_tools)
         self.purpose = purpose
         # Set for autonomous rounds: how long a permission request may wait.
         self.permission_timeout: float | None = None
@@ -211,7 +216,10 @@ class Turn:
             provider = self.service.provider_for(self.state, settings)
             built = self.service.build_context(self.state, settings, provider.identity)
             built = await self.service.check_compaction(self, built, provider)
-            if self.require_tool and built.request.tools:
+            named = self.require_tools[self.steps] if self.steps < len(self.require_tools) else None
+            if named is not None and any(t.name == named for t in built.request.tools):
+                built.request.require_tool = named
+            elif self.require_tool and built.request.tools:
                 built.request.require_tool = True
             self.require_tool = False
             try:
