@@ -1,38 +1,47 @@
-"""Prompt-cache reuse and cost: Baton versus restating the plan, and an ideal append-only agent.
+"""Prompt-cache reuse, plan copies and cost: Baton against restating the plan and the ideal.
 
-    python bench/cache.py [--plan-tokens 3000] [--revisions 10] [--steps 60] [--ticks 6]
-                          [--input 1.25] [--cached 0.125] [--output 10]
+    python bench/cache.py [--steps 60] [--ticks 6] [--input 1.25] [--cached 0.125]
+                          [--output 10] [--scenario lines:60:3 --scenario tokens:3000:10]
 
 Baton's real core runs in this process (build_app: session service, plan
 service, context builder, compaction) against the fake OpenAI Responses server
 of the tests (tests/fake_llm, a real HTTP server on 127.0.0.1), whose scripted
-answers stand in for the model. Two scenarios:
+answers stand in for the model. Each scenario (by default a 60-line plan with 3
+revisions, and a 3,000-token plan with 10 revisions) has two parts:
 
-(a) plan iteration: a plan of about 3,000 tokens is written, then revised 10
-    times; each round the person asks for a change (baton/plan/requestChanges)
-    and the model answers with one small plan_edit and plan_exit.
+(a) plan iteration: the plan is written, then revised; each round the person
+    asks for a change (baton/plan/requestChanges) and the model answers with
+    one small plan_edit and plan_exit in the same response (one request).
 (b) build: the approved plan is built in 60 model steps (reads, commands,
     writes) of which 6 tick a step off, with one compaction halfway.
 
-Each is run twice: by Baton as it is, and by the restate-every-round baseline,
-in which the model has no plan file and writes the whole plan again as its
-answer whenever it changes (each revision; each tick). The ideal append-only
-agent is Baton's own request sequence with every request a pure extension of
-the one before (except the first after a compaction, which starts a new
-prefix after the instructions and tools for any agent).
+Each is run by Baton as it is, and by the restate-every-round baseline, in
+which the model has no plan file and writes the whole plan again as its answer
+whenever it changes (each revision; each tick). The ideal for plan iteration
+is an agent that sends the plan once and then each edit's diff, with the same
+instructions, tools and the person's words, every request a pure extension of
+the one before (its new input is the previous answer and the new feedback).
+The ideal for the build is Baton's own request sequence with every request a
+pure extension of the one before (except the first after a compaction, which
+starts a new prefix after the instructions and tools for any agent). A third
+run approves with `fresh: true` (build in a fresh context) and compares its
+first build request with the last planning request.
 
 Every request is serialised as the provider sees it (instructions, tools,
 input items; tests/fake_llm/prefix.py) and compared with every earlier request
 of the run: the longest common prefix is the part a prompt cache serves.
 Tokens are characters / 4 of that serialisation (tool specs included), not a
 tokenizer; output is characters / 4 of the scripted answers. Cost is at the
-list prices given (dollars per million tokens).
+list prices given (dollars per million tokens; cached input at a tenth).
+A full copy of the plan is an input item (a message, a tool call's arguments,
+a tool's output) holding at least 80% of the plan's lines.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import tempfile
@@ -47,17 +56,22 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from tests.fake_llm import FakeLLM, text, tool_call  # noqa: E402
 from tests.fake_llm.prefix import Segments, shared  # noqa: E402
-from tests.fake_llm.records import RecordedRequest  # noqa: E402
+from tests.fake_llm.records import RecordedRequest, content_text, item_type  # noqa: E402
 from tests.fake_llm.script import Text, ToolCall  # noqa: E402
 
 from baton import protocol as p  # noqa: E402
 from baton.app import App, build_app  # noqa: E402
 from baton.session.events import NullChannel  # noqa: E402
-from plan_tokens import make_plan, revisions  # noqa: E402
+from plan_tokens import full_copies as count_copies  # noqa: E402
+from plan_tokens import revisions, scenario_plan  # noqa: E402
 
 TARGET_BUILD_REUSE = 0.95
-TARGET_PLAN_REUSE = 0.85
+TARGET_PLAN_REUSE = 1.0
 TARGET_PLAN_COST = 0.15
+TARGET_COPIES = 1
+TARGET_IDEAL_RATIO = 1.3
+TARGET_FRESH_SHARE = 0.25
+PROMPT = "Plan how to make sessions resumable."
 
 
 @dataclass
@@ -200,11 +214,17 @@ def build_steps(steps: int, ticks: int, plan: str, restate: bool) -> list[list[A
 
 
 async def build(
-    app: App, llm: FakeLLM, sid: str, plan: str, steps: int, ticks: int, restate: bool
+    app: App,
+    llm: FakeLLM,
+    sid: str,
+    plan: str,
+    args: argparse.Namespace,
+    restate: bool,
+    fresh: bool = False,
 ) -> tuple[int, set[int]]:
     """Scenario (b), after (a) in the same session; returns its first request's index and the
     indexes of requests that start a new prefix (after the compaction)."""
-    answers = build_steps(steps, ticks, plan, restate)
+    answers = build_steps(args.steps, args.ticks, plan, restate)
     half = len(answers) // 2
     first = len(llm.model_requests)
     for answer in answers[:half]:
@@ -214,7 +234,7 @@ async def build(
         app.sessions.set_mode(p.SetModeParams(session_id=sid, mode="build"))
         await app.sessions.prompt(p.PromptParams(session_id=sid, text="Build it."))
     else:
-        await app.plans.approve(p.PlanApproveParams(session_id=sid, start=True))
+        await app.plans.approve(p.PlanApproveParams(session_id=sid, start=True, fresh=fresh))
         await wait_idle(app, sid)
     llm.on_request(lambda req: text("## Summary\nBuilding the plan.") if not req.tools else None)
     await app.compaction.compact(sid)
@@ -227,110 +247,210 @@ async def build(
     return first, {after}
 
 
+@dataclass
+class Scenario:
+    name: str
+    plan: str
+    steps: int
+    edits: list[Any]
+
+    @classmethod
+    def parse(cls, spec: str) -> Scenario:
+        """`lines:60:3` (a 60-line plan, 3 revisions) or `tokens:3000:10`."""
+        name, plan, steps, rounds = scenario_plan(spec)
+        return cls(name, plan, steps, list(revisions(plan, steps, rounds)))
+
+
+@dataclass
+class Run:
+    plan: list[RecordedRequest]
+    build: list[RecordedRequest]
+    new_prefix: set[int]
+
+
 async def run(
-    args: argparse.Namespace, restate: bool
-) -> dict[str, list[RecordedRequest] | set[int]]:
-    plan, steps = make_plan(args.plan_tokens)
-    edits = list(revisions(plan, steps, args.revisions))
+    scenario: Scenario, args: argparse.Namespace, restate: bool, fresh: bool = False
+) -> Run:
     with FakeLLM() as llm, tempfile.TemporaryDirectory(prefix="baton-cache-") as tmp:
         app = start(llm, Path(tmp))
         try:
-            sid, first = await plan_iteration(app, llm, plan, edits, restate)
-            final = edits[-1][3] if edits else plan
-            build_first, new_prefix = await build(
-                app, llm, sid, final, args.steps, args.ticks, restate
-            )
+            sid, first = await plan_iteration(app, llm, scenario.plan, scenario.edits, restate)
+            final = scenario.edits[-1][3] if scenario.edits else scenario.plan
+            build_first, new_prefix = await build(app, llm, sid, final, args, restate, fresh)
             requests = llm.model_requests
-            return {
-                "plan": requests[first:build_first],
-                "build": requests[build_first:],
-                "new_prefix": {i - build_first for i in new_prefix},
-            }
+            return Run(
+                requests[first:build_first],
+                requests[build_first:],
+                {i - build_first for i in new_prefix},
+            )
         finally:
             await app.close()
 
 
-def row(name: str, f: Figures, prices: tuple[float, float, float]) -> str:
+def _item_texts(request: RecordedRequest) -> list[str]:
+    """The texts of a request's input items: messages, tool calls' arguments, outputs."""
+    out = []
+    for item in request.items:
+        kind = item_type(item)
+        if kind == "function_call":
+            try:
+                args = json.loads(item.get("arguments") or "{}")
+            except ValueError:
+                args = {}
+            out.append("\n".join(str(v) for v in args.values()) if isinstance(args, dict) else "")
+        elif kind == "function_call_output":
+            out.append(content_text(item.get("output")))
+        elif kind == "message":
+            out.append(content_text(item.get("content")))
+    return out
+
+
+def full_copies(request: RecordedRequest, plan: str) -> int:
+    """Items of the request that hold the plan whole (plan_tokens.full_copies)."""
+    return count_copies(_item_texts(request), plan)
+
+
+def ideal_plan(scenario: Scenario, first: RecordedRequest) -> Figures:
+    """Plan once, then each edit's diff: the same instructions, tools and feedback, each
+    request the one before plus the answer and the new feedback (served from the cache)."""
+    fixed = (len(first.segments.instructions) + len(first.segments.tools)) // 4
+    f = Figures()
+    size, answer = fixed + len(PROMPT) // 4, len(scenario.plan) // 4
+    f.requests, f.input, f.output = 1, size, answer
+    for feedback, old, new, _ in scenario.edits:
+        f.hit += size
+        f.previous += size
+        f.reused += size
+        size += answer + len(feedback) // 4
+        answer = (len(old) + len(new)) // 4
+        f.requests += 1
+        f.input += size
+        f.output += answer
+    return f
+
+
+def reuse_between(before: RecordedRequest, after: RecordedRequest) -> float:
+    """The part of `before` that `after` repeats as its prefix (what the cache serves)."""
+    return shared(before.segments, after.segments).chars / before.segments.chars
+
+
+def row(name: str, f: Figures, prices: tuple[float, float, float], copies: int | str) -> str:
     hit = f.hit / f.input if f.input else 0.0
     return (
-        f"  {name:<22} {f.requests:>4} {f.input:>10,} {f.hit:>10,} ({hit:>4.0%})"
-        f" {f.output:>8,}  ${f.cost(prices):>7.3f}  {f.reuse:>6.1%}"
+        f"  {name:<20} {f.requests:>4} {f.input:>10,} {f.hit:>10,} ({hit:>4.0%})"
+        f" {f.output:>7,}  ${f.cost(prices):>7.4f}  {f.reuse:>6.1%}  {copies!s:>6}"
     )
 
 
 def report(
-    title: str,
-    baton: Figures,
-    ideal: Figures,
-    baseline: Figures,
-    prices: tuple[float, float, float],
+    title: str, rows: list[tuple[str, Figures, int | str]], prices: tuple[float, float, float]
 ) -> None:
     print(title)
     print(
-        f"  {'':<22} {'reqs':>4} {'input':>10} {'cache hit':>10}       {'output':>8}"
-        f"  {'cost':>8}  {'reuse':>6}"
+        f"  {'':<20} {'reqs':>4} {'input':>10} {'cache hit':>10}       {'output':>7}"
+        f"  {'cost':>8}  {'reuse':>6}  {'copies':>6}"
     )
-    print(row("Baton", baton, prices))
-    print(row("restate baseline", baseline, prices))
-    print(row("ideal append-only", ideal, prices))
+    for name, figures, copies in rows:
+        print(row(name, figures, prices, copies))
+
+
+async def scenario_figures(
+    scenario: Scenario, args: argparse.Namespace, prices: tuple[float, float, float]
+) -> list[tuple[str, float, str, bool]]:
+    baton = await run(scenario, args, restate=False)
+    baseline = await run(scenario, args, restate=True)
+    fresh = await run(scenario, args, restate=False, fresh=True)
+    plan_b, _ = measure(baton.plan, set())
+    plan_r, _ = measure(baseline.plan, set())
+    plan_i = ideal_plan(scenario, baton.plan[0])
+    build_b, build_i = measure(baton.build, baton.new_prefix)
+    build_r, _ = measure(baseline.build, baseline.new_prefix)
+    final = scenario.edits[-1][3] if scenario.edits else scenario.plan
+    copies_b = max(full_copies(r, final) for r in baton.plan + baton.build)
+    copies_r = max(full_copies(r, final) for r in baseline.plan + baseline.build)
+    largest = max(baton.plan + baton.build, key=lambda r: r.segments.chars)
+    print(f"== {scenario.name}")
+    report(
+        "(a) plan iteration",
+        [
+            ("Baton", plan_b, max(full_copies(r, final) for r in baton.plan)),
+            ("restate baseline", plan_r, max(full_copies(r, final) for r in baseline.plan)),
+            ("ideal: plan + diffs", plan_i, 1),
+        ],
+        prices,
+    )
+    report(
+        f"(b) build: {args.steps} steps, {args.ticks} ticks, one compaction",
+        [
+            ("Baton", build_b, max(full_copies(r, final) for r in baton.build)),
+            ("restate baseline", build_r, max(full_copies(r, final) for r in baseline.build)),
+            ("ideal append-only", build_i, "-"),
+        ],
+        prices,
+    )
+    across = reuse_between(baton.plan[-1], baton.build[0])
+    fresh_share = fresh.build[0].segments.chars / fresh.plan[-1].segments.chars
+    print(
+        f"  full copies in Baton's largest request ({largest.segments.chars // 4:,} tokens): "
+        f"{full_copies(largest, final)}; restate baseline at most {copies_r}"
+    )
+    fixed = (len(fresh.build[0].segments.instructions) + len(fresh.build[0].segments.tools)) // 4
+    print(
+        f"  fresh-context build: first request {fresh.build[0].segments.chars // 4:,} tokens, "
+        f"last planning request {fresh.plan[-1].segments.chars // 4:,} (both with "
+        f"{fixed:,} of instructions and tools; the plan is {len(final) // 4:,})"
+    )
+    print()
+    ratio = plan_b.cost(prices) / plan_i.cost(prices)
+    return [
+        ("full plan copies in any request", copies_b, f"≤ {TARGET_COPIES}", copies_b <= 1),
+        ("plan cost / ideal (plan + diffs)", ratio, f"≤ {TARGET_IDEAL_RATIO}×", ratio <= 1.3),
+        ("plan cost / restate baseline", plan_b.cost(prices) / plan_r.cost(prices), "", True),
+        ("build cost / restate baseline", build_b.cost(prices) / build_r.cost(prices), "", True),
+        ("prefix reuse, plan iteration", plan_b.reuse, "100%", plan_b.reuse >= 1.0),
+        ("prefix reuse across approval", across, "100%", across >= 1.0),
+        ("build reuse / append-only", build_b.reuse / build_i.reuse, "", True),
+        ("fresh build's first / last planning", fresh_share, "≤ 25%", fresh_share <= 0.25),
+    ]
+
+
+def _shown(name: str, value: float) -> str:
+    if name.startswith("full"):
+        return f"{value:.0f}"
+    if "/ ideal" in name:
+        return f"{value:.2f}×"
+    return f"{value:.1%}"
 
 
 async def main(args: argparse.Namespace) -> int:
     prices = (args.input, args.cached, args.output)
-    baton = await run(args, restate=False)
-    baseline = await run(args, restate=True)
-    plan_b, plan_i = measure(baton["plan"], set())  # type: ignore[arg-type]
-    plan_r, _ = measure(baseline["plan"], set())  # type: ignore[arg-type]
-    build_b, build_i = measure(baton["build"], baton["new_prefix"])  # type: ignore[arg-type]
-    build_r, _ = measure(baseline["build"], baseline["new_prefix"])  # type: ignore[arg-type]
+    scenarios = [Scenario.parse(spec) for spec in args.scenario or ["lines:60:3", "tokens:3000:10"]]
     print(
-        f"plan ~{args.plan_tokens:,} tokens; tokens = characters / 4 of each request as the"
-        " provider sees it (instructions, tools, items);"
+        "tokens = characters / 4 of each request as the provider sees it (instructions, tools,"
+        " items);"
     )
     print(
         f"prices per million: input ${args.input}, cached input ${args.cached},"
-        f" output ${args.output}; reuse = the part of each request's predecessor it repeats"
+        f" output ${args.output}; reuse = the part of each request's predecessor it repeats;"
     )
+    print("copies = most full copies of the plan in one request")
     print()
-    report(f"(a) plan iteration: write, {args.revisions} revisions", plan_b, plan_i, plan_r, prices)
-    print()
-    report(
-        f"(b) build: {args.steps} steps, {args.ticks} plan ticks, one compaction",
-        build_b,
-        build_i,
-        build_r,
-        prices,
-    )
-    print()
-    plan_reuse = plan_b.reuse / plan_i.reuse
-    build_reuse = build_b.reuse / build_i.reuse
-    plan_cost = plan_b.cost(prices) / plan_r.cost(prices)
-    checks = [
-        ("build prefix reuse vs append-only", build_reuse, TARGET_BUILD_REUSE, build_reuse >= TARGET_BUILD_REUSE),
-        ("plan prefix reuse vs append-only", plan_reuse, TARGET_PLAN_REUSE, plan_reuse >= TARGET_PLAN_REUSE),
-        ("plan cost vs restate baseline", plan_cost, TARGET_PLAN_COST, plan_cost <= TARGET_PLAN_COST),
-    ]  # fmt: skip
-    for name, value, target, ok in checks:
-        print(f"{name:<36} {value:>6.1%}  (target {target:.0%}: {'met' if ok else 'missed'})")
-    # Any scheme that shows the model the plan's current text after each revision writes
-    # the plan once and sends each revised text as new input at least once.
-    plan, _ = make_plan(args.plan_tokens)
-    size = len(plan) // 4
-    floor = (size * args.output + args.revisions * size * args.input) / 1e6
-    print(
-        f"{'floor: write once, each revision new':<36} {floor / plan_r.cost(prices):>6.1%}"
-        "  (of the baseline's cost, for any scheme showing the current text)"
-    )
-    cost_b = plan_b.cost(prices) + build_b.cost(prices)
-    cost_r = plan_r.cost(prices) + build_r.cost(prices)
-    print(f"{'both scenarios, cost vs baseline':<36} {cost_b / cost_r:>6.1%}")
+    results = [(s.name, await scenario_figures(s, args, prices)) for s in scenarios]
+    for name, checks in results:
+        print(f"targets, {name}:")
+        for label, value, target, ok in checks:
+            verdict = f"(target {target}: {'met' if ok else 'missed'})" if target else ""
+            print(f"  {label:<38} {_shown(label, value):>8}  {verdict}")
     return 0
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--plan-tokens", type=int, default=3000)
-    parser.add_argument("--revisions", type=int, default=10)
+    parser.add_argument(
+        "--scenario",
+        action="append",
+        help="lines:N:R (an N-line plan, R revisions) or tokens:N:R; default both of the issue's",
+    )
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--ticks", type=int, default=6)
     parser.add_argument("--input", type=float, default=1.25, help="$ per million input tokens")

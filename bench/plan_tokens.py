@@ -21,7 +21,12 @@ estimate` over instructions, tool specs and items); output is the same counter
 over what the model writes. No model is called: the model's answers are
 scripted, as a model following the prompts would give them.
 
-Run: python bench/plan_tokens.py [--rounds 10] [--plan-tokens 3000]
+For each scenario (by default a 60-line plan with 3 revisions and a 3,000-token
+plan with 10) it prints, per round, the full copies of the plan in the request
+(items holding at least 80% of its step lines) and an ideal agent's input: the
+plan once, then each edit's diff.
+
+Run: python bench/plan_tokens.py [--scenario lines:60:3 --scenario tokens:3000:10]
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from baton import prompts
+from baton import protocol as p
 from baton.auth import Credentials
 from baton.config import ConfigLoader
 from baton.context import item_tokens
@@ -50,7 +56,7 @@ from baton.session.service import SessionService
 from baton.session.state import SessionState
 from baton.session.turn import Turn
 from baton.store.db import Database
-from baton.tokens import estimate
+from baton.tokens import ITEM_OVERHEAD, estimate
 from baton.tools.plan import plan_tools
 from baton.tools.registry import ToolRegistry, default_registry
 
@@ -69,8 +75,9 @@ _THINGS = (
 )
 
 
-def make_plan(target_tokens: int) -> tuple[str, int]:
-    """A markdown plan of about `target_tokens` tokens with numbered, unique steps."""
+def make_plan(target_tokens: int, *, target_lines: int | None = None) -> tuple[str, int]:
+    """A markdown plan of about `target_tokens` tokens (or of `target_lines` lines) with
+    numbered, unique steps."""
     lines = [
         "# Plan: make sessions resumable",
         "",
@@ -79,9 +86,15 @@ def make_plan(target_tokens: int) -> tuple[str, int]:
         "",
     ]
     step = 0
-    while estimate("\n".join(lines)) < target_tokens:
+
+    def short() -> bool:
+        if target_lines is not None:
+            return len(lines) < target_lines
+        return estimate("\n".join(lines)) < target_tokens
+
+    while short():
         step += 1
-        if step % 10 == 1:
+        if step % 10 == 1 and (target_lines is None or len(lines) + 4 <= target_lines):
             lines += ["", f"## Part {step // 10 + 1}", ""]
         verb = _VERBS[step % len(_VERBS)]
         thing = _THINGS[(step * 3) % len(_THINGS)]
@@ -118,6 +131,13 @@ def output_tokens(items: list[Item]) -> int:
     return sum(item_tokens(i) for i in items)
 
 
+class NoFreshStart:
+    """This bench never approves with a fresh context (bench/cache.py measures that)."""
+
+    async def compact(self, session_id: str, *, fresh: bool) -> p.CompactionRecord:
+        raise RuntimeError("bench/plan_tokens.py does not approve in a fresh context")
+
+
 def make_service(
     workspace: Path, db: Database, tools: ToolRegistry, with_plans: bool
 ) -> tuple[SessionService, PlanService | None]:
@@ -136,7 +156,7 @@ def make_service(
     )
     if context is None:
         return service, None
-    plans = PlanService(context, config, NullChannel(), service)
+    plans = PlanService(context, config, NullChannel(), service, NoFreshStart())
     service.seams.tool_services.plan = plans
     return service, plans
 
@@ -265,8 +285,67 @@ def totals(rounds: list[Round]) -> tuple[int, int, int]:
     return i, o, i + o
 
 
-async def main(rounds: int, plan_tokens: int) -> int:
-    plan, steps = make_plan(plan_tokens)
+def scenario_plan(spec: str) -> tuple[str, str, int, int]:
+    """(name, plan, steps, revisions) of `lines:60:3` (a 60-line plan, 3 revisions) or
+    `tokens:3000:10` (a 3,000-token plan, 10 revisions)."""
+    kind, size, rounds = spec.split(":")
+    if kind == "lines":
+        plan, steps = make_plan(0, target_lines=int(size))
+        name = f"{int(size)}-line plan ({estimate(plan):,} tokens), {rounds} revisions"
+    else:
+        plan, steps = make_plan(int(size))
+        name = f"{int(size):,}-token plan ({len(plan.splitlines())} lines), {rounds} revisions"
+    return name, plan, steps, int(rounds)
+
+
+def item_text(item: Item) -> str:
+    if isinstance(item, ToolCall):
+        try:
+            args = json.loads(item.arguments)
+        except ValueError:
+            return item.arguments
+        return "\n".join(str(v) for v in args.values()) if isinstance(args, dict) else ""
+    return str(getattr(item, "output", None) or getattr(item, "text", ""))
+
+
+def full_copies(texts: list[str], plan: str) -> int:
+    """Texts holding the plan whole: at least 80% of its step lines (compared without the
+    box and the part a revision changes)."""
+
+    def key(line: str) -> str:
+        return line[6:].split(" so that ")[0]
+
+    keys = {key(line) for line in plan.splitlines() if line.startswith("- [")}
+    count = 0
+    for text in texts:
+        present = {key(line) for line in text.splitlines() if line.startswith("- [")}
+        if keys and len(keys & present) >= 0.8 * len(keys):
+            count += 1
+    return count
+
+
+def ideal_inputs(first: Round, plan: str, edits: list[tuple[str, str, str, str]]) -> list[int]:
+    """Each round's input for an agent that sends the plan once, then each edit's diff (the
+    same instructions, tools and the person's words as Baton's requests)."""
+    size = first.input_tokens
+    out = [size]
+    answer = estimate(plan) + ITEM_OVERHEAD
+    for feedback, old, new, _ in edits:
+        size += answer + estimate(prompts.PLAN_FEEDBACK_MESSAGE.format(feedback=feedback))
+        size += ITEM_OVERHEAD
+        out.append(size)
+        answer = estimate(old) + estimate(new) + ITEM_OVERHEAD
+    return out
+
+
+async def main(specs: list[str]) -> int:
+    for spec in specs:
+        await one(*scenario_plan(spec))
+        print()
+    return 0
+
+
+async def one(name: str, plan: str, steps: int, rounds: int) -> None:
     edits = list(revisions(plan, steps, rounds))
     with tempfile.TemporaryDirectory(prefix="baton-bench-") as tmp:
         workspace = Path(tmp, "workspace").resolve()
@@ -278,17 +357,20 @@ async def main(rounds: int, plan_tokens: int) -> int:
         finally:
             db.close()
 
-    print(
-        f"plan: {estimate(plan)} tokens, {steps} steps; {rounds} revisions of one small edit "
-        "each (round 0 writes it)"
-    )
+    ideal = ideal_inputs(baton[0], plan, edits)
+    print(f"== {name}: {steps} steps, one small edit a revision (round 0 writes the plan)")
     print("tokens counted by baton.tokens.estimate over requests built by the real ContextBuilder")
     print()
-    print(f"{'round':>5} | {'Baton in':>9} {'out':>6} | {'baseline in':>11} {'out':>6}")
+    print(
+        f"{'round':>5} | {'Baton in':>9} {'out':>6} {'copies':>6} | "
+        f"{'baseline in':>11} {'out':>6} {'copies':>6} | {'ideal in':>8}"
+    )
     for n, (b, a) in enumerate(zip(baton, baseline, strict=True)):
+        bc = full_copies([item_text(i) for i in b.items], plan)
+        ac = full_copies([item_text(i) for i in a.items], plan)
         print(
-            f"{n:>5} | {b.input_tokens:>9,} {b.output_tokens:>6,} | "
-            f"{a.input_tokens:>11,} {a.output_tokens:>6,}"
+            f"{n:>5} | {b.input_tokens:>9,} {b.output_tokens:>6,} {bc:>6} | "
+            f"{a.input_tokens:>11,} {a.output_tokens:>6,} {ac:>6} | {ideal[n]:>8,}"
         )
     bi, bo, bt = totals(baton)
     ai, ao, at = totals(baseline)
@@ -297,6 +379,7 @@ async def main(rounds: int, plan_tokens: int) -> int:
     print()
     print(f"Baton    : input {bi:>9,}  output {bo:>7,}  total {bt:>9,}")
     print(f"baseline : input {ai:>9,}  output {ao:>7,}  total {at:>9,}")
+    print(f"ideal    : input {sum(ideal):>9,}  (plan once, then each edit's diff)")
     ratio = bt / at
     verdict = "meets" if ratio <= TARGET_RATIO else "misses"
     print(
@@ -321,12 +404,14 @@ async def main(rounds: int, plan_tokens: int) -> int:
         f"context after the last revision: Baton {baton[-1].input_tokens:,} tokens, "
         f"baseline {baseline[-1].input_tokens + baseline[-1].output_tokens:,}"
     )
-    return 0
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--plan-tokens", type=int, default=3000)
+    parser.add_argument(
+        "--scenario",
+        action="append",
+        help="lines:N:R (an N-line plan, R revisions) or tokens:N:R; default both of the issue's",
+    )
     args = parser.parse_args()
-    raise SystemExit(asyncio.run(main(args.rounds, args.plan_tokens)))
+    raise SystemExit(asyncio.run(main(args.scenario or ["lines:60:3", "tokens:3000:10"])))
