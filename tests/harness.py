@@ -110,6 +110,12 @@ class BatonClient:
     def pid(self) -> int:
         return self.lsp._server.pid  # type: ignore[union-attr]
 
+    async def wait_exit(self, timeout: float = 15.0) -> int:
+        """Wait until the server process has ended (and is reaped); its exit status."""
+        process = self.lsp._server
+        assert process is not None
+        return await asyncio.wait_for(process.wait(), timeout)  # type: ignore[union-attr]
+
     def kill(self) -> None:
         """SIGKILL the server; requests in flight fail at once."""
         os.kill(self.pid, signal.SIGKILL)

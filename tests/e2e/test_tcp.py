@@ -237,9 +237,9 @@ def test_each_client_gets_its_own_updates_and_permission_requests(
     assert editor.wait_reply(prompt_id)["result"] == {"stopReason": "end_turn"}
     assert (workspace / "marker.txt").read_text() == "ran\n"
     assert any(m.get("method") == "baton/session/update" for m in editor.inbox)
-    other.sock.settimeout(0.5)
-    with pytest.raises(TimeoutError):
-        other.read()
+    # Nothing of the turn went to the other client: what the server sent it before
+    # answering a request made after the turn ended is all in its inbox, in order.
+    assert other.request("baton/session/list", {})["result"]["sessions"]
     assert other.inbox == []
 
 
@@ -258,8 +258,6 @@ def test_disconnects_never_stop_the_server(
     leaving.send_request("baton/session/prompt", {"sessionId": session, "text": "go"})
     leaving.wait_method("baton/permission/request")
     leaving.close()
-    time.sleep(0.3)
-    assert server.proc.poll() is None
     client = TcpClient(server.port)
     client.initialize(workspace, server.token)
     deadline = time.monotonic() + 15
@@ -270,6 +268,9 @@ def test_disconnects_never_stop_the_server(
             break
         assert time.monotonic() < deadline, loaded
         time.sleep(0.2)
+    # The turn went on after the disconnect (the request counted as rejected): the
+    # server saw the client leave, and it is still here.
+    assert server.proc.poll() is None
     assert not (workspace / "marker.txt").exists()
     # `exit` from a client stops the server, which removes its token file.
     client.request("shutdown", None)
@@ -291,7 +292,11 @@ def test_sigterm_and_idle_timeout_stop_it(
     idle = start_tcp_server(workspace, env, tmp_path / "b.log", "--idle-timeout", "1.5")
     client = TcpClient(idle.port)
     client.initialize(workspace, idle.token)
-    time.sleep(2)
+    # A server with the same timeout and no client, started after that client connected:
+    # when it stops idle, `idle` would have stopped already had the connection not
+    # disarmed its timer (its timer started earlier).
+    control = start_tcp_server(workspace, env, tmp_path / "c.log", "--idle-timeout", "1.5")
+    assert control.proc.wait(15) == 0
     assert idle.proc.poll() is None  # a client is connected: not idle
     client.close()
     began = time.monotonic()

@@ -330,8 +330,9 @@ async def test_api_keys_appear_in_no_file_log_notification_or_hook_input(
 # --------------------------------------------------------------------------- permissions
 
 
-def answers() -> list[tuple[str, Any]]:
+def answers(asked: asyncio.Event) -> list[tuple[str, Any]]:
     async def never(_: dict[str, Any]) -> Any:
+        asked.set()
         await asyncio.sleep(3600)
 
     def fails(_: dict[str, Any]) -> Any:
@@ -354,7 +355,8 @@ async def test_only_an_allow_answer_lets_a_command_or_write_run(
     baton: BatonClient, llm: FakeLLM, workspace: Path, record_figures: RecordFigures
 ) -> None:
     ran = 0
-    cases = answers()
+    asked = asyncio.Event()
+    cases = answers(asked)
     for n, (label, policy) in enumerate(cases):
         baton.permission_policy = policy
         llm.reset()
@@ -364,15 +366,16 @@ async def test_only_an_allow_answer_lets_a_command_or_write_run(
         llm.add(text("ok"))
         prompt = asyncio.ensure_future(baton.prompt(sid, f"run {label}"))
         if label == "no answer":
-            await asyncio.sleep(2)
+            await asyncio.wait_for(asked.wait(), 30)
             assert not prompt.done(), "without an answer the tool waits"
+            assert not (workspace / f"ran-{n}").exists()
             baton.notify("baton/session/cancel", {"sessionId": sid})
             result = await asyncio.wait_for(prompt, 10)
             assert result["stopReason"] == "cancelled"
         else:
             result = await asyncio.wait_for(prompt, 30)
             assert result["stopReason"] == "end_turn", (label, result)
-        await asyncio.sleep(0.2)
+        # The turn has ended, so every tool call it made has run or been refused.
         if (workspace / f"ran-{n}").exists() or (workspace / f"written-{n}.txt").exists():
             ran += 1
     # And the control: an allow answer does run both.

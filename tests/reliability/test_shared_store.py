@@ -130,7 +130,7 @@ async def test_a_killed_process_lease_does_not_block(
     await hold_turn(llm, a, sid, "A is killed during this turn")
     assert [(s, pid) for s, pid, _ in leases(workspace)] == [(sid, a.pid)]
     a.kill()
-    await asyncio.sleep(0.2)
+    await a.wait_exit()  # gone, so its pid is dead on this host
     llm.release()
 
     # The holder's pid is dead on this host: the lease is taken over at once.

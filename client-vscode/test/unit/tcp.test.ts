@@ -50,12 +50,18 @@ describe("the client over TCP", () => {
     for (const server of servers.splice(0)) server.close();
   });
 
-  async function listen(): Promise<{ port: number; sockets: net.Socket[] }> {
+  async function listen(): Promise<{ port: number; sockets: net.Socket[]; accepted: Promise<net.Socket> }> {
     const sockets: net.Socket[] = [];
-    const server = net.createServer((socket) => sockets.push(socket));
+    let accept: (socket: net.Socket) => void = () => undefined;
+    // Resolves when the server has accepted its first connection (an event, not a wait).
+    const accepted = new Promise<net.Socket>((resolve) => (accept = resolve));
+    const server = net.createServer((socket) => {
+      sockets.push(socket);
+      accept(socket);
+    });
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    return { port: (server.address() as net.AddressInfo).port, sockets };
+    return { port: (server.address() as net.AddressInfo).port, sockets, accepted };
   }
 
   async function client(tcp: () => ReturnType<typeof parseTcpTarget>, reported: unknown[]) {
@@ -80,7 +86,7 @@ describe("the client over TCP", () => {
   }
 
   it("sends the token in initialize, connects a real socket, and stops without exit", async () => {
-    const { port, sockets } = await listen();
+    const { port, sockets, accepted } = await listen();
     const dir = await mkdtemp(path.join(os.tmpdir(), "baton-tcp-"));
     const file = path.join(dir, "tcp.token");
     await writeFile(file, "s3cret-token\n");
@@ -93,11 +99,12 @@ describe("the client over TCP", () => {
     const open = fake.last.serverOptions as () => Promise<{ reader: net.Socket; writer: net.Socket }>;
     const stream = await open();
     expect(stream.reader).toBe(stream.writer);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(sockets).toHaveLength(1);
-    const closed = new Promise<void>((resolve) => sockets[0]!.on("close", () => resolve()));
+    const socket = await accepted;
+    expect(sockets).toEqual([socket]);
+    const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
     await batonClient.stop();
     await closed;
+    expect(sockets).toEqual([socket]); // one connection, and it was the one closed
     expect(stream.reader.destroyed).toBe(true);
     const handler = fake.last.clientOptions.errorHandler as { closed(): { action: number } };
     expect(handler.closed().action).toBe(CloseAction.DoNotRestart);
