@@ -2,8 +2,8 @@
 // fake model (issue 26): the plan panel's line-by-line review reaches the model
 // as one structured message; approving in a fresh context starts the build
 // without the planning conversation; the Plans view lists a plan file kept in
-// the workspace (docs/plans, as a team would keep it in git) and starts a new
-// session on it.
+// the workspace (docs/plans, as a team would keep it in git), starts a new
+// session on it and attaches it to another session.
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
@@ -170,4 +170,26 @@ describe.skipIf(skip)("Plans in real VS Code (code-server)", () => {
     await page.locator(".part.sidebar .monaco-list-row", { hasText: "Draft · 1/3 done · shared greeting" }).first().waitFor({ timeout: 30_000 });
     await page.locator(".part.sidebar .monaco-list-row", { hasText: "Approved · 1/2 done" }).first().waitFor({ timeout: 30_000 });
   }, 240_000);
+
+  it("Attach a Plan to This Session: a new session without a plan takes the committed plan, picked in the palette", async () => {
+    await runCommand(page, "Baton: New Session");
+    await sidebar!.waitForFunction(() => document.getElementById("plan-line")?.hidden === true, undefined, { timeout: 30_000 });
+    await runCommand(page, "Baton: Attach a Plan to This Session…");
+    const pick = page.locator(".quick-input-list .monaco-list-row", { hasText: "shared greeting" }).first();
+    await pick.waitFor({ state: "visible", timeout: 30_000 });
+    await page.locator(".quick-input-widget input").click();
+    await page.keyboard.type("shared greeting");
+    await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: "shared greeting" }).waitFor({ timeout: 30_000 });
+    await page.keyboard.press("Enter");
+    await page.locator(".notifications-toasts", { hasText: "now follows docs/plans/shared-greeting.md" }).first().waitFor({ timeout: 60_000 });
+    await sidebar!.waitForFunction(
+      () => {
+        const line = document.getElementById("plan-line");
+        return line !== null && !line.hidden && (line.textContent ?? "").includes("1/3 done");
+      },
+      undefined,
+      { timeout: 60_000 },
+    );
+    expect(await sidebar!.locator("#plan-line").getAttribute("title")).toContain("docs/plans/shared-greeting.md");
+  }, 180_000);
 });
