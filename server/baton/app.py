@@ -209,7 +209,8 @@ def build_app(
     )
     seams.change_recorder = review.recorder
     seams.before_step.append(mcp.prepare)
-    # The compaction view first: the review's reverted set is read against it.
+    # Each restores its own part of a loaded session (the compaction view, the reverted
+    # messages); neither reads the other's.
     seams.session_loaded += [engine.restore_view, review.attach]
     seams.after_turn.append(compaction.after_turn)
     seams.on_cancel.append(hooks.cancel_round)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -249,17 +250,20 @@ async def test_cancel_during_a_long_bash_kills_it_promptly(
     start_baton: StartBaton, llm: FakeLLM, workspace: Path
 ) -> None:
     baton = await start_baton(settings={"permissions": {"bash": "allow"}})
-    llm.add(tool_call("bash", {"command": "sleep 30; touch finished"}))
+    llm.add(tool_call("bash", {"command": "echo $$ > shell.pid; sleep 30; touch finished"}))
     sid = await baton.new_session()
     prompt = asyncio.ensure_future(baton.prompt(sid, "wait"))
     await baton.wait_update("tool_call_update", sid)
-    await asyncio.sleep(0.3)
+    pid_file = workspace / "shell.pid"
+    await _until(lambda: pid_file.exists() and pid_file.read_text().strip() != "")  # it runs
     started = time.monotonic()
     baton.notify("baton/session/cancel", {"sessionId": sid})
     result = await asyncio.wait_for(prompt, 10)
     assert result == {"stopReason": "cancelled"}
     assert time.monotonic() - started < 3
-    await asyncio.sleep(0.2)
+    # The shell is gone (killed with its process group), so `touch finished` never runs.
+    pid = int(pid_file.read_text())
+    await _until(lambda: _gone(pid))
     assert not (workspace / "finished").exists()
     loaded = await baton.load(sid)
     call = loaded["messages"][-1]["parts"][0]
@@ -447,3 +451,19 @@ async def test_sigkill_mid_turn_keeps_every_completed_step(
     # The model gets a well-formed history (the fake rejects orphan calls).
     llm.add(text("resumed"))
     assert (await again.prompt(sid, "continue"))["stopReason"] == "end_turn"
+
+
+async def _until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait until `condition()` holds (something outside the test process happened)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.02)
+
+
+def _gone(pid: int) -> bool:
+    """Whether process `pid` has ended (no longer exists, or is a zombie)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
