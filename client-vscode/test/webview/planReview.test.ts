@@ -261,6 +261,22 @@ describe("plan review: line-by-line annotations", () => {
     await page.close();
   });
 
+  it("a plan that changes while an annotation is being written: the annotation lands on its lines in the new version", async () => {
+    const page = await readyPlan();
+    await select(page, "#plan-content", "Docs");
+    await page.click("#selection-tools button[data-kind=comment]");
+    await page.waitForSelector("#annotation-editor:not([hidden])");
+    // The person's own edit in the file: two lines above.
+    await send(page, planMessage(PLAN.replace("# Plan: cache\n", "# Plan: cache\n\nNew.\n"), { version: 4 }));
+    await page.waitForFunction(() => document.getElementById("plan-app")?.dataset.version === "4");
+    await page.locator("#annotation-text").click();
+    await page.keyboard.type("Which docs?");
+    await page.click("#annotation-save");
+    await page.waitForFunction(() => document.querySelectorAll("#annotation-list li").length === 1);
+    expect(await items(page)).toEqual([{ kind: "comment", lines: "Line 11", quote: "Docs", text: "Which docs?" }]);
+    await page.close();
+  });
+
   it("offers no annotation tools while a turn runs or once the plan is approved; approval drops the annotations", async () => {
     const page = await readyPlan();
     await send(page, planMessage(PLAN, {}, true));

@@ -42,7 +42,8 @@ export class ReviewUi {
   private annotations: DraftAnnotation[];
   private selected: Selected | undefined;
   /** The annotation being written: a new one (with its selection) or one being edited. */
-  private editing: { kind: AnnotationKind; target: Selected; id?: string } | undefined;
+  /** `version`/`source`: the plan version and lines' text the selection was made on (the plan may change while the person writes). */
+  private editing: { kind: AnnotationKind; target: Selected; id?: string; version?: number; source?: string } | undefined;
   private counter = 0;
   private readonly tools = byId("selection-tools");
   private readonly editor = byId("annotation-editor");
@@ -244,7 +245,12 @@ export class ReviewUi {
     if (!target) return;
     this.hideTools();
     window.getSelection()?.removeAllRanges();
-    this.editing = { kind, target };
+    const plan = this.host.plan();
+    this.editing = {
+      kind,
+      target,
+      ...(plan ? { version: plan.version, source: sourceLines(plan.content, target.startLine, target.endLine) } : {}),
+    };
     this.openEditor(kind, target, kind === "replace" ? target.quote : "");
   }
 
@@ -292,10 +298,19 @@ export class ReviewUi {
       });
     } else {
       const { startLine, endLine, quote } = editing.target;
-      this.annotations = [
-        ...this.annotations,
-        { id: `a-${++this.counter}`, kind: editing.kind, startLine, endLine, quote, version: plan.version, source: sourceLines(plan.content, startLine, endLine), ...fields },
-      ].sort((a, b) => a.startLine - b.startLine || a.endLine - b.endLine);
+      const made: DraftAnnotation = {
+        id: `a-${++this.counter}`,
+        kind: editing.kind,
+        startLine,
+        endLine,
+        quote,
+        version: editing.version ?? plan.version,
+        source: editing.source ?? sourceLines(plan.content, startLine, endLine),
+        ...fields,
+      };
+      // Made on an earlier version (the file changed while the person wrote): moved to its lines now.
+      const [placed] = reanchor([made], plan.content, plan.version);
+      this.annotations = [...this.annotations, placed ?? made].sort((a, b) => a.startLine - b.startLine || a.endLine - b.endLine);
     }
     this.host.changed(this.annotations);
     this.closeEditor();
