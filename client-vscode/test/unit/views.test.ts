@@ -192,7 +192,7 @@ describe("plan panel host", () => {
     expect(panel.webview.posted).toContainEqual({
       type: "notice",
       level: "info",
-      message: "Feedback and 3 annotations sent; the agent is revising the plan.",
+      message: "3 annotations and your comment sent; the agent is revising the plan.",
     });
   });
 

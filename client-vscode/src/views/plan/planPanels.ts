@@ -190,7 +190,8 @@ export class PlanPanels implements vscode.Disposable {
         ...(annotations.length ? { annotations } : {}),
       });
       this.post(sessionId, { type: "reviewSent" });
-      const what = annotations.length ? `Feedback and ${annotations.length === 1 ? "1 annotation" : `${annotations.length} annotations`} sent` : "Feedback sent";
+      const notes = annotations.length === 1 ? "1 annotation" : `${annotations.length} annotations`;
+      const what = annotations.length ? `${notes}${feedback.trim() ? " and your comment" : ""} sent` : "Feedback sent";
       this.post(sessionId, { type: "notice", level: "info", message: `${what}; the agent is revising the plan.` });
     } finally {
       this.post(sessionId, { type: "busy", busy: false });
