@@ -564,9 +564,23 @@ def main() -> None:
         help="only the model-answered probes, on the local model of this size",
     )
     parser.add_argument("--probe-timeout", type=float, default=900.0, help="seconds in all")
+    parser.add_argument("--sessions", type=int, default=2, help="probe sessions per size")
+    parser.add_argument("--sizes", default="5000,40000,150000", help="probe session sizes")
+    parser.add_argument(
+        "--model-max", type=int, default=6_000, help="largest session the model answers on"
+    )
+    parser.add_argument(
+        "--old-probes", action="store_true", help="the six probes of the earlier bench"
+    )
     args = parser.parse_args()
-    if args.probe_model:
+    if args.probe_model and args.old_probes:
         print_probes(args.seed, args.probe_model == "0.5b", args.probe_timeout)
+        return
+    if args.probe_model:
+        from fidelity_probes import run
+
+        sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+        run(args.probe_model == "0.5b", args.sessions, sizes, args.model_max, DroppingSummariser)
         return
     print(
         "depth  ledger facts  plan   prose (summary only)  tokens before → after  compaction ms (no model)"
