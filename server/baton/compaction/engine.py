@@ -1,123 +1,68 @@
-"""The compaction engine: one entry point for manual, automatic and overflow compaction.
+"""The compaction runner: one entry point for manual, automatic, overflow and fresh compaction.
 
-Phases, in order: pre-compact hooks (an autonomous round, if a hook asks for
-one), compacting hooks (instructions), the strategy (prune first; summarise
-only the oldest messages and only as far as needed; escalate if the result
-still does not fit), one store transaction that writes the record and the
-new view, compacted hooks, then a continue message when automatic compaction
-interrupted work. Nothing is deleted: a compaction only changes the view.
+`CompactionEngine.compact` runs the phases in order, each once:
+
+1. hooks: pre-compact (an autonomous round, if a hook asks for one), then
+   compacting (summary instructions);
+2. the ledger, built by code from the whole history (`ledger.py`), with the plan;
+3. the strategy makes the new view (`native.py`: prune, summarise, escalate;
+   `server.py`: the provider's artifact; `native.FreshStrategy`: no summary);
+4. the check: "never bigger" for native views (`planning.never_bigger`), and a
+   fresh view must fit the usable window;
+5. the commit: the record and the new view in one store transaction, then the
+   compacted hooks and, when automatic compaction interrupted work, a continue
+   message.
+
+Every decision is a pure function in `planning.py`; this module does the I/O.
+Nothing is deleted: a compaction only changes the view.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from baton import protocol as p
-from baton.compaction import summary as summaries
+from baton.compaction import planning
 from baton.compaction.artifacts import window_from_json, window_to_json
 from baton.compaction.compact_request import CompactRequest
-from baton.compaction.cut import (
-    KEEP_SHARE,
-    choose_cut,
-    keep_budget,
-    message_tokens,
-    protected_call_ids,
-    protected_start,
-)
+from baton.compaction.job import CompactionHooks, CompactionJob, NoHooks, Strategy
 from baton.compaction.ledger import build_ledger, render_ledger
-from baton.compaction.prune import plan_masks
-from baton.compaction.summarise import Summariser
+from baton.compaction.native import FreshStrategy, NativeStrategy
+from baton.compaction.planning import NothingToCompact
 from baton.config import Settings
 from baton.context import BuiltContext
 from baton.errors import BatonError, CompactionError, NotFound, SessionBusy
 from baton.ids import new_id, utc_now
-from baton.providers.base import (
-    Provider,
-)
+from baton.providers.base import Progress, Provider, Usage
 from baton.session.events import ProgressReporter
-from baton.session.model import StoredMessage, StoredPart
+from baton.session.model import StoredPart
 from baton.session.state import SessionState, View
 from baton.store.compactions import CompactionStore, StoredCompaction
-from baton.tokens import FIXED_KINDS, ITEM_OVERHEAD
 
 if TYPE_CHECKING:
     from baton.session.service import SessionService
 
+__all__ = [
+    "CompactRequest",
+    "CompactionEngine",
+    "CompactionHooks",
+    "CompactionJob",
+    "NoHooks",
+    "Strategy",
+    "view_from_json",
+    "view_to_json",
+]
+
 log = logging.getLogger(__name__)
 
-# After compacting, aim this far below the trigger so work can go on before the next one.
-TARGET_FRACTION = 0.6
 CONTINUE_TEXT = (
     "[Baton] The conversation was compacted to fit the context window while you were working. "
     "Your summary, the ledger of exact facts and the plan above are current. Continue the task "
     "from where you left off; do not start over."
 )
-
-
-class CompactionHooks(Protocol):
-    """The seams the hooks feature fills; with no hooks each is a no-op."""
-
-    async def pre_compact(
-        self, state: SessionState, request: CompactRequest
-    ) -> list[p.PreCompactOutcome]: ...
-
-    async def compacting(
-        self, state: SessionState, request: CompactRequest
-    ) -> tuple[list[str], str | None]: ...
-
-    async def compacted(self, state: SessionState, record: p.CompactionRecord) -> None: ...
-
-
-class NoHooks:
-    async def pre_compact(
-        self, state: SessionState, request: CompactRequest
-    ) -> list[p.PreCompactOutcome]:
-        return []
-
-    async def compacting(
-        self, state: SessionState, request: CompactRequest
-    ) -> tuple[list[str], str | None]:
-        return [], None
-
-    async def compacted(self, state: SessionState, record: p.CompactionRecord) -> None:
-        return None
-
-
-class Strategy(Protocol):
-    """How a compaction produces the new view (native summary, server-side artifact)."""
-
-    name: p.Strategy
-
-    async def run(self, job: CompactionJob) -> View: ...
-
-
-@dataclass
-class CompactionJob:
-    """Everything one compaction knows while it runs."""
-
-    engine: CompactionEngine
-    state: SessionState
-    request: CompactRequest
-    settings: Settings
-    provider: Provider
-    before: BuiltContext
-    report: ProgressReporter
-    hook_context: list[str] = field(default_factory=list)
-    prompt_override: str | None = None
-    notes: list[str] = field(default_factory=list)
-    ledger_text: str = ""
-    ledger: p.Ledger = field(default_factory=p.Ledger)
-    # Summary model calls made so far (the record's notes report them).
-    summary_calls: int = 0
-    # The view a native compaction starts from instead of the session's current one
-    # (the server feature: a native view of the local history behind a server chain).
-    base_view: View | None = None
-
-    def build(self, view: View) -> BuiltContext:
-        return self.engine.build_with_view(self.state, self.settings, self.provider, view)
+FRESH = FreshStrategy()
 
 
 def view_to_json(view: View) -> dict[str, Any]:
@@ -142,278 +87,6 @@ def view_from_json(data: dict[str, Any]) -> View:
     )
 
 
-def in_view(state: SessionState, view: View) -> list[StoredMessage]:
-    first = view.first_kept_seq
-    return [
-        m
-        for m in state.messages
-        if m.kind != "compaction"
-        and (first is None or m.seq >= first)
-        and m.id not in state.reverted  # taken back by a revert: not summarised
-    ]
-
-
-class NothingToCompact(Exception):
-    """Nothing can be gained: the result is not committed; the message has the figures."""
-
-
-# A region smaller than this is not worth a summary request (the summary and the
-# request's own overhead would be about as large as what they replace).
-MIN_REGION_TOKENS = 200
-
-
-def history_tokens(built: BuiltContext) -> int:
-    """The view's tokens that are history (the target "history at most half" ignores the
-    fixed parts: system prompt, instructions, tools)."""
-    return built.tokens - sum(part.tokens for part in built.parts if part.kind in FIXED_KINDS)
-
-
-class NativeStrategy:
-    """Prune old tool outputs; then summarise the oldest messages, escalating if needed.
-
-    Targets: a manual or overflow compaction brings the history (everything but
-    instructions and tools) to at most half of what it was; an automatic one
-    brings the whole view to TARGET_FRACTION of the threshold. Whatever the
-    trigger, the committed view is smaller than the one before, or nothing is
-    committed (`NothingToCompact`).
-    """
-
-    name: p.Strategy = "native"
-
-    async def run(self, job: CompactionJob) -> View:
-        state, settings = job.state, job.settings
-        before = job.before
-        old = job.base_view if job.base_view is not None else state.view
-        messages = in_view(state, old)
-        calib = state.calibration or 1.0
-        usable = before.usable_window
-        forced = job.request.trigger in ("manual", "overflow")
-        history_before = history_tokens(before)
-        if forced:
-            target = before.tokens - history_before + history_before // 2
-        else:
-            target = int(before.threshold_tokens * TARGET_FRACTION)
-        if job.request.trigger != "model_switch":
-            # A model switch replaces a chain the new model cannot be sent: the local
-            # history needs only to fit. Every other compaction must shrink the view.
-            target = min(target, before.tokens - 1)
-        protect = settings.compaction.protect_tool_output_tokens
-        if protect is None:
-            protect = min(40_000, usable // 4)
-        keep_recent = settings.compaction.keep_recent_tokens
-        if keep_recent is None:
-            keep_recent = max(1_000, min(20_000, usable // 4))
-        protected = protected_start(messages, state)
-        exempt = protected_call_ids(messages, protected) | self._exempt(state)
-
-        # Phase 1: prune.
-        job.report("Pruning old tool outputs", 20)
-        masks, _saved = plan_masks(
-            messages,
-            old.masked,
-            protect_tokens=protect,
-            needed_tokens=max(0, int((before.tokens - target) / calib)),
-            exempt=exempt,
-        )
-        masked = {**old.masked, **masks}
-        pruned_view = View(
-            compaction_id=old.compaction_id,
-            first_kept_seq=old.first_kept_seq,
-            summary=old.summary,
-            server_window=None,
-            ledger_text=job.ledger_text,
-            masked=masked,
-        )
-        pruned: BuiltContext | None = None
-        if old.server_window is None:
-            pruned = job.build(pruned_view)
-            if not forced and pruned.tokens <= target:
-                job.notes.append(f"pruned {len(masks)} old tool outputs; no summary was needed")
-                return pruned_view
-
-        # Phase 2+: summarise the oldest messages, escalating until the view fits.
-        summary = old.summary if old.server_window is None else None
-        summarised = old.first_kept_seq
-        messages_tokens = sum(message_tokens(m, masked) for m in messages)
-        keep = min(
-            keep_budget(messages_tokens, keep_recent),
-            self._room(job, target, messages_tokens, calib),
-        )
-        last: tuple[View, BuiltContext] | None = None
-        # What the summary request is built over: the session's view first (its prefix is
-        # cached), then the previous level's candidate, so an escalation reads the summary
-        # it updates plus only what it must now drop, never the whole session again.
-        base = old
-        for level, keep_tokens in enumerate((keep, keep // 4, 0), start=1):
-            if level == 3:
-                extra, _ = plan_masks(messages, masked, protect_tokens=0, exempt=exempt)
-                masked = {**masked, **extra}
-                if base is not old:
-                    base = replace(base, masked={**base.masked, **extra})
-            cut = choose_cut(messages, masked, keep_tokens, protected)
-            boundary = messages[cut.index].seq if cut.index < len(messages) else None
-            region = _region(messages, boundary, summarised)
-            region_tokens = sum(message_tokens(m, masked) for m in region)
-            if not region or (summary is None and region_tokens < MIN_REGION_TOKENS):
-                continue  # nothing (worth) summarising at this level: keep fewer
-            job.report(f"Summarising {len(region)} messages (level {level})", 40 + 15 * level)
-            summary = await job.engine.summariser.summarise(
-                job, region, masked, previous=summary, boundary=boundary, base=base
-            )
-            summarised = boundary
-            view = View(
-                first_kept_seq=boundary if boundary is not None else _after_last(state),
-                summary=summary,
-                ledger_text=job.ledger_text,
-                masked={k: v for k, v in masked.items() if _kept(k, messages, boundary)},
-            )
-            base = view
-            built = job.build(view)
-            if last is None or built.tokens < last[1].tokens:
-                last = (view, built)
-            if built.tokens <= target:
-                if level > 1:
-                    job.notes.append(f"escalated to level {level} to fit the target")
-                return view
-            kept = round(cut.kept_tokens * calib)
-            if built.tokens - kept > target and level < 3:
-                # Even summarising every kept message would miss the target (the ledger,
-                # plan and summary alone are too big): another call would gain nothing.
-                break
-        if last is not None and last[1].tokens < before.tokens:
-            view, built = last
-            if forced or built.tokens <= before.threshold_tokens:
-                job.notes.append(
-                    f"history {history_before} → {history_tokens(built)} tokens: the target "
-                    f"({target} tokens in all) was out of reach (the ledger, plan and summary "
-                    "alone are larger)"
-                )
-                return view
-        if last is None and pruned is not None and pruned.tokens < before.tokens and masks:
-            job.notes.append(
-                f"nothing to summarise; pruned {len(masks)} old tool outputs"
-                + ("; the instructions were not applied" if job.request.instructions else "")
-            )
-            return pruned_view
-        if last is None or last[1].tokens >= before.tokens:
-            after = last[1].tokens if last else before.tokens
-            raise NothingToCompact(
-                f"nothing to compact: the view is {before.tokens} tokens (history "
-                f"{history_before}); "
-                + (
-                    f"a summary would make it {after}"
-                    if last
-                    else "everything left is the step in progress, the last complete step "
-                    f"and messages too small to summarise (under {MIN_REGION_TOKENS} tokens)"
-                )
-                + (
-                    "; the instructions were not applied: nothing to summarise"
-                    if job.request.instructions and last is None
-                    else ""
-                )
-            )
-        built = last[1]
-        raise CompactionError(
-            f"the session cannot fit the context window: after compacting as far as possible the "
-            f"model would still be sent {built.tokens} tokens, over the compaction threshold of "
-            f"{before.threshold_tokens} ({_largest_parts(built)}). Shorten the plan or the "
-            f"workspace instruction files, or use a model with a larger window."
-        )
-
-    def _room(self, job: CompactionJob, target: int, messages_tokens: int, calib: float) -> int:
-        """Estimated tokens of verbatim messages that still let the view meet `target`
-        with a summary at its full budget: so one summary call is the norm.
-
-        Continuous in the history's size, so the kept part grows smoothly with it.
-        """
-        blocks = job.build(
-            View(first_kept_seq=_after_last(job.state), ledger_text=job.ledger_text)
-        ).tokens
-        summary = summaries.summary_budget(
-            int(messages_tokens * (1 - KEEP_SHARE)), job.before.usable_window
-        )
-        return max(0, int((target - blocks) / calib) - summary - ITEM_OVERHEAD)
-
-    def _exempt(self, state: SessionState) -> frozenset[str]:
-        """Outputs never masked: calls of the turn still running."""
-        return state.running_call_ids if state.busy else frozenset()
-
-
-class FreshStrategy:
-    """A fresh-context start: no summary model call. The new view is the person's
-    messages (the `<baton:requests>` block), the ledger and the plan; every earlier
-    message leaves it, one `recall` away. The step in progress, if a turn runs, stays.
-
-    Asked for, not needed: it is exempt from "never bigger" (a fresh start of a tiny
-    session is what was asked), but must fit the usable window.
-    """
-
-    name: p.Strategy = "fresh"
-
-    async def run(self, job: CompactionJob) -> View:
-        state = job.state
-        messages = in_view(state, state.view)
-        protected = protected_start(messages, state)
-        first = messages[protected].seq if protected < len(messages) else _after_last(state)
-        hidden = sum(1 for m in messages if m.seq < first)
-        job.notes.append(
-            f"fresh start: {hidden} message(s) left the view without a summary "
-            "(the person's messages, the ledger and the plan stand in; the rest is one "
-            "`recall` away)"
-        )
-        if job.request.instructions or job.hook_context or job.prompt_override:
-            job.notes.append("summary instructions were not applied: a fresh start has no summary")
-        return View(first_kept_seq=first, ledger_text=job.ledger_text)
-
-
-def _region(
-    messages: Sequence[StoredMessage], boundary: int | None, since: int | None
-) -> list[StoredMessage]:
-    return [
-        m
-        for m in messages
-        if (boundary is None or m.seq < boundary) and (since is None or m.seq >= since)
-    ]
-
-
-def _after_last(state: SessionState) -> int:
-    return (state.messages[-1].seq + 1) if state.messages else 0
-
-
-def _kept(call_id: str, messages: Sequence[StoredMessage], boundary: int | None) -> bool:
-    for m in messages:
-        if boundary is not None and m.seq < boundary:
-            continue
-        if call_id in m.results or any(
-            part.data.get("toolCallId") == call_id for part in m.tool_calls()
-        ):
-            return True
-    return False
-
-
-def _largest_parts(built: BuiltContext) -> str:
-    parts = sorted(built.parts, key=lambda part: part.tokens, reverse=True)[:3]
-    return ", ".join(f"{part.kind} {part.tokens}" for part in parts)
-
-
-def choose_boundary(
-    messages: Sequence[StoredMessage],
-    masked: dict[str, str],
-    keep_tokens: int,
-    state: SessionState,
-) -> int | None:
-    """The seq of the oldest message kept verbatim (None: keep everything before it)."""
-    if not messages:
-        return None
-    cut = choose_cut(messages, masked, keep_tokens, protected_start(messages, state))
-    if cut.index >= len(messages):
-        return _after_last(state)
-    return messages[cut.index].seq
-
-
-FRESH = FreshStrategy()
-
-
 class CompactionEngine:
     def __init__(
         self,
@@ -427,7 +100,6 @@ class CompactionEngine:
         self.store = store
         self.hooks: CompactionHooks = hooks if hooks is not None else NoHooks()
         self.strategies: dict[str, Strategy] = {"native": NativeStrategy()}
-        self.summariser = Summariser(self)
         # Chooses the strategy for a job; the server-side feature replaces it.
         self.choose_strategy: Callable[[CompactionJob], Strategy] = self._native_only
         # The ledger's plan line (the plan feature's PlanContext.ledger_state).
@@ -471,6 +143,53 @@ class CompactionEngine:
 
     # ------------------------------------------------------------------ compaction
 
+    def new_job(
+        self,
+        state: SessionState,
+        request: CompactRequest,
+        settings: Settings,
+        provider: Provider,
+        report: ProgressReporter,
+    ) -> CompactionJob:
+        """A job over the session as it is now (its `before` is what a step would send)."""
+
+        def build(view: View, before_seq: int | None) -> BuiltContext:
+            return self.build_with_view(state, settings, provider, view, before_seq)
+
+        def record_usage(usage: Usage, by: Provider) -> None:
+            # Counted with the session's turns: `cachedTokens` and `cacheHitRate` include
+            # what the summary request's reused prefix saved.
+            self.service.requests.record(state.id, "summary", usage, by.identity)
+
+        def show_progress(event: Progress) -> None:
+            self.service.channel.send_update(
+                state.id,
+                p.ModelProgress(
+                    phase=event.phase, done=event.done, total=event.total, cached=event.cached
+                ),
+            )
+
+        return CompactionJob(
+            state=state,
+            request=request,
+            settings=settings,
+            provider=provider,
+            before=self.service.build_context(state, settings, provider.identity),
+            report=report,
+            builder=build,
+            summary_provider=self._summary_provider(settings, provider),
+            record_usage=record_usage,
+            show_progress=show_progress,
+        )
+
+    def _summary_provider(self, settings: Settings, provider: Provider) -> Provider:
+        model = settings.compaction.model
+        if not model:
+            return provider
+        return self.service.providers.get(
+            settings, self.service.credentials, provider=provider.identity.provider, model=model
+        )
+
     async def compact(self, state: SessionState, request: CompactRequest) -> p.CompactionRecord:
         """Run one compaction now. Callers make sure no other one runs in this session."""
         settings = self.service.settings()
@@ -480,18 +199,10 @@ class CompactionEngine:
         started = False
         try:
             async with channel.progress("Compacting session") as report:
+                # 1. Hooks.
                 report("Running pre-compact hooks", 5)
                 pre = await self.hooks.pre_compact(state, request)
-                before = self.service.build_context(state, settings, provider.identity)
-                job = CompactionJob(
-                    engine=self,
-                    state=state,
-                    request=request,
-                    settings=settings,
-                    provider=provider,
-                    before=before,
-                    report=report,
-                )
+                job = self.new_job(state, request, settings, provider, report)
                 job.hook_context, job.prompt_override = await self.hooks.compacting(state, request)
                 job.notes.extend(request.notes)
                 strategy = FRESH if request.fresh else self.choose_strategy(job)
@@ -500,6 +211,7 @@ class CompactionEngine:
                     state.id, p.CompactionStarted(trigger=request.trigger, strategy=strategy.name)
                 )
                 started = True
+                # 2. The ledger (and the plan's line in it).
                 ledger = build_ledger(
                     [m for m in state.messages if m.id not in state.reverted],
                     self.plan_state(state),
@@ -507,36 +219,24 @@ class CompactionEngine:
                 job.ledger_text = render_ledger(ledger)
                 job.ledger = ledger
                 try:
+                    # 3. The strategy: prune, summarise, escalate (or the server, or fresh).
                     view = await strategy.run(job)
                     view.ledger_text = job.ledger_text
-                    after = job.build(view)
-                    # A server artifact's size is the provider's to know (its estimate is a
-                    # guess from encrypted bytes), so only native views are held to it.
-                    if (
-                        strategy.name == "native"
-                        and request.trigger != "model_switch"
-                        and after.tokens >= job.before.tokens
-                    ):
-                        raise NothingToCompact(
-                            f"nothing to compact: the new view would be {after.tokens} tokens, "
-                            f"not smaller than the {job.before.tokens} before it"
-                        )
-                    if strategy.name == "fresh" and after.tokens > after.usable_window:
-                        raise CompactionError(
-                            f"a fresh start would still send {after.tokens} tokens, over the "
-                            f"usable window of {after.usable_window} ({_largest_parts(after)})"
-                        )
+                    # 4. The check, once.
+                    self._check(job, strategy, job.build(view, None))
                 except NothingToCompact as nothing:
+                    before = job.before
                     if request.trigger != "manual" and before.tokens >= before.threshold_tokens:
                         # It had to fit and cannot: a failure, not a no-op.
                         raise CompactionError(
                             f"the session cannot fit the context window: {nothing} "
-                            f"({_largest_parts(before)}). Shorten the plan or the workspace "
-                            "instruction files, or use a model with a larger window."
+                            f"({planning.largest_parts(before)}). Shorten the plan or the "
+                            "workspace instruction files, or use a model with a larger window."
                         ) from nothing
                     report("Nothing to compact", 100)
                     record = self._uncommitted(job, ledger, pre, strategy.name, str(nothing))
                 else:
+                    # 5. The commit.
                     record = self._commit(job, view, ledger, pre, strategy.name)
                     report("Done", 100)
         except BaseException as exc:
@@ -565,6 +265,24 @@ class CompactionEngine:
         except Exception:
             log.exception("a compacted hook failed; the compaction stands")
         return record
+
+    def _check(self, job: CompactionJob, strategy: Strategy, after: BuiltContext) -> None:
+        """Never bigger (native views), and a fresh view must fit the usable window."""
+        reason = planning.never_bigger(
+            strategy.name,
+            job.request.trigger,
+            before=job.before.tokens,
+            history=planning.history_tokens(job.before),
+            after=after.tokens,
+            made_by=job.made_by,
+        )
+        if reason is not None:
+            raise NothingToCompact(reason)
+        if strategy.name == "fresh" and after.tokens > after.usable_window:
+            raise CompactionError(
+                f"a fresh start would still send {after.tokens} tokens, over the usable "
+                f"window of {after.usable_window} ({planning.largest_parts(after)})"
+            )
 
     def _commit(
         self,

@@ -44,14 +44,10 @@ from baton.compaction.artifacts import (
     server_allowed,
 )
 from baton.compaction.compact_request import CompactRequest
-from baton.compaction.engine import (
-    CompactionEngine,
-    CompactionJob,
-    Strategy,
-    choose_boundary,
-    in_view,
-)
+from baton.compaction.engine import CompactionEngine
+from baton.compaction.job import CompactionJob, Strategy
 from baton.compaction.ledger import build_ledger, render_ledger
+from baton.compaction.planning import choose_boundary, in_view, kept_masks
 from baton.context import BuiltContext
 from baton.errors import ProviderError
 from baton.providers.base import (
@@ -116,7 +112,7 @@ class ServerStrategy:
         current = old
         levels = [keep, keep // 4, 0]
         for level, keep_tokens in enumerate(levels, start=1):
-            messages = in_view(state, current)
+            messages = in_view(state.messages, state.reverted, current)
             boundary = choose_boundary(messages, current.masked, keep_tokens, state)
             covered = [m for m in messages if boundary is not None and m.seq < boundary]
             if not covered and level < len(levels):
@@ -130,7 +126,7 @@ class ServerStrategy:
                 first_kept_seq=first_kept,
                 server_window=window,
                 ledger_text=job.ledger_text,
-                masked=_kept_masks(current.masked, messages, first_kept),
+                masked=kept_masks(current.masked, messages, first_kept),
             )
             if job.build(current).tokens <= job.before.threshold_tokens:
                 if level > 1:
@@ -178,7 +174,7 @@ class ServerStrategy:
         was being sent: the provider's prompt cache still applies.
         """
         state, provider = job.state, job.provider
-        built = job.engine.build_with_view(state, job.settings, provider, view, boundary)
+        built = job.build(view, boundary)
         trigger = OpaqueItem(Native(provider.identity, dict(TRIGGER_ITEM)))
         request = ModelRequest(
             instructions=self._instructions(job, built.request.instructions),
@@ -232,10 +228,10 @@ class LocalHistoryNative:
         self.base = base
 
     async def run(self, job: CompactionJob) -> View:
-        engine = job.engine
-        before = engine.build_with_view(job.state, job.settings, job.provider, self.base)
-        local = dataclasses.replace(job, base_view=self.base, before=before)
-        return await engine.strategies["native"].run(local)
+        local = dataclasses.replace(job, base_view=self.base, before=job.build(self.base, None))
+        view = await self.feature.engine.strategies["native"].run(local)
+        job.made_by, job.summary_calls = local.made_by, local.summary_calls
+        return view
 
 
 class ServerCompactionFeature:
@@ -334,15 +330,7 @@ class ServerCompactionFeature:
         channel.send_update(state.id, p.CompactionStarted(trigger="auto", strategy="server"))
         try:
             settings = service.settings()
-            job = CompactionJob(
-                engine=engine,
-                state=state,
-                request=CompactRequest("auto"),
-                settings=settings,
-                provider=provider,
-                before=service.build_context(state, settings, provider.identity),
-                report=_no_report,
-            )
+            job = engine.new_job(state, CompactRequest("auto"), settings, provider, _no_report)
             job.notes.append(
                 "compacted by the server in-stream (context_management); pre-compact and "
                 "compacting hooks are not applicable"
@@ -388,16 +376,3 @@ def _describe(identity: ProviderIdentity | None) -> str:
     if identity is None:
         return "another identity"
     return f"{identity.provider} {identity.model} at {identity.route.base_url}"
-
-
-def _kept_masks(
-    masked: dict[str, str], messages: Sequence[StoredMessage], first_kept: int | None
-) -> dict[str, str]:
-    """The masks of tool calls still in view after the boundary."""
-    kept_ids: set[str] = set()
-    for message in messages:
-        if first_kept is not None and message.seq < first_kept:
-            continue
-        kept_ids.update(message.results)
-        kept_ids.update(part.data.get("toolCallId", "") for part in message.tool_calls())
-    return {k: v for k, v in masked.items() if k in kept_ids}

@@ -21,13 +21,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Protocol
 
-from baton import protocol as p
 from baton.compaction import guard
 from baton.compaction import summary as summaries
 from baton.compaction.claims import check_summary
 from baton.compaction.cut import message_tokens
+from baton.compaction.job import CompactionJob
 from baton.providers.base import (
     AssistantText,
     Finished,
@@ -44,15 +43,6 @@ from baton.session.model import StoredMessage
 from baton.session.state import View
 from baton.tokens import estimate
 
-if TYPE_CHECKING:
-    from baton import protocol as p
-    from baton.compaction.compact_request import CompactRequest
-    from baton.config import Settings
-    from baton.context import BuiltContext
-    from baton.providers.base import Provider
-    from baton.session.service import SessionService
-    from baton.session.state import SessionState
-
 # How often (in streamed characters) a summary is checked for a loop.
 LOOP_CHECK_CHARS = 400
 # A summary this many times over its bound is rejected (the provider ignored the bound).
@@ -61,64 +51,8 @@ OVER_BUDGET = 2
 CUT = "length"
 
 
-class CompactionJob(Protocol):
-    """What the summary calls read of a running compaction (baton.compaction.engine's
-    CompactionJob; a Protocol, so this module does not import the engine back)."""
-
-    summary_calls: int  # counted up by each call
-
-    @property
-    def state(self) -> SessionState: ...
-
-    @property
-    def request(self) -> CompactRequest: ...
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def provider(self) -> Provider: ...
-
-    @property
-    def before(self) -> BuiltContext: ...
-
-    @property
-    def hook_context(self) -> list[str]: ...
-
-    @property
-    def prompt_override(self) -> str | None: ...
-
-    @property
-    def notes(self) -> list[str]: ...
-
-    @property
-    def ledger_text(self) -> str: ...
-
-    @property
-    def ledger(self) -> p.Ledger: ...
-
-
-class CompactionEngine(Protocol):
-    """What the summary calls use of the engine (baton.compaction.engine)."""
-
-    @property
-    def service(self) -> SessionService: ...
-
-    def build_with_view(
-        self,
-        state: SessionState,
-        settings: Settings,
-        provider: Provider,
-        view: View,
-        before_seq: int | None = None,
-    ) -> BuiltContext: ...
-
-
 class Summariser:
-    """Runs a compaction's summary calls; the engine holds one."""
-
-    def __init__(self, engine: CompactionEngine) -> None:
-        self.engine = engine
+    """Runs a compaction's summary calls (the native strategy holds one)."""
 
     async def summarise(
         self,
@@ -135,7 +69,7 @@ class Summariser:
         `base` is the view the request is built over: the session's view at the
         first level, the previous level's candidate when escalating, so the model
         reads the summary it is updating and only what it must now drop."""
-        provider = self._provider(job)
+        provider = job.summary_provider or job.provider
         replaced = sum(message_tokens(m, masked) for m in region) + estimate(previous or "")
         max_out = summaries.summary_budget(
             replaced, job.before.usable_window, previous_tokens=estimate(previous or "")
@@ -253,7 +187,7 @@ class Summariser:
         None when it cannot fit the window (then the region goes as a transcript)."""
         if base.server_window is not None:
             return None  # a server chain's items are not the history to summarise
-        built = self.engine.build_with_view(job.state, job.settings, provider, base, boundary)
+        built = job.build(base, boundary)
         prompt = summaries.in_place_prompt(
             words=words,
             ledger=job.ledger_text,
@@ -273,18 +207,6 @@ class Summariser:
             purpose="summary",
             max_output_tokens=max_out,
             cache_key=job.state.id,
-        )
-
-    def _provider(self, job: CompactionJob) -> Provider:
-        model = job.settings.compaction.model
-        if not model:
-            return job.provider
-        service = self.engine.service
-        return service.providers.get(
-            job.settings,
-            service.credentials,
-            provider=job.provider.identity.provider,
-            model=model,
         )
 
     async def _ask_whole(
@@ -360,15 +282,7 @@ class Summariser:
                     elif isinstance(event, Progress):
                         # The local model loading or reading the summary's prompt: minutes
                         # on a CPU, shown as a turn's are (`baton run`, the demo, editors).
-                        self.engine.service.channel.send_update(
-                            job.state.id,
-                            p.ModelProgress(
-                                phase=event.phase,
-                                done=event.done,
-                                total=event.total,
-                                cached=event.cached,
-                            ),
-                        )
+                        job.show_progress(event)
         except TimeoutError:
             return "".join(deltas), "timeout"
         finally:
@@ -379,9 +293,7 @@ class Summariser:
             if usage:
                 # Counted with the session's turns: `cachedTokens` and `cacheHitRate`
                 # include what the summary request's reused prefix saved.
-                self.engine.service.requests.record(
-                    job.state.id, "summary", usage[-1], provider.identity
-                )
+                job.record_usage(usage[-1], provider)
         text = "".join(final) if final else "".join(deltas)
         loop = guard.looping(text)
         if loop is not None:
