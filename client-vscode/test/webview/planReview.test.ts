@@ -292,6 +292,15 @@ describe("plan review: line-by-line annotations", () => {
     await send(page, planMessage(PLAN, { status: "draft", version: 4 }));
     await select(page, "#plan-content", "Docs");
     await annotate(page, "comment", "Which docs?");
+    // A turn that starts while the person writes an annotation leaves what they wrote.
+    await select(page, "#plan-content", "Add the store");
+    await page.click("#selection-tools button[data-kind=comment]");
+    await page.locator("#annotation-text").click();
+    await page.keyboard.type("Half a thought");
+    await send(page, planMessage(PLAN, { status: "draft", version: 4 }, true));
+    await page.waitForFunction(() => document.getElementById("approve")?.hasAttribute("disabled"));
+    expect(await page.locator("#annotation-editor").isVisible()).toBe(true);
+    expect(await page.locator("#annotation-text").evaluate((t) => (t as HTMLElement & { value: string }).value)).toBe("Half a thought");
     // Approved: the review is over, its annotations go with it.
     await send(page, planMessage(PLAN, { status: "approved", version: 5 }));
     await page.waitForFunction(() => document.getElementById("plan-app")?.dataset.status === "approved");

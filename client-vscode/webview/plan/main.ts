@@ -199,7 +199,7 @@ function handle(message: PlanInbound): void {
       }
       render();
       // Approved or done, the review is over: its annotations can no longer be sent.
-      if (plan && (plan.status === "approved" || plan.status === "done") && review.count) review.clear();
+      if (plan && (plan.status === "approved" || plan.status === "done")) review.clear();
       review.planChanged();
       renderSend();
       renderHistory();

@@ -41,8 +41,11 @@ export interface ReviewHost {
 export class ReviewUi {
   private annotations: DraftAnnotation[];
   private selected: Selected | undefined;
-  /** The annotation being written: a new one (with its selection) or one being edited. */
-  /** `version`/`source`: the plan version and lines' text the selection was made on (the plan may change while the person writes). */
+  /**
+   * The annotation being written: a new one (with its selection, and the plan
+   * version and lines' text it was made on, as the plan may change meanwhile)
+   * or one being edited.
+   */
   private editing: { kind: AnnotationKind; target: Selected; id?: string; version?: number; source?: string } | undefined;
   private counter = 0;
   private readonly tools = byId("selection-tools");
@@ -110,10 +113,8 @@ export class ReviewUi {
       this.annotations = reanchor(this.annotations, plan.content, plan.version);
       this.host.changed(this.annotations);
     }
-    if (!this.host.reviewable()) {
-      this.hideTools();
-      this.closeEditor();
-    }
+    // While a turn runs nothing new is selected; what the person is writing stays (approval clears it).
+    if (!this.host.reviewable()) this.hideTools();
     this.render();
   }
 
