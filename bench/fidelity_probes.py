@@ -392,14 +392,14 @@ async def measure(size: int, seed: int, base_url: str | None, scripted: Any) -> 
         record = await app.compaction.engine.compact(state, CompactRequest("manual"))
         seconds = time.monotonic() - started
         after = app.sessions.build_context(state, current, identity)
-        text = view_text(after.request)
+        text = view_text(after.request).lower()
         recall = RecallSource(app.sessions)
-        in_view = [pr for pr in session.probes if pr.answer in text]
+        in_view = [pr for pr in session.probes if pr.answer.lower() in text]
         recalled = [
             pr
             for pr in session.probes
-            if pr.answer not in text
-            and pr.answer in recall.recall(sid, call_id=None, query=pr.answer)
+            if pr.answer.lower() not in text
+            and pr.answer.lower() in recall.recall(sid, call_id=None, query=pr.answer).lower()
         ]
         await app.close()
     notes = record.notes
@@ -418,6 +418,7 @@ async def measure(size: int, seed: int, base_url: str | None, scripted: Any) -> 
         "in_view": len(in_view),
         "recall": len(in_view) + len(recalled),
         "missing": [pr.answer for pr in session.probes if pr not in in_view and pr not in recalled],
+        "recalled": [pr.answer for pr in recalled],
         "summary_calls": provider.calls,
         "summary_cut": provider.cut,
         "accepted_cut": accepted_cut,
@@ -496,7 +497,9 @@ def run(small: bool, sessions: int, sizes: list[int], model_max: int, scripted: 
     for size in sizes:
         for seed in range(1, sessions + 1):
             with_model = base_url if size <= model_max else None
+            started = time.monotonic()
             m = asyncio.run(measure(size, seed, with_model, scripted))
+            print(f"  compacted in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
             n = len(m["probes"])
             acc = ""
             if with_model:
@@ -523,6 +526,7 @@ def run(small: bool, sessions: int, sizes: list[int], model_max: int, scripted: 
             )
             for note in m["notes"]:
                 print(f"    note: {note}", file=sys.stderr)
+            print(f"    one recall away: {m['recalled']}", file=sys.stderr)
             if m["missing"]:
                 print(f"    not in view nor one recall: {m['missing']}", file=sys.stderr)
             totals.setdefault(size, []).append(m)

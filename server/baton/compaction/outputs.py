@@ -152,7 +152,7 @@ def config_values(path: str, output: str) -> list[str]:
         if value in ("{", "[", "(", "|", ">"):
             continue  # a nested block opens: its keys follow
         prefix = "".join(f"{k}." for _, k in parents)
-        entry = f"{section}{prefix}{key}{':' if sign == ':' else ' ='} {value}"
+        entry = f"{section}{prefix}{line.strip()}"  # as written: `KEY=value` stays so
         out.append(entry if len(entry) <= VALUE_CHARS else entry[: VALUE_CHARS - 1] + "…")
         if len(out) >= MAX_CONFIG_VALUES:
             break
