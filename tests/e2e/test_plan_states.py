@@ -41,9 +41,10 @@ async def test_plan_states_round_trip_through_file_block_update_and_ledger(
     llm.add(text("Noted."))
     await baton.prompt(sid, "go on")
     sent = llm.model_requests[-1].input_text()
-    # The block names the step in progress as where work goes on, and keeps the boxes.
-    assert "first open one: Add median() to stats.py" in sent
-    assert "- [!] Run the tests: pytest is not installed" in sent
+    # The person's change arrives as its diff, naming the step in progress as where work
+    # goes on, and keeps the boxes.
+    assert "+5| - [!] Run the tests: pytest is not installed" in sent
+    assert "Next open step: Add median() to stats.py" in sent
 
     llm.add(text("## Summary\nnone"))
     record = await baton.request("baton/session/compact", {"sessionId": sid})
