@@ -112,7 +112,10 @@ class FrameParser:
             self._buf[:0] = body[match.start() :]
 
     def _header_line(self, line: bytes) -> None:
-        match = _HEADER.search(line)
+        # The last header on the line: junk before it (a cut body that itself ends in
+        # "Content-Length:") belongs to the frame that was given up.
+        starts = [m.start() for m in _HEADER_START.finditer(line)]
+        match = _HEADER.match(line, starts[-1]) if starts else None
         if match is None:
             self._headers = True  # another header (Content-Type), or junk
             return
