@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -214,6 +214,14 @@ class Tool(Protocol):
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
         """`args` is an instance of `input_model`. Raise ToolFailure for expected errors."""
         ...
+
+
+@runtime_checkable
+class ModalTool(Tool, Protocol):
+    """A tool that says which modes it runs in (`plan_exit`: plan only), instead of the
+    default (read-only tools in every mode, the others in build mode)."""
+
+    modes: ClassVar[tuple[str, ...]]
 
 
 def truncate(text: str, limit: int) -> str:

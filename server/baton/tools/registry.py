@@ -6,8 +6,8 @@ each becomes an error `ToolResult` whose text tells the model what to do next,
 so a turn always goes on. Only `asyncio.CancelledError` (the turn was
 cancelled) propagates.
 
-A tool may declare `modes: ClassVar[tuple[str, ...]]` (e.g. `("plan",)` for
-plan_exit) to run only in those modes; without it, read-only tools run in
+A tool may declare `modes: ClassVar[tuple[str, ...]]` (`ModalTool`; e.g.
+`("plan",)` for plan_exit) to run only in those modes; without it, read-only tools run in
 every mode and the others in build mode only. A session offers every tool in
 every mode (the tool list is part of the provider's cached prefix) and a call
 the mode forbids gets an error saying why.
@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from baton import prompts
 from baton.errors import BatonError
 from baton.providers.base import ToolSpec
-from baton.tools.base import Tool, ToolContext, ToolFailure, ToolResult, truncate
+from baton.tools.base import ModalTool, Tool, ToolContext, ToolFailure, ToolResult, truncate
 from baton.tools.files import EditTool, ReadTool, WriteTool
 from baton.tools.policy import plan_mode_message
 from baton.tools.recall import RecallTool
@@ -137,9 +137,8 @@ class ToolRegistry:
 
 def available(tool: Tool, mode: Mode) -> bool:
     """Whether `tool` is offered (and may run) in `mode`."""
-    modes: tuple[str, ...] | None = getattr(tool, "modes", None)
-    if modes is not None:
-        return mode in modes
+    if isinstance(tool, ModalTool):
+        return mode in tool.modes
     return tool.read_only or mode == "build"
 
 
