@@ -88,9 +88,10 @@ def pre_compact_parts(loaded: dict[str, Any]) -> list[dict[str, Any]]:
 
 async def short_history(baton: BatonClient, llm: FakeLLM) -> str:
     sid = await baton.new_session()
-    llm.add(text("hello"))
-    # Long enough to be worth a summary: a tiny session has nothing to compact.
-    assert (await baton.prompt(sid, "hi " + "with some context " * 60))["stopReason"] == "end_turn"
+    # Long enough to be worth a summary: a tiny session has nothing to compact. The bulk
+    # is the agent's (the person's words stay in the view verbatim in any case).
+    llm.add(text("hello " + "with some context " * 60))
+    assert (await baton.prompt(sid, "hi"))["stopReason"] == "end_turn"
     return sid
 
 
@@ -614,10 +615,8 @@ async def test_no_hook_input_contains_an_api_key(
     await baton.request("baton/auth/set", {"provider": "openai", "apiKey": client_key})
     sid = await baton.new_session()
     llm.add(tool_call("write", {"path": "keys.txt", "content": f"{TEST_KEY} {client_key}"}))
-    llm.add(text(f"I wrote {TEST_KEY} and {client_key}"))
-    await baton.prompt(
-        sid, f"store my keys {TEST_KEY} and {client_key} in keys.txt " + "please " * 150
-    )
+    llm.add(text(f"I wrote {TEST_KEY} and {client_key} " + "as asked " * 150))
+    await baton.prompt(sid, f"store my keys {TEST_KEY} and {client_key} in keys.txt")
     llm.add(text(FULL_SUMMARY))
     await baton.request("baton/session/compact", {"sessionId": sid})
     # The client's key was used for the model, and the tool really got the keys.

@@ -35,11 +35,12 @@ def messages_of(loaded: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]
 async def two_turns(baton: BatonClient, llm: FakeLLM, workspace: Path) -> str:
     (workspace / "notes.txt").write_text("alpha\nbeta\n")
     sid = await baton.new_session(title="Notes")
-    llm.add(text("Reading."), tool_call("read", {"path": "notes.txt"}, call_id="call_r1"))
+    # Long enough to be worth a summary: a tiny session has nothing to compact. The bulk
+    # is the agent's (the person's words stay in the view verbatim in any case).
+    reading = "Reading. " + "In detail. " * 200
+    llm.add(text(reading), tool_call("read", {"path": "notes.txt"}, call_id="call_r1"))
     llm.add(text("It has alpha and beta."), usage(input=120, output=8, cached=100))
-    # Long enough to be worth a summary: a tiny session has nothing to compact.
-    question = "what is in notes.txt? " + "Explain in detail. " * 60
-    assert (await baton.prompt(sid, question))["stopReason"] == "end_turn"
+    assert (await baton.prompt(sid, "what is in notes.txt?"))["stopReason"] == "end_turn"
     llm.add(text("Second answer."), usage(input=200, output=5, cached=150))
     assert (await baton.prompt(sid, "and then?"))["stopReason"] == "end_turn"
     return sid
@@ -323,10 +324,14 @@ async def test_export_is_markdown_without_artifacts_or_keys(
     baton = await start_baton(env=NATIVE, settings={"permissions": {"bash": "allow"}})
     sid = await baton.new_session(title="Export me")
     (workspace / "a.txt").write_text("x\n")
-    llm.add(reasoning("secret scratch thoughts"), tool_call("read", {"path": "a.txt"}))
+    llm.add(
+        reasoning("secret scratch thoughts"),
+        text("Looking. " + "context " * 150),
+        tool_call("read", {"path": "a.txt"}),
+    )
     llm.add(tool_call("bash", {"command": "exit 3"}))
     llm.add(text("The file has **x**."), usage(input=50, output=7, cached=10))
-    await baton.prompt(sid, f"look at a.txt; my key is {TEST_KEY} " + "context " * 150)
+    await baton.prompt(sid, f"look at a.txt; my key is {TEST_KEY}")
     llm.add(text(SUMMARY))
     await baton.request("baton/session/compact", {"sessionId": sid})
     llm.add(text("After compaction."))

@@ -197,6 +197,12 @@ async def run_scenario(
         tally.failures.append(f"[{label}] {scenario.name}: {why}")
 
     llm.reset()
+    if scenario.compacts:
+        # Something an overflow compaction can summarise: the agent's long answers (the
+        # person's own words stay in the view verbatim, so they are not that).
+        for n in range(3):
+            llm.add(text(f"Background notes {n} on the task. " * 150))
+            await asyncio.wait_for(baton.prompt(sid, f"notes {n} before {scenario.name}"), 30)
     for reply in scenario.replies:
         if isinstance(reply, list):
             llm.add(*reply)

@@ -94,7 +94,9 @@ def render_requests(messages: list[StoredMessage], budget_tokens: int) -> str | 
         label = {"feedback": "plan feedback", "approval": "plan approval"}.get(
             message.kind, "person"
         )
-        lines.append(f"[{label}, {message.id}]\n{text}")
+        # No message id unless it is needed (a cut message names its own): ids cost
+        # tokens, and a fork's copies have other ids but should send the same view.
+        lines.append(f"[{label}]\n{text}")
     return "\n\n".join(lines)
 
 
