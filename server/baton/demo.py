@@ -55,30 +55,37 @@ from baton.terminal_status import StatusLine, describe_progress
 
 # Seconds. The whole demo, model download excluded, should fit in a few minutes on
 # two CPU cores; each turn gets at most its share and what is left of the total.
-TOTAL_BUDGET = 900.0
-TURN_BUDGET = 240.0
+TOTAL_BUDGET = 1200.0
+TURN_BUDGET = 420.0
 COMPACT_BUDGET = 300.0
 
 # The phases, in order, as the closing line names them (bench/demo_runs.py reads it).
 PHASES = ("plan", "approval", "compaction", "plan back", "edit", "tick")
 
 PLAN_PROMPT = (
-    "stats.py has three TODOs: in mean(), in median() and in mode(). Read stats.py, then "
-    "write the plan with plan_write: a title line starting with `# `, then one step per "
-    "TODO in the file's order, each on its own line starting with `- [ ] ` and naming "
-    "its function."
+    "stats.py has three TODO comments. Read stats.py, then find its TODO comments with "
+    "grep (pattern `TODO`), then write the plan with plan_write: a title line starting "
+    "with `# `, then exactly one step for each TODO comment grep found, in the same order, "
+    "each on its own line: `- [ ] <the function's name>(): <what its TODO says>`. "
+    "Only those three steps."
 )
-PLAN_TOOLS = ("read", "plan_write")
+# The grep puts the three TODO lines right before the plan: a 1.5B model given the
+# whole file alone made a step of every function.
+PLAN_TOOLS = ("read", "grep", "plan_write")
 # The person's edit before approving: a line the model did not write, which it is
 # then told as a diff and which comes back in the plan block after the compaction.
 PERSON_NOTE = "Keep every docstring as it is."
 BUILD_PROMPT = (
-    "Build the plan's first step now: the TODO in mean(). Read stats.py, then change "
-    "mean() with edit so that it returns 0.0 for an empty list, replacing the TODO "
-    'comment. Then tick the step off with plan_edit: old_string "{step}", new_string '
-    '"{done}".'
+    "Build the plan's first step now: the TODO in mean(). Read mean() in stats.py (read "
+    "with offset {offset} and limit {limit}), then change mean() with edit so that it "
+    "returns 0.0 for an empty list, replacing the TODO comment. Then tick the step off "
+    'with plan_edit: old_string "{step}", new_string "{done}".'
 )
+# A few lines to read (mean() alone) rather than the file: less for the model to read
+# before the edit, and the old_string to copy is in front of it.
 BUILD_TOOLS = ("read", "edit", "plan_edit")
+# mean() from its `def` line: the signature, the docstring, the TODO and the return.
+MEAN_LINES = 4
 # When the edit failed (its old_string not in the file, say): one more try, as a person
 # would ask, the tool's error in front of the model.
 RETRY_PROMPT = (
@@ -472,7 +479,12 @@ class Demo:
         return dict(plan)
 
     async def _approve(self, rpc: MethodCaller, sid: str, plan: dict[str, Any]) -> None:
-        lines = plan["content"].rstrip("\n").splitlines()
+        content = plan["content"]
+        if self.outcomes.get("plan") is not None and plan_departures(content):
+            # As a person would, the demo rewrites a plan it cannot build from.
+            self.say("  The plan does not say which step is mean()'s: the person rewrites it.")
+            content = FALLBACK_PLAN
+        lines = content.rstrip("\n").splitlines()
         # Under the title: the person's own line.
         at = 1 if lines and lines[0].startswith("#") else 0
         edited = "\n".join([*lines[:at], "", PERSON_NOTE, *lines[at:]]) + "\n"
@@ -546,7 +558,11 @@ class Demo:
         stats = self.project / "stats.py"
         if step is None:
             step = next(iter(_open_steps(app.plans.get(sid).content)), "- [ ] mean()")
-        prompt = BUILD_PROMPT.format(step=step, done=step.replace("[ ]", "[x]", 1))
+        lines = stats.read_text(encoding="utf-8").splitlines()
+        offset = next((i + 1 for i, line in enumerate(lines) if "def mean(" in line), 1)
+        prompt = BUILD_PROMPT.format(
+            offset=offset, limit=MEAN_LINES, step=step, done=step.replace("[ ]", "[x]", 1)
+        )
         await self.turn(app, sid, prompt, BUILD_TOOLS)
         if stats.read_text(encoding="utf-8") == originals["stats.py"]:
             await self.turn(app, sid, RETRY_PROMPT, RETRY_TOOLS)

@@ -53,11 +53,24 @@ def run_demo(llm: FakeLLM, workspace: Path, home: Path) -> subprocess.CompletedP
     )
 
 
+def serve(llm: FakeLLM, steps: list[Any], summary: Any = None) -> None:
+    """The agent's steps in order; every summary request (one without tools) gets
+    `summary` (the compaction may ask more than once)."""
+    queue = list(steps)
+
+    def handler(request: Any) -> Any:
+        if not request.tools:
+            return summary if summary is not None else text(SUMMARY)
+        return queue.pop(0) if queue else text("Done.")
+
+    llm.on_request(handler)
+
+
 def good_model() -> list[Any]:
     return [
         tool_call("read", {"path": "stats.py"}),
+        tool_call("grep", {"pattern": "TODO"}),
         tool_call("plan_write", {"content": PLAN}),
-        text(SUMMARY),
         tool_call("read", {"path": "stats.py"}),
         tool_call("edit", {"path": "stats.py", "old_string": OLD, "new_string": NEW}),
         tool_call(
@@ -69,7 +82,7 @@ def good_model() -> list[Any]:
 def test_the_demo_plans_compacts_and_builds_from_the_plan_that_came_back(
     llm: FakeLLM, workspace: Path, home: Path
 ) -> None:
-    llm.script(good_model())
+    serve(llm, good_model())
     done = run_demo(llm, workspace, home)
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
@@ -77,15 +90,12 @@ def test_the_demo_plans_compacts_and_builds_from_the_plan_that_came_back(
     assert out.index("3/6 The person asks for a compaction") < out.index("5/6 Build mode")
 
     # Each model step was told the one tool it needed; the summary none.
-    choices = [r.get("tool_choice") for r in llm.model_requests]
+    choices = [r.get("tool_choice") for r in llm.model_requests if r.tools]
     assert choices == [
-        {"type": "function", "name": "read"},
-        {"type": "function", "name": "plan_write"},
-        None,
-        {"type": "function", "name": "read"},
-        {"type": "function", "name": "edit"},
-        {"type": "function", "name": "plan_edit"},
+        {"type": "function", "name": name}
+        for name in ("read", "grep", "plan_write", "read", "edit", "plan_edit")
     ]
+    assert all(r.get("tool_choice") is None for r in llm.model_requests if not r.tools)
 
     # The person's acts are the JSON-RPC requests an editor sends, with their answers.
     for method in ("baton/session/new", "baton/plan/update", "baton/plan/approve"):
@@ -100,8 +110,10 @@ def test_the_demo_plans_compacts_and_builds_from_the_plan_that_came_back(
 
     # The build request came after the compaction and carried the plan, the person's line
     # in it, re-read from its file.
-    build = llm.model_requests[3]
+    [build] = [r for r in llm.model_requests if r.tools][3:4]
     assert "Build the plan's first step" in (build.last_user_text() or "")
+    # It reads mean() alone, from its `def` line (line 13 of the sample).
+    assert "read with offset 13 and limit 4" in (build.last_user_text() or "")
     assert "<baton:plan>" in str(build.items) and PERSON_NOTE in str(build.items)
 
     # The plan went to a file, the build changed the code, the step is ticked off.
@@ -117,11 +129,12 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
     llm: FakeLLM, workspace: Path, home: Path
 ) -> None:
     wrong = {"path": "stats.py", "old_string": "return mean", "new_string": "x"}
-    llm.script(
+    serve(
+        llm,
         [
             tool_call("read", {"path": "stats.py"}),
+            tool_call("grep", {"pattern": "TODO"}),
             text("I will write the plan later."),  # no plan_write
-            text(SUMMARY),
             tool_call("read", {"path": "stats.py"}),
             tool_call("edit", wrong),
             tool_call(
@@ -129,7 +142,7 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
             ),
             tool_call("edit", wrong),  # the retry fails too
             text("Sorry."),
-        ]
+        ],
     )
     done = run_demo(llm, workspace, home)
     out = done.stdout
@@ -145,8 +158,9 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
     )
     assert "3 of 6 phases failed: plan, edit, tick" in out
     # The retry was asked for, with the edit as its first required tool.
-    assert "The edit did not change stats.py" in (llm.model_requests[6].last_user_text() or "")
-    assert llm.model_requests[6].get("tool_choice") == {"type": "function", "name": "edit"}
+    [retry] = [r for r in llm.model_requests if r.tools][6:7]
+    assert "The edit did not change stats.py" in (retry.last_user_text() or "")
+    assert retry.get("tool_choice") == {"type": "function", "name": "edit"}
 
 
 def test_at_a_terminal_the_demo_shows_the_spinner_while_the_model_works(
@@ -154,8 +168,7 @@ def test_at_a_terminal_the_demo_shows_the_spinner_while_the_model_works(
 ) -> None:
     script = good_model()
     script[0] = [pace(0.3), script[0]]
-    script[2] = [pace(0.3), text(SUMMARY, chunks=4)]
-    llm.script(script)
+    serve(llm, script, summary=[pace(0.3), text(SUMMARY, chunks=4)])
     code, screen = run_at_terminal(
         [sys.executable, "-m", "baton", "demo"], workspace, demo_env(llm, home)
     )
