@@ -347,7 +347,7 @@ class ContextBuilder:
         frozen = state.plan_block
         if frozen is not None and frozen[0] == view.compaction_id:
             return frozen[1]
-        block = self.plans.block(state)
+        block = self.plans.block(state, view)
         if view.compaction_id is not None:  # not a candidate view being measured
             state.plan_block = (view.compaction_id, block)
         return block

@@ -100,8 +100,8 @@ INSTRUCTIONS_HEADER = "Instructions from the workspace file {name}:\n\n{text}"
 # The <baton:plan> block (baton.plan.view) and the messages the plan methods add.
 
 PLAN_BLOCK_HEADER = "Plan file: {path} (status: {status}, version {version})"
-PLAN_DRAFT = """This is the plan's current text, re-read from its file (the person's edits included).
-Revise it with small `plan_edit`s, never by restating it, and call `plan_exit` when it is ready."""
+PLAN_DRAFT = """A draft: revise it with small `plan_edit`s, never by restating it, and call `plan_exit`
+when it is ready."""
 PLAN_DRAFT_IN_BUILD = """This plan is not approved yet, but you are in build mode: follow it step by step,
 ticking each step off with `plan_edit` (`- [ ]` → `- [x]`), and call `plan_done` when every step
 is done."""
@@ -120,6 +120,7 @@ PLAN_MISSING = (
     "The file is missing on disk; this is version {version} from the store. "
     "`plan_write` or `plan_edit` writes it again."
 )
+PLAN_TEXT_BELOW = "Its text (version {version}) is your `plan_write` below."
 PLAN_DONE_BLOCK = """Plan file: {path} (status: done, version {version}). The plan is complete and its
 text is no longer shown; read the file if you need it again."""
 # A change, shown where it happened as its changed lines (baton.plan.diff): the result of

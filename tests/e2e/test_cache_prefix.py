@@ -169,7 +169,9 @@ async def test_after_a_compaction_the_new_prefix_is_stable(
     texts = first.texts("user")
     ledger = next(i for i, t in enumerate(texts) if t.startswith("<baton:ledger>"))
     assert texts[ledger + 1].startswith("<baton:plan>")
-    assert "- [ ] Add the login form" in texts[ledger + 1]
+    # The retained turn keeps the plan_write: the block leaves the text to it (one copy).
+    assert "Its text (version 1) is your `plan_write` below." in texts[ledger + 1]
+    assert first.input_text().count("- [ ] Add the login form") == 1
     # The plan-mode note went with the compacted messages (and a summary may speak of plan
     # mode): the mode is said again before the prompt.
     assert texts[-2].startswith("[mode: build]") and texts[-1] == "Build the first step"

@@ -578,3 +578,39 @@ async def test_annotations_reach_the_model_as_one_structured_message(
     )
     feedback = [u for u in baton.updates(sid, "user_message") if u.get("origin") == "feedback"]
     assert len(feedback) == 1 and feedback[0]["text"] == sent
+
+
+@pytest.mark.asyncio
+async def test_a_compaction_that_keeps_the_plan_write_leaves_one_copy(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    from tests.e2e.test_compaction import FULL_SUMMARY
+
+    baton = await start_baton(
+        settings={"compaction": {"strategy": "native", "keepRecentTokens": 1500}}
+    )
+    (workspace / "notes.txt").write_text("alpha line of the notes file\n" * 400)
+    sid = await baton.new_session(mode="plan", title="Kept")
+    for n in range(3):
+        llm.add(tool_call("read", {"path": "notes.txt"}))
+        llm.add(text(f"Read it, pass {n}."))
+        await baton.prompt(sid, f"read the notes, pass {n}")
+    llm.add(tool_call("plan_write", {"content": PLAN}))
+    llm.add(text("Planned."))
+    await baton.prompt(sid, "plan a login page")
+    llm.on_request(lambda req: text(FULL_SUMMARY) if not req.tools else None)
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    llm.on_request(lambda req: None)
+    assert record["committed"] is True
+    llm.add(text("Carrying on."))
+    await baton.prompt(sid, "go on")
+    request = llm.model_requests[-1]
+    block = next(t for t in request.texts("user") if t.startswith("<baton:plan>"))
+    kept = [c for c in request.function_calls() if c["name"] == "plan_write"]
+    # The retained turn holds the plan_write: the block gives the status and where to go
+    # on, and leaves the text to that call.
+    assert len(kept) == 1
+    assert "Its text (version 1) is your `plan_write` below." in block
+    assert "first open one" not in block and "plan_exit" in block and MARKER not in block
+    assert request.input_text().count(MARKER) == 1
+    assert len(plan_copies(request)) == 1

@@ -21,7 +21,7 @@ from baton.plan.steps import parse_steps
 from baton.plan.store import PlanRow, PlanStore, PlanVersionRow
 from baton.plan.view import PlanBlock, PlanSnapshot, block_text, first_unchecked
 from baton.session.events import ClientChannel
-from baton.session.state import SessionState
+from baton.session.state import SessionState, View
 from baton.tokens import estimate
 
 log = logging.getLogger(__name__)
@@ -31,9 +31,10 @@ class PlanSource(Protocol):
     """What the plan feature contributes to the model's view (the context builder's
     seam; PlanContext below)."""
 
-    def block(self, state: SessionState) -> PlanBlock | None:
+    def block(self, state: SessionState, view: View | None = None) -> PlanBlock | None:
         """The plan block (current text re-read from disk), or None when there is no plan.
-        Shown after a compaction's checkpoint, as it was at the first request built."""
+        Shown after a compaction's checkpoint (of `view`, else the session's), as it was
+        at the first request built."""
         ...
 
 
@@ -90,11 +91,31 @@ class PlanContext:
             return None
         return PlanSnapshot(plan.path, plan.status, latest.version, latest.content, missing)
 
-    def block(self, state: SessionState) -> PlanBlock | None:
+    def block(self, state: SessionState, view: View | None = None) -> PlanBlock | None:
         snapshot = self.snapshot(state.id)
         if snapshot is None:
             return None
-        return PlanBlock(block_text(snapshot, state.row.mode), snapshot.version)
+        # One full copy: when a retained plan_write carries this very version, the block
+        # gives the status and where to go on, and leaves the text to that call.
+        below = self._written_after(state, view or state.view, snapshot.version)
+        text = block_text(snapshot, state.row.mode, text_below=below)
+        return PlanBlock(text, snapshot.version)
+
+    def _written_after(self, state: SessionState, view: View, version: int) -> bool:
+        """Whether a plan_write the view keeps (after its compaction) wrote `version`."""
+        first = view.first_kept_seq
+        if first is None:
+            return False
+        written = self.store.written_by(state.id)
+        return any(
+            part.data.get("name") == "plan_write"
+            and written.get(part.data["toolCallId"]) == version
+            for message in state.messages
+            if message.seq >= first
+            and message.kind != "compaction"
+            and message.id not in state.reverted
+            for part in message.tool_calls()
+        )
 
     def note(self, state: SessionState, told: int) -> tuple[int, str] | None:
         """(latest version, the note to append) when the model's last copy is not the

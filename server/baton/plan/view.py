@@ -46,8 +46,9 @@ class PlanSnapshot:
     missing_on_disk: bool = False
 
 
-def block_text(plan: PlanSnapshot, mode: p.Mode) -> str:
-    """The `<baton:plan>` block's text: header, a direction fitting the status, the plan."""
+def block_text(plan: PlanSnapshot, mode: p.Mode, *, text_below: bool = False) -> str:
+    """The `<baton:plan>` block's text: header, a direction fitting the status, the plan
+    (or, `text_below`, a line saying the retained `plan_write` below carries it)."""
     if plan.status == "done":
         return prompts.PLAN_DONE_BLOCK.format(path=plan.path, version=plan.version)
     lines = [
@@ -78,6 +79,8 @@ def block_text(plan: PlanSnapshot, mode: p.Mode) -> str:
         else:
             lines.append(prompts.PLAN_CONTINUE.format(step=step.text))
         lines.append(prompts.PLAN_STEP_STATES)
+    if text_below:
+        return "\n".join([*lines, prompts.PLAN_TEXT_BELOW.format(version=plan.version)])
     return "\n".join(lines) + "\n\n" + plan.content.strip("\n")
 
 
