@@ -33,10 +33,7 @@ PASTE_TAIL = 300
 BUDGET_SHARE = 0.15
 SHORT_HEAD = 240
 
-HEADER = (
-    "The person's messages from the compacted part of the conversation, verbatim and in "
-    "order (their requests, constraints and values stand as written):"
-)
+HEADER = "The person's earlier messages, verbatim, in order:"
 
 
 def person_messages(
@@ -89,6 +86,7 @@ def render_requests(messages: list[StoredMessage], budget_tokens: int) -> str | 
             cut = _masked(message, text, SHORT_HEAD, 0)
             total -= estimate(shown[index]) - estimate(cut)
             shown[index] = cut
+    # Short labels: the block is paid for in every request until the next compaction.
     lines = [HEADER]
     for message, text in zip(messages, shown, strict=True):
         label = {"feedback": "plan feedback", "approval": "plan approval"}.get(
@@ -96,8 +94,8 @@ def render_requests(messages: list[StoredMessage], budget_tokens: int) -> str | 
         )
         # No message id unless it is needed (a cut message names its own): ids cost
         # tokens, and a fork's copies have other ids but should send the same view.
-        lines.append(f"[{label}]\n{text}")
-    return "\n\n".join(lines)
+        lines.append(f"[{label}] {text}")
+    return "\n".join(lines)
 
 
 def budget(usable_window: int) -> int:
