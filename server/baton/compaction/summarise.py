@@ -238,6 +238,7 @@ class Summariser:
         )
         more, problem = await self._ask(job, provider, follow, deadline)
         if problem is not None and problem != CUT:
+            job.notes.append(f"{stopped}; the call asking for them was stopped ({problem})")
             return more, problem
         combined = (kept.rstrip() + "\n\n" + more.strip()).strip()
         still = [name for name in summaries.missing_sections(combined) if name in missing]
