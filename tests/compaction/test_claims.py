@@ -59,3 +59,15 @@ def test_a_cause_the_summary_ruled_out_is_corrected_where_it_is_given_as_the_cau
     text, found = check_summary(summary, ledger())
     assert [c.line for c in found] == ["- Fix the failure caused by `__pycache__` in src/calc.py"]
     assert "ruled out: clearing it changed nothing" in text  # the rejection itself stays
+
+
+def test_a_cause_the_agent_ruled_out_in_its_own_words_is_corrected() -> None:
+    said = ["Cleared it and the same failure came back, so the cache is ruled out as the cause."]
+    wrong = "- The tests failed because of a stale cache"
+    text, found = check_summary(
+        f"## Exact facts\n{wrong}\n- The cache was cleared", ledger(), said=said
+    )
+    assert [c.line for c in found] == [wrong]
+    assert "- The cache was cleared" in text  # a line that gives no cause stays
+    # Nothing ruled out: nothing to correct.
+    assert check_summary(wrong, ledger())[1] == []

@@ -77,14 +77,20 @@ class Correction:
 
 
 def check_summary(
-    summary: str, ledger: p.Ledger, steps: list[p.PlanStep] | None = None
+    summary: str,
+    ledger: p.Ledger,
+    steps: list[p.PlanStep] | None = None,
+    said: list[str] | None = None,
 ) -> tuple[str, list[Correction]]:
-    """(the summary with contradicted lines replaced, what was corrected)."""
+    """(the summary with contradicted lines replaced, what was corrected).
+
+    `said`: what the agent wrote in the compacted messages, where a hypothesis it
+    ruled out ("the cache is ruled out") is found as well as in the summary."""
     steps = steps if steps is not None else (ledger.plan.steps if ledger.plan else [])
     changed = [touch.path for touch in ledger.files_modified]
     runs = {run.command: (run.exit_codes or [run.exit_code]) for run in ledger.commands}
     printed = _printed(ledger)
-    ruled_out = _ruled_out(summary)
+    ruled_out = _ruled_out(summary) + ruled_out_in_prose(said or [])
     out: list[str] = []
     corrections: list[Correction] = []
     section = ""
@@ -196,12 +202,31 @@ def _ruled_out(summary: str) -> list[str]:
     return found
 
 
+_PROSE_RULED_OUT = re.compile(
+    r"([\w./-]+(?:\s+[\w./-]+){0,3})\s+(?:is|was|has been)\s+(?:ruled out|not the cause)", re.I
+)
+_STOP = frozenset({"the", "a", "an", "so", "and", "that", "this", "it", "which", "then", "also"})
+
+
+def ruled_out_in_prose(texts: list[str]) -> list[str]:
+    """What the agent said was ruled out, in its own words ("so the cache is ruled out"
+    gives "cache"): the last words before the verdict, without articles."""
+    found: list[str] = []
+    for text in texts:
+        for match in _PROSE_RULED_OUT.finditer(text):
+            words = [w for w in match.group(1).split() if w.lower() not in _STOP][-2:]
+            if words and len(" ".join(words)) >= 3:
+                found.append(" ".join(words))
+    return found
+
+
 def _cause_claim(line: str, ruled_out: list[str]) -> str | None:
     if not ruled_out or _RULED_OUT.search(line) or not _CAUSE.search(line):
         return None
+    cause = _CAUSE.split(line, maxsplit=1)[-1].lower()  # what the line gives as the cause
     for name in ruled_out:
-        if f"`{name}`" in line:
-            return f"`{name}` was ruled out as a cause earlier in this summary"
+        if f"`{name}`" in line or re.search(rf"\b{re.escape(name.lower())}\b", cause):
+            return f"{name!r} was ruled out as a cause earlier in the session"
     return None
 
 

@@ -115,7 +115,14 @@ class Summariser:
                 + ", ".join(missing)
                 + " (the next action built by code, the others as none)"
             )
-        text, corrections = check_summary(text, job.ledger)
+        said = [
+            part.data.get("text", "")
+            for m in region
+            if m.role == "assistant"
+            for part in m.parts
+            if part.type == "text"
+        ]
+        text, corrections = check_summary(text, job.ledger, said=said)
         if corrections:
             job.notes.append(
                 f"corrected {len(corrections)} summary statement(s) the ledger contradicts: "
