@@ -78,21 +78,25 @@ PERSON_NOTE = "Keep every docstring as it is."
 BUILD_PROMPT = (
     "Build the plan's first step now: the TODO in mean(). Read mean() in stats.py (read "
     "with offset {offset} and limit {limit}), then change mean() with edit so that it "
-    "returns 0.0 for an empty list, replacing the TODO comment. Then tick the step off "
-    'with plan_edit: old_string "{step}", new_string "{done}".'
+    "returns 0.0 for an empty list, replacing the TODO comment."
 )
 # A few lines to read (mean() alone) rather than the file: less for the model to read
 # before the edit, and the old_string to copy is in front of it.
-BUILD_TOOLS = ("read", "edit", "plan_edit")
-# mean() from its `def` line: the signature, the docstring, the TODO and the return.
-MEAN_LINES = 4
+BUILD_TOOLS = ("read", "edit")
+# The tick is a turn of its own: with the plan line in the same prompt, the 1.5B model
+# copied it into the edit's old_string.
+TICK_PROMPT = 'Now tick the step off with plan_edit: old_string "{step}", new_string "{done}".'
+TICK_TOOLS = ("plan_edit",)
 # When the edit failed (its old_string not in the file, say): one more try, as a person
 # would ask, the tool's error in front of the model.
 RETRY_PROMPT = (
     "The edit did not change stats.py (see the error above). Call edit again: old_string "
-    "must be lines copied exactly from stats.py as read above, indentation included."
+    "must be lines copied exactly from mean() in stats.py as read above, indentation "
+    "included."
 )
-RETRY_TOOLS = ("edit", "plan_edit")
+RETRY_TOOLS = ("edit",)
+# mean() from its `def` line: the signature, the docstring, the TODO and the return.
+MEAN_LINES = 4
 # Words that tell the plan line for mean()'s TODO apart (its name, or what the TODO says).
 MEAN_WORDS = ("mean", "empty", "zerodivision", "0.0")
 OTHER_WORDS = ("median", "middle", "notimplemented", "sort", "mode", "tie", "common")
@@ -560,12 +564,12 @@ class Demo:
             step = next(iter(_open_steps(app.plans.get(sid).content)), "- [ ] mean()")
         lines = stats.read_text(encoding="utf-8").splitlines()
         offset = next((i + 1 for i, line in enumerate(lines) if "def mean(" in line), 1)
-        prompt = BUILD_PROMPT.format(
-            offset=offset, limit=MEAN_LINES, step=step, done=step.replace("[ ]", "[x]", 1)
-        )
+        prompt = BUILD_PROMPT.format(offset=offset, limit=MEAN_LINES)
         await self.turn(app, sid, prompt, BUILD_TOOLS)
         if stats.read_text(encoding="utf-8") == originals["stats.py"]:
             await self.turn(app, sid, RETRY_PROMPT, RETRY_TOOLS)
+        tick = TICK_PROMPT.format(step=step, done=step.replace("[ ]", "[x]", 1))
+        await self.turn(app, sid, tick, TICK_TOOLS)
         after = stats.read_text(encoding="utf-8")
         failure: str | None = None
         if after == originals["stats.py"]:

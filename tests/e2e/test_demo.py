@@ -137,11 +137,10 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
             text("I will write the plan later."),  # no plan_write
             tool_call("read", {"path": "stats.py"}),
             tool_call("edit", wrong),
+            tool_call("edit", wrong),  # the retry fails too
             tool_call(
                 "plan_edit", {"old_string": "- [ ] `median()`", "new_string": "- [x] `median()`"}
             ),
-            tool_call("edit", wrong),  # the retry fails too
-            text("Sorry."),
         ],
     )
     done = run_demo(llm, workspace, home)
@@ -158,7 +157,7 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
     )
     assert "3 of 6 phases failed: plan, edit, tick" in out
     # The retry was asked for, with the edit as its first required tool.
-    [retry] = [r for r in llm.model_requests if r.tools][6:7]
+    [retry] = [r for r in llm.model_requests if r.tools][5:6]
     assert "The edit did not change stats.py" in (retry.last_user_text() or "")
     assert retry.get("tool_choice") == {"type": "function", "name": "edit"}
 

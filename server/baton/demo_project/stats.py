@@ -1,7 +1,7 @@
 """Small statistics helpers: the project `baton demo` works on.
 
 Every function takes a list of numbers and leaves it unchanged. Three of them
-still have a TODO.
+are not finished yet.
 """
 
 from __future__ import annotations
