@@ -534,7 +534,9 @@ async def _run(args: argparse.Namespace) -> int:
             session_id = app.sessions.new_session(p.SessionNewParams(mode=args.mode)).session_id
         mode = app.sessions.state(session_id).row.mode
         plan_before = _plan_version(app, session_id)
-        if nudge_possible(args.prompt, workspace, app.sessions.settings()):
+        if args.prompt is not None and nudge_possible(
+            args.prompt, workspace, app.sessions.settings()
+        ):
             channel.hold_answer()
         channel.start()
         result = await _run_turn(app, session_id, args)
@@ -555,6 +557,7 @@ async def _run(args: argparse.Namespace) -> int:
         print(NO_PLAN_NOTE if plan_after is None else PLAN_UNCHANGED_NOTE, file=sys.stderr)
     if (
         mode == "build"
+        and args.prompt is not None
         and looks_like_change_request(args.prompt)
         and not channel.changed_files()
         and result.stop_reason != "cancelled"
