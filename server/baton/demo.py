@@ -77,8 +77,9 @@ PLAN_TOOLS = ("read", "grep", "plan_write")
 PERSON_NOTE = "Keep every docstring as it is."
 BUILD_PROMPT = (
     "Build the plan's first step now: the TODO in mean(). Read mean() in stats.py (read "
-    "with offset {offset} and limit {limit}), then change mean() with edit so that it "
-    "returns 0.0 for an empty list, replacing the TODO comment."
+    "with offset {offset} and limit {limit}), then change its code with edit so that "
+    "mean([]) returns 0.0: old_string is mean()'s TODO comment line and its return line, "
+    "new_string the code that returns 0.0 for an empty list, then that return line."
 )
 # A few lines to read (mean() alone) rather than the file: less for the model to read
 # before the edit, and the old_string to copy is in front of it.
@@ -585,9 +586,13 @@ class Demo:
             )
             self.say(_indent("\n".join(diff)))
             try:
-                ast.parse(after)
+                tree = ast.parse(after)
             except SyntaxError as exc:
                 failure = f"stats.py no longer parses after the edit: {exc.msg}, line {exc.lineno}"
+            else:
+                # Comments are not code: an edit that only rewords one builds nothing.
+                if ast.dump(tree) == ast.dump(ast.parse(originals["stats.py"])):
+                    failure = "the edit changed only comments or layout, not the code"
         self.outcome("edit", failure)
 
         plan = app.plans.get(sid)

@@ -205,3 +205,18 @@ def test_plan_and_summary_departures() -> None:
         files_modified=[p.FileTouch(path="stats.py", tool="edit", action="modified")]
     )
     assert summary_departures("Updated stats.py.", touched, ["stats.py"]) == []
+
+
+def test_an_edit_that_only_rewords_the_comment_is_not_a_build(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    steps = good_model()
+    comment = "    # TODO: return 0.0 for an empty list instead of raising ZeroDivisionError."
+    steps[4] = tool_call(
+        "edit",
+        {"path": "stats.py", "old_string": comment, "new_string": "    # return 0.0 for []"},
+    )
+    serve(llm, steps)
+    done = run_demo(llm, workspace, home)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "[edit: FAILED: the edit changed only comments or layout, not the code]" in done.stdout
