@@ -100,25 +100,35 @@ async def test_no_child_reads_the_servers_secrets_from_its_environment(
         assert other.returncode != 0 and _leaks(other.stdout.decode("utf-8", "replace")) == []
 
 
-def _as_nobody_python() -> list[str] | None:
-    """A Python that user 65534 can run with this checkout and its packages (the venv's
-    interpreter may live in root's home), or None."""
+def _as_nobody_python(env: dict[str, str]) -> str | None:
+    """A Python with which user 65534 can import this checkout and its packages under
+    `env` (the venv's interpreter may live in root's home, the checkout in a folder only
+    root may enter), or None."""
     import sysconfig
 
+    env = {**env, "PYTHONPATH": f"{env['PYTHONPATH']}:{sysconfig.get_paths()['purelib']}"}
     for candidate in ("/usr/bin/python3", sys.executable):
         if not Path(candidate).exists():
             continue
-        probe = subprocess.run(
-            [candidate, "-c", "import sys; print(sys.version_info[:2])"],
-            capture_output=True,
-            text=True,
-            user=65534,
-            group=65534,
-            extra_groups=[],
-            cwd="/",
-        )
+        try:
+            probe = subprocess.run(
+                [
+                    candidate,
+                    "-c",
+                    "import sys, baton.cli, httpx, pydantic; print(sys.version_info[:2])",
+                ],
+                capture_output=True,
+                text=True,
+                user=65534,
+                group=65534,
+                extra_groups=[],
+                cwd="/",
+                env=env,
+            )
+        except OSError:  # not even allowed to run it
+            continue
         if probe.returncode == 0 and probe.stdout.strip() == str(sys.version_info[:2]):
-            return [candidate, sysconfig.get_paths()["purelib"]]
+            return candidate
     return None
 
 
@@ -126,12 +136,10 @@ def test_a_child_of_the_same_user_cannot_read_the_server(llm: FakeLLM) -> None:
     """Not root: `baton run` and its bash command both run as user 65534. The command
     cannot open /proc/$PPID/environ or /proc/$PPID/mem at all (the server is not
     dumpable), and the key reaches the model."""
+    import sysconfig
+
     if os.getuid() != 0:
         pytest.skip("needs root to run the CLI and its child as a throwaway user")
-    found = _as_nobody_python()
-    if found is None:
-        pytest.skip("no Python that user 65534 can run with this checkout's packages")
-    python, site = found
     root = Path(tempfile.mkdtemp(prefix="baton-nobody-", dir="/tmp"))
     try:
         for sub in ("ws", "home"):
@@ -143,7 +151,13 @@ def test_a_child_of_the_same_user_cannot_read_the_server(llm: FakeLLM) -> None:
             {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": TEST_KEY, **SERVER_SECRETS},
             None,
         )
-        env["PYTHONPATH"] = f"{env['PYTHONPATH']}:{site}"
+        python = _as_nobody_python(env)
+        if python is None:
+            pytest.skip(
+                "user 65534 cannot import this checkout and its packages (they are in a"
+                " folder only root may enter)"
+            )
+        env["PYTHONPATH"] = f"{env['PYTHONPATH']}:{sysconfig.get_paths()['purelib']}"
         probe = (
             # Opening is what the kernel checks (reading mem at offset 0 fails anyway).
             "for f in environ mem; do if ( exec 3< /proc/$PPID/$f ) 2> /dev/null;"
