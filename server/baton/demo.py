@@ -240,6 +240,34 @@ def _step_matching(plan: str, words: tuple[str, ...], others: tuple[str, ...]) -
     return found[0] if len(found) == 1 else None
 
 
+def mean_departures(source: str) -> list[str]:
+    """How `mean()` in the edited `stats.py` falls short of the step, read from its code
+    (never run: the model wrote it): it must still divide the sum by the length, and
+    return 0.0 under a test of the list (`if not values:`, `if len(values) == 0:`)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ["stats.py does not parse"]
+    found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "mean"]
+    if not found:
+        return ["stats.py has no mean() any more"]
+    nodes = list(ast.walk(found[0]))
+    out: list[str] = []
+    if not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in nodes):
+        out.append("mean() no longer divides the sum by the count")
+    guarded = any(
+        isinstance(n, ast.If)
+        and any(
+            isinstance(r, ast.Return) and isinstance(r.value, ast.Constant) and r.value.value == 0
+            for r in ast.walk(n)
+        )
+        for n in nodes
+    )
+    if not guarded:
+        out.append("mean() has no `if` that returns 0.0 for an empty list")
+    return out
+
+
 def plan_departures(plan: str) -> list[str]:
     """How the model's plan falls short of what the demo needs: several steps, one of
     them told apart as the step for mean()."""
@@ -593,6 +621,8 @@ class Demo:
                 # Comments are not code: an edit that only rewords one builds nothing.
                 if ast.dump(tree) == ast.dump(ast.parse(originals["stats.py"])):
                     failure = "the edit changed only comments or layout, not the code"
+                else:
+                    failure = "; ".join(mean_departures(after)) or None
         self.outcome("edit", failure)
 
         plan = app.plans.get(sid)

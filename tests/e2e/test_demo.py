@@ -220,3 +220,30 @@ def test_an_edit_that_only_rewords_the_comment_is_not_a_build(
     done = run_demo(llm, workspace, home)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "[edit: FAILED: the edit changed only comments or layout, not the code]" in done.stdout
+
+
+def test_mean_departures_read_the_edited_code() -> None:
+    from baton.demo import mean_departures
+
+    head = "def mean(values):\n"
+    assert (
+        mean_departures(
+            head + "    if not values:\n        return 0.0\n    return sum(values) / len(values)\n"
+        )
+        == []
+    )
+    assert (
+        mean_departures(
+            head + "    if len(values) == 0:\n        return 0\n"
+            "    return sum(values) / len(values)\n"
+        )
+        == []
+    )
+    assert mean_departures(head + "    return 0.0\n") == [
+        "mean() no longer divides the sum by the count",
+        "mean() has no `if` that returns 0.0 for an empty list",
+    ]
+    assert mean_departures(head + "    return sum(values) / len(values)\n") == [
+        "mean() has no `if` that returns 0.0 for an empty list"
+    ]
+    assert mean_departures("def median(v):\n    return 1\n") == ["stats.py has no mean() any more"]
