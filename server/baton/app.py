@@ -11,7 +11,7 @@ from baton import protocol as p
 from baton.auth import Credentials
 from baton.compaction.engine import CompactionEngine
 from baton.compaction.recall import RecallSource
-from baton.compaction.server import install_server_compaction
+from baton.compaction.server import ServerCompactionFeature, ServerStrategies
 from baton.compaction.service import CompactionService
 from baton.config import ConfigLoader
 from baton.errors import BatonError, SessionBusy
@@ -192,8 +192,9 @@ def build_app(
         CompactionStore(db, sessions.store),
         hooks=hooks,
         plan_state=plan_context.ledger_state,
+        chooser=ServerStrategies(),
     )
-    server_compaction = install_server_compaction(engine)
+    server_compaction = ServerCompactionFeature(engine)
     compaction = CompactionService(sessions, engine, model_switch=server_compaction.model_switch)
     # Approving "in a fresh context" starts the build with a compaction of its own.
     plans = PlanService(plan_context, config, channel, sessions, fresh_start=compaction)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from baton import protocol as p
 from baton.compaction import planning
@@ -87,6 +87,23 @@ def view_from_json(data: dict[str, Any]) -> View:
     )
 
 
+class StrategyChooser(Protocol):
+    """Chooses how a compaction job produces its view; given the engine it runs in."""
+
+    def choose(self, engine: CompactionEngine, job: CompactionJob) -> Strategy: ...
+
+
+class NativeOnly:
+    """The chooser without server-side compaction: always the native strategy."""
+
+    def choose(self, engine: CompactionEngine, job: CompactionJob) -> Strategy:
+        if job.request.strategy == "server":
+            job.notes.append(
+                "server-side compaction is not available for this provider; used native"
+            )
+        return engine.native
+
+
 class CompactionEngine:
     def __init__(
         self,
@@ -95,13 +112,15 @@ class CompactionEngine:
         *,
         hooks: CompactionHooks | None = None,
         plan_state: Callable[[SessionState], p.PlanState | None] | None = None,
+        chooser: StrategyChooser | None = None,
     ) -> None:
         self.service = service
         self.store = store
         self.hooks: CompactionHooks = hooks if hooks is not None else NoHooks()
-        self.strategies: dict[str, Strategy] = {"native": NativeStrategy()}
-        # Chooses the strategy for a job; the server-side feature replaces it.
-        self.choose_strategy: Callable[[CompactionJob], Strategy] = self._native_only
+        self.native = NativeStrategy()
+        # Chooses the strategy for a job (the server-side feature's ServerStrategies
+        # where server compaction may be used; native only otherwise).
+        self.chooser: StrategyChooser = chooser if chooser is not None else NativeOnly()
         # The ledger's plan line (the plan feature's PlanContext.ledger_state).
         self.plan_state = plan_state if plan_state is not None else _no_plan
 
@@ -133,13 +152,6 @@ class CompactionEngine:
     def records(self, session_id: str) -> list[p.CompactionRecord]:
         self.service.state(session_id)
         return [entry.record for entry in self.store.all(session_id)]
-
-    def _native_only(self, job: CompactionJob) -> Strategy:
-        if job.request.strategy == "server":
-            job.notes.append(
-                "server-side compaction is not available for this provider; used native"
-            )
-        return self.strategies["native"]
 
     # ------------------------------------------------------------------ compaction
 
@@ -205,7 +217,7 @@ class CompactionEngine:
                 job = self.new_job(state, request, settings, provider, report)
                 job.hook_context, job.prompt_override = await self.hooks.compacting(state, request)
                 job.notes.extend(request.notes)
-                strategy = FRESH if request.fresh else self.choose_strategy(job)
+                strategy = FRESH if request.fresh else self.chooser.choose(self, job)
                 strategy_name = strategy.name
                 channel.send_update(
                     state.id, p.CompactionStarted(trigger=request.trigger, strategy=strategy.name)

@@ -86,8 +86,8 @@ class ServerStrategy:
     and the engine records the strategy by that name once the run is over.
     """
 
-    def __init__(self, feature: ServerCompactionFeature) -> None:
-        self.feature = feature
+    def __init__(self, engine: CompactionEngine) -> None:
+        self.engine = engine
         self.name: p.Strategy = "server"
 
     async def run(self, job: CompactionJob) -> View:
@@ -100,7 +100,7 @@ class ServerStrategy:
         log.warning("server compaction in %s fell back to native: %s", job.state.id, reason)
         self.name = "native"
         job.notes.append(f"{reason}; fell back to native compaction")
-        return await self.feature.native_strategy(job).run(job)
+        return await native_strategy(self.engine, job).run(job)
 
     async def _on_server(self, job: CompactionJob) -> View:
         state, settings = job.state, job.settings
@@ -223,36 +223,23 @@ class LocalHistoryNative:
 
     name: p.Strategy = "native"
 
-    def __init__(self, feature: ServerCompactionFeature, base: View) -> None:
-        self.feature = feature
+    def __init__(self, engine: CompactionEngine, base: View) -> None:
+        self.engine = engine
         self.base = base
 
     async def run(self, job: CompactionJob) -> View:
         local = dataclasses.replace(job, base_view=self.base, before=job.build(self.base, None))
-        view = await self.feature.engine.strategies["native"].run(local)
+        view = await self.engine.native.run(local)
         job.made_by, job.summary_calls = local.made_by, local.summary_calls
         return view
 
 
-class ServerCompactionFeature:
-    """Installs the server strategy into a `CompactionEngine` through its seams.
+class ServerStrategies:
+    """The engine's strategy chooser where server-side compaction may be used: the
+    server for the official OpenAI provider (unless native is asked for), native
+    otherwise, and native from the local history behind a chain another identity made."""
 
-    It is also the session's `ServerCompactionEvents` seam (`on_server_compaction`)
-    and the compaction service's `model_switch` (both connected by build_app).
-    """
-
-    def __init__(self, engine: CompactionEngine) -> None:
-        self.engine = engine
-        self._hook_tasks: set[asyncio.Task[None]] = set()
-
-    def install(self) -> None:
-        engine = self.engine
-        engine.strategies["server"] = ServerStrategy(self)
-        engine.choose_strategy = self.choose
-
-    # ------------------------------------------------------------------ strategy choice
-
-    def choose(self, job: CompactionJob) -> Strategy:
+    def choose(self, engine: CompactionEngine, job: CompactionJob) -> Strategy:
         identity = job.provider.identity
         view = job.state.view
         if foreign_artifacts(view.server_window, identity):
@@ -268,37 +255,50 @@ class ServerCompactionFeature:
                 f"the server chain was made by {_describe(old)} and is never sent to "
                 f"{_describe(identity)}: compacted natively from the local history"
             )
-            strategy = self.native_strategy(job)
+            strategy = native_strategy(engine, job)
             if isinstance(strategy, LocalHistoryNative):
                 # What this model would be sent without the chain: the local history.
-                job.before = self.engine.build_with_view(
+                job.before = engine.build_with_view(
                     job.state, job.settings, job.provider, strategy.base
                 )
             return strategy
         requested = job.request.strategy or job.settings.compaction.strategy
         if requested != "native" and server_allowed(identity):
-            return ServerStrategy(self)
+            return ServerStrategy(engine)
         if requested == "server":
             job.notes.append(
                 "server-side compaction is only available with the openai provider; used native"
             )
-        return self.native_strategy(job)
+        return native_strategy(engine, job)
 
-    def native_strategy(self, job: CompactionJob) -> Strategy:
-        """Native compaction; from the local history when the view is a server chain."""
-        if job.state.view.server_window is None:
-            return self.engine.strategies["native"]
-        return LocalHistoryNative(self, self.native_base(job.state))
 
-    def native_base(self, state: SessionState) -> View:
-        """The latest view in force before the server chain that is not itself one."""
-        for entry in reversed(self.engine.store.all(state.id)):
-            if entry.undone:
-                continue
-            view = self.engine.view_of(entry)
-            if view.server_window is None:
-                return view
-        return View()
+def native_strategy(engine: CompactionEngine, job: CompactionJob) -> Strategy:
+    """Native compaction; from the local history when the view is a server chain."""
+    if job.state.view.server_window is None:
+        return engine.native
+    return LocalHistoryNative(engine, native_base(engine, job.state))
+
+
+def native_base(engine: CompactionEngine, state: SessionState) -> View:
+    """The latest view in force before the server chain that is not itself one."""
+    for entry in reversed(engine.store.all(state.id)):
+        if entry.undone:
+            continue
+        view = engine.view_of(entry)
+        if view.server_window is None:
+            return view
+    return View()
+
+
+class ServerCompactionFeature:
+    """What server-side compaction does outside the engine's strategy choice
+    (`ServerStrategies`, given to the engine when it is built): the session's
+    `ServerCompactionEvents` seam (`on_server_compaction`) and the compaction
+    service's `model_switch` (both connected by build_app)."""
+
+    def __init__(self, engine: CompactionEngine) -> None:
+        self.engine = engine
+        self._hook_tasks: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ model switch
 
@@ -360,12 +360,6 @@ class ServerCompactionFeature:
             await self.engine.hooks.compacted(state, record)
         except Exception:
             log.exception("a compacted hook failed; the compaction stands")
-
-
-def install_server_compaction(engine: CompactionEngine) -> ServerCompactionFeature:
-    feature = ServerCompactionFeature(engine)
-    feature.install()
-    return feature
 
 
 def _no_report(message: str, percentage: int | None = None) -> None:
