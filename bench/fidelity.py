@@ -38,7 +38,6 @@ import statistics
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
@@ -160,8 +159,6 @@ def add_round(app, state, rng: random.Random, round_index: int, turns: int, fact
         results = []
         for index, (name, args, output, tool_facts, status) in enumerate(calls):
             call_id = f"call_{tag}_{index}"
-            import json
-
             parts.append(
                 StoredPart(
                     "tool_call",
@@ -282,8 +279,6 @@ def window_for(tokens: int) -> int:
 
 def add_fixed_failures(app, state, rounds: int, first: int = 0) -> list[str]:  # type: ignore[no-untyped-def]
     """Turns where a command fails (a lint rule, a test count) and a later run passes."""
-    import json
-
     store = app.sessions.store
     facts: list[str] = []
     for r in range(first, first + rounds):
@@ -424,20 +419,6 @@ class Probe:
         return re.search(self.expected, answer, re.IGNORECASE) is not None
 
 
-def ask_local(base_url: str, messages: list[dict[str, object]], timeout: float) -> tuple[str, int]:
-    """The model's answer and the prompt tokens it counted."""
-    body = {"messages": messages, "max_tokens": 40, "temperature": 0, "cache_prompt": True}
-    req = urllib.request.Request(
-        f"{base_url}/v1/chat/completions",
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(req, timeout=timeout) as response:
-        data = json.loads(response.read())
-    answer = str(data["choices"][0]["message"].get("content") or "")
-    return answer, int((data.get("usage") or {}).get("prompt_tokens") or 0)
-
-
 async def probe_views(seed: int) -> tuple[dict[str, ModelRequest], list[Probe], dict[str, int]]:
     """A session with lint failures fixed later and two turns of work, compacted by hand
     with the scripted summariser; the views the probes are asked against."""
@@ -518,6 +499,8 @@ def print_probes(seed: int, small: bool, timeout: float) -> None:
     server = load_xllamacpp(
         EngineConfig(model_path=path, threads=2, batch_threads=2, context_size=12_288)
     )
+    from fidelity_probes import ask as ask_local
+
     base_url = server.listening_address.rstrip("/")
     print(f"\nmodel-answered probes ({path.name}, {len(probes)} probes, timeout {timeout:.0f} s)")
     print("view          estimated  model's count  answered  seconds")

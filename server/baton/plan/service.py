@@ -300,34 +300,32 @@ class PlanService:
         the build turn begins (the call returns once it has started)."""
         state = self.sessions.state(params.session_id)
         if not params.start and not params.fresh:
-            return self._approve(state)
+            self._approve(state)
+            return p.PlanApproveResult(status="approved", mode="build")
         _ensure_idle(state)
         # The lease first (busy if another process works on the session), so nothing is
         # written unless the turn can run; the turn takes it over (leases are counted).
         with self.sessions.leases.hold(state.id, "plan approval"):
             state = self.sessions.refresh(state)
-            before = (self._reviewable(state.id).status, state.row.mode)
-            result = self._approve(state)
+            mode = state.row.mode
+            status = self._approve(state)
             if params.fresh:
-                await self._start_fresh(state, *before)
+                await self._start_fresh(state, status, mode)
             if params.start:
                 self._start_build(state)
-            return result
+            return p.PlanApproveResult(status="approved", mode="build")
 
-    def _reviewable(self, session_id: str) -> PlanRow:
-        plan, _ = self._current(session_id)
+    def _approve(self, state: SessionState) -> p.PlanStatus:
+        """Approve the plan and switch to build mode; returns the status it had."""
+        plan, latest = self._current(state.id)
         if plan.status not in REVIEWABLE:
             raise PlanStateError(
                 f"the plan is {plan.status}; only a draft or a plan awaiting approval "
                 "can be approved"
             )
-        return plan
-
-    def _approve(self, state: SessionState) -> p.PlanApproveResult:
-        self._reviewable(state.id)
-        self._set_status(state.id, "approved")
+        self._did_change(self.store.set_status(state.id, "approved"), latest.version, "user")
         self.sessions.change_mode(state, "build")
-        return p.PlanApproveResult(status="approved", mode="build")
+        return plan.status
 
     def _set_status(self, session_id: str, status: p.PlanStatus) -> None:
         _, latest = self._current(session_id)
