@@ -222,6 +222,35 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   throw new Error(`could not run "${title}" from the command palette`);
 }
 
+/**
+ * Clicks a text box in a webview and types into it as a person would, then waits until the box
+ * holds exactly `text`. Keys sent while the webview moves focus (a re-render, a rAF focus) can be
+ * lost; then the box is cleared and typed again, up to three times.
+ */
+export async function typeInto(page: Page, frame: Frame, selector: string, text: string): Promise<void> {
+  const box = frame.locator(selector);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await box.click();
+    if (attempt > 0) {
+      await page.keyboard.press("ControlOrMeta+A");
+      await page.keyboard.press("Backspace");
+    }
+    await page.keyboard.type(text, { delay: 5 });
+    try {
+      await frame.waitForFunction(
+        ([sel, want]) => (document.querySelector(sel) as (Element & { value?: string }) | null)?.value === want,
+        [selector, text] as const,
+        { timeout: 5000 },
+      );
+      return;
+    } catch {
+      const held = await box.evaluate((e) => (e as Element & { value?: string }).value ?? "");
+      console.warn(`typeInto ${selector}: the box held ${JSON.stringify(held)}, typing again`);
+    }
+  }
+  throw new Error(`could not type ${JSON.stringify(text)} into ${selector}`);
+}
+
 /** The webview frame (any depth) that contains `selector`. */
 export async function webviewFrame(page: Page, selector: string, timeoutMs = 60_000): Promise<Frame> {
   const deadline = Date.now() + timeoutMs;

@@ -20,6 +20,7 @@ import {
   runCommand,
   startCodeServer,
   startFakeLlm,
+  typeInto,
   webviewFrame,
   type CodeServer,
   type FakeLlm,
@@ -75,8 +76,7 @@ describe.skipIf(skip)("Plans in real VS Code (code-server)", () => {
   });
 
   async function prompt(frame: Frame, text: string): Promise<void> {
-    await frame.locator("#prompt").click();
-    await page.keyboard.type(text);
+    await typeInto(page, frame, "#prompt", text);
     await frame.locator("#send").click();
   }
 
@@ -88,8 +88,7 @@ describe.skipIf(skip)("Plans in real VS Code (code-server)", () => {
     await plan.locator(`#selection-tools button[data-kind=${kind}]`).click();
     await plan.locator("#annotation-editor:not([hidden])").waitFor({ timeout: 10_000 });
     if (words) {
-      await plan.locator("#annotation-text").click();
-      await page.keyboard.type(words);
+      await typeInto(page, plan, "#annotation-text", words);
     }
     await plan.locator("#annotation-save").click();
     await plan.waitForFunction((n) => document.querySelectorAll("#annotation-list li").length === n, before + 1, { timeout: 10_000 });
@@ -112,8 +111,7 @@ describe.skipIf(skip)("Plans in real VS Code (code-server)", () => {
     expect(await plan.locator("#annotation-list li .annotation-lines").allInnerTexts()).toEqual(["Line 3", "Line 4"]);
 
     await plan.locator("#request-changes-toggle").click();
-    await plan.locator("#feedback").click();
-    await page.keyboard.type("ECHO REVIEW and keep it to one step");
+    await typeInto(page, plan, "#feedback", "ECHO REVIEW and keep it to one step");
     await plan.locator("#send-feedback").click();
 
     // The fake model answers with how many user messages the request ends with, and the last one verbatim.

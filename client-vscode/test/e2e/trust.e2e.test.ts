@@ -18,6 +18,7 @@ import {
   runCommand,
   startCodeServer,
   startFakeLlm,
+  typeInto,
   webviewFrame,
   type CodeServer,
   type FakeLlm,
@@ -79,8 +80,7 @@ describe.skipIf(skip)("Workspace Trust in real VS Code (code-server)", () => {
 
   async function prompt(frame: Frame, text: string): Promise<void> {
     const answers = await frame.locator("[data-kind=assistant]", { hasText: "I read the readme." }).count();
-    await frame.locator("#prompt").click();
-    await page.keyboard.type(text);
+    await typeInto(page, frame, "#prompt", text);
     await frame.locator("#send").click();
     await frame.waitForFunction(
       (n) => Array.from(document.querySelectorAll("[data-kind=assistant]")).filter((e) => e.textContent?.includes("I read the readme.")).length > n,

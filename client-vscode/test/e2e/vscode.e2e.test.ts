@@ -18,6 +18,7 @@ import {
   runCommand,
   startCodeServer,
   startFakeLlm,
+  typeInto,
   webviewFrame,
   type CodeServer,
   type FakeLlm,
@@ -83,8 +84,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
       "Use an OpenAI-compatible server",
     ]);
     expect(await sidebar.locator("#app").getAttribute("data-session-id")).toBe("");
-    await sidebar.locator("#prompt").click();
-    await page.keyboard.type("Say hello");
+    await typeInto(page, sidebar, "#prompt", "Say hello");
     await page.keyboard.press("Enter");
     // No key, no local model installed: the error says so in words and offers the fixes.
     const card = sidebar.locator(".error-card").last();
@@ -106,8 +106,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
   }, 300_000);
 
   it("a prompt streams the model's answer into the sidebar", async () => {
-    await sidebar.locator("#prompt").click();
-    await page.keyboard.type("Say hello");
+    await typeInto(page, sidebar, "#prompt", "Say hello");
     await sidebar.locator("#send").click();
     // The first run's answer is already there: wait for this one, the second.
     await sidebar.locator("[data-kind=assistant]", { hasText: "Hello from the fake model." }).nth(1).waitFor({ timeout: 60_000 });
@@ -125,8 +124,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     await sidebar.locator("#mode-plan").click();
     await sidebar.waitForSelector('#app[data-mode="plan"]', { timeout: 30_000 });
 
-    await sidebar.locator("#prompt").click();
-    await page.keyboard.type("PLEASE PLAN a greeting");
+    await typeInto(page, sidebar, "#prompt", "PLEASE PLAN a greeting");
     await sidebar.locator("#send").click();
 
     const plan = await webviewFrame(page, "#plan-app", 90_000);
@@ -173,8 +171,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     await sidebar.waitForFunction(() => document.getElementById("pick-model")?.textContent === "gpt-fake-mini ▾", undefined, {
       timeout: 30_000,
     });
-    await sidebar.locator("#prompt").click();
-    await page.keyboard.type("WHICH MODEL");
+    await typeInto(page, sidebar, "#prompt", "WHICH MODEL");
     await sidebar.locator("#send").click();
     await sidebar.locator("[data-kind=assistant]", { hasText: "model: gpt-fake-mini" }).waitFor({ timeout: 60_000 });
     await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
@@ -223,8 +220,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     const original = await readFile(readme, "utf8");
     await runCommand(page, "Baton: New Session");
     await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
-    await sidebar.locator("#prompt").click();
-    await page.keyboard.type("PLEASE WRITE the readme");
+    await typeInto(page, sidebar, "#prompt", "PLEASE WRITE the readme");
     await sidebar.locator("#send").click();
     // The sidebar asks too: in words, with what "always" grants spelled out.
     const ask = sidebar.locator(".permission").first();
@@ -263,8 +259,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
   it("permission choices: 'Always allow this command' covers that command only; another asks, Escape rejects it", async () => {
     const ran = path.join(server!.workspace, "ran.txt");
     await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
-    await sidebar.locator("#prompt").click();
-    await page.keyboard.type("PLEASE RUN the commands");
+    await typeInto(page, sidebar, "#prompt", "PLEASE RUN the commands");
     await sidebar.locator("#send").click();
     const first = sidebar.locator(".permission[data-tool=bash]").first();
     await first.waitFor({ timeout: 60_000 });
@@ -308,8 +303,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     await page.locator(".quick-input-list .monaco-list-row", { hasText: "Add Selection to Prompt" }).first().waitFor({ timeout: 10_000 });
     await page.keyboard.press("Enter");
     await sidebar.locator("#attachments .chip", { hasText: "@README.md:1" }).waitFor({ timeout: 30_000 });
-    await sidebar.locator("#prompt").click();
-    await page.keyboard.type("WHAT IS ATTACHED");
+    await typeInto(page, sidebar, "#prompt", "WHAT IS ATTACHED");
     await sidebar.locator("#send").click();
     await sidebar.locator("[data-kind=assistant]", { hasText: "Attached: README.md lines 1-1, seen 1 time(s)." }).waitFor({ timeout: 60_000 });
   }, 120_000);
