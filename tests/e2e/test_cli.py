@@ -286,6 +286,19 @@ def test_acp_help_says_what_it_is_and_how_an_editor_starts_it(
     )
     assert piped.returncode == 2
     assert "`baton acp --help` says how" in piped.stderr and "docs/" not in piped.stderr
+    # /dev/null on stdin (epoll cannot watch it): the same one line, no asyncio traceback.
+    null_in = subprocess.run(
+        [sys.executable, "-m", "baton", "acp"],
+        cwd=workspace,
+        env=server_env(home, {}, None),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert null_in.returncode == 2
+    assert "`baton acp --help` says how" in null_in.stderr
+    assert "Traceback" not in null_in.stderr, null_in.stderr
 
 
 def git(workspace: Path, *args: str) -> str:

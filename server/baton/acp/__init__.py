@@ -7,6 +7,8 @@ see docs/acp.md for what maps to what.
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 import sys
 from typing import TYPE_CHECKING, cast
 
@@ -17,6 +19,29 @@ if TYPE_CHECKING:
 STDIO_LIMIT = 50 * 1024 * 1024
 
 
+def _streamable(fd: int) -> bool:
+    """Whether asyncio can stream `fd`: a pipe, a socket or a terminal.
+
+    A regular file is refused by asyncio with a ValueError, and a character device such
+    as /dev/null by epoll with a PermissionError logged from inside the event loop, after
+    the fact; asking first gives one clear message instead.
+    """
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
+def _refuse_stdio() -> int:
+    print(
+        "baton acp: stdin and stdout must be pipes (an editor starts it);"
+        " `baton acp --help` says how",
+        file=sys.stderr,
+    )
+    return 2
+
+
 async def serve() -> int:
     """Serve one ACP client on stdin/stdout until it closes the connection."""
     from acp.agent.connection import AgentSideConnection
@@ -25,16 +50,12 @@ async def serve() -> int:
     from baton.acp.agent import BatonAgent
     from baton.acp.transport import LineTransport
 
+    if not (_streamable(sys.stdin.fileno()) and _streamable(sys.stdout.fileno())):
+        return _refuse_stdio()
     try:
         reader, writer = await stdio_streams(limit=STDIO_LIMIT)
     except ValueError:
-        # asyncio's pipe transports refuse a regular file (`baton acp > out.txt`).
-        print(
-            "baton acp: stdin and stdout must be pipes (an editor starts it);"
-            " `baton acp --help` says how",
-            file=sys.stderr,
-        )
-        return 2
+        return _refuse_stdio()
     transport = LineTransport(reader, writer)
     agent = BatonAgent(transport)
     # BatonAgent implements the stable methods; the SDK answers the unstable ones it
