@@ -47,6 +47,7 @@ from baton.providers.base import (
     UserText,
 )
 from baton.review.attachments import render_attachment
+from baton.session.history_cache import HistoryCache
 from baton.session.model import StoredMessage
 from baton.session.state import SessionState, View
 from baton.tokens import ITEM_OVERHEAD, estimate
@@ -268,7 +269,7 @@ class ContextBuilder:
         cache = state.history_cache
         if (
             candidate
-            or not isinstance(cache, HistoryCache)
+            or cache is None
             or cache.signature != signature
             or cache.stable_count > len(messages)
         ):
@@ -312,13 +313,13 @@ class ContextBuilder:
         key = ((view.signature, len(state.reverted)), usable)
         if candidate:
             cache = None
-        elif isinstance(cache, HistoryCache) and cache.requests and cache.requests[0] == key:
+        elif cache is not None and cache.requests and cache.requests[0] == key:
             return cache.requests[1]
         text = render_requests(
             person_messages(state.messages, view.first_kept_seq, state.reverted),
             requests_budget(usable),
         )
-        if isinstance(cache, HistoryCache) and cache.signature == key[0]:
+        if cache is not None and cache.signature == key[0]:
             cache.requests = (key, text)
         return text
 
@@ -457,26 +458,6 @@ class ContextBuilder:
             server_artifact=server_artifact,
             compact_prompt=compact,
         )
-
-
-@dataclass
-class HistoryCache:
-    """The converted history, reused from step to step.
-
-    A message whose tool calls all have results can no longer change, so the
-    longest prefix of such messages is converted once and only newer messages
-    are converted again; the cache resets when the view changes (a compaction,
-    an undo, a revert). This keeps a step's cost independent of the session's
-    length.
-    """
-
-    signature: tuple[Any, ...]
-    stable_count: int = 0
-    items: list[Item] = field(default_factory=list)
-    history_tokens: int = 0
-    tool_output_tokens: int = 0
-    # The `<baton:requests>` block of this view: ((signature, usable window), text).
-    requests: tuple[tuple[Any, int], str | None] | None = None
 
 
 def _convert(

@@ -49,9 +49,10 @@ class BatonServer(LanguageServer):
     def __init__(
         self, hub: Hub | None = None, protocol_cls: type[BatonProtocol] = BatonProtocol
     ) -> None:
-        super().__init__("baton", __version__, protocol_cls=protocol_cls)
         # With --tcp: the listener this connection belongs to (one app for all of them).
+        # Set before pygls builds the protocol, which reads it (TcpProtocol.hub).
         self.hub = hub
+        super().__init__("baton", __version__, protocol_cls=protocol_cls)
         self.app: App | None = None
         self.channel: LspChannel | None = None
         # Set by `initialize`: where to work and the client's settings.

@@ -42,7 +42,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pygls.exceptions import JsonRpcException
 
@@ -118,8 +118,14 @@ def write_token(path: Path, token: str) -> None:
 class TcpProtocol(BatonProtocol):
     """A connection's protocol: nothing but an authenticating `initialize` until it has one."""
 
-    hub: TcpHub
     authenticated = False
+
+    @property
+    def hub(self) -> TcpHub:
+        """The listener this connection belongs to: its server was made for that hub."""
+        hub = cast("BatonServer", self._server).hub
+        assert isinstance(hub, TcpHub), "a TcpProtocol serves a connection of a TcpHub"
+        return hub
 
     def handle_message(self, message: Any) -> None:
         if not self.authenticated:
@@ -252,7 +258,6 @@ class TcpHub:
         server = create_server(hub=self, protocol_cls=TcpProtocol)
         protocol = server.protocol
         assert isinstance(protocol, TcpProtocol)
-        protocol.hub = self
         protocol.set_writer(writer)
         self._writers[protocol] = writer
         self._arm_idle()

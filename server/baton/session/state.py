@@ -11,6 +11,7 @@ from baton.compaction.compact_request import CompactRequest
 from baton.plan.view import PlanBlock
 from baton.providers.base import Item, OpaqueItem
 from baton.session.grants import Grants
+from baton.session.history_cache import HistoryCache
 from baton.session.model import SessionRow, StoredMessage
 from baton.tokens import TokenModel
 
@@ -77,8 +78,8 @@ class SessionState:
     calibration: float = 1.0
     # Counts views as the provider would, from its reports (baton.tokens.TokenModel).
     token_model: TokenModel = field(default_factory=TokenModel)
-    # The context builder's converted history (see context.HistoryCache).
-    history_cache: Any = None
+    # The context builder's converted history (rebuilt when the view changes).
+    history_cache: HistoryCache | None = None
 
     # What the features keep between requests; dropped with the rest when the session is
     # read again from the store (`reset`).
