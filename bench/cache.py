@@ -12,6 +12,10 @@ revisions, and a 3,000-token plan with 10 revisions) has two parts:
 (a) plan iteration: the plan is written, then revised; each round the person
     asks for a change (baton/plan/requestChanges) and the model answers with
     one small plan_edit and plan_exit in the same response (one request).
+    Each scenario runs twice: with no planning reads (the plan is written from
+    the prompt alone), and with the exploration a real planning session makes
+    first, as every peer's plan mode does: a grep, then four source files of
+    120-300 lines read in one response (`EXPLORED`, ~39 characters a line).
 (b) build: the approved plan is built in 60 model steps (reads, commands,
     writes) of which 6 tick a step off, with one compaction halfway.
 
@@ -25,7 +29,8 @@ The ideal for the build is Baton's own request sequence with every request a
 pure extension of the one before (except the first after a compaction, which
 starts a new prefix after the instructions and tools for any agent). A third
 run approves with `fresh: true` (build in a fresh context) and compares its
-first build request with the last planning request.
+first build request with the last planning request, and prints that request's
+parts (instructions, tool list, each input item) with their tokens.
 
 Every request is serialised as the provider sees it (instructions, tools,
 input items; tests/fake_llm/prefix.py) and compared with every earlier request
@@ -72,6 +77,48 @@ TARGET_COPIES = 1
 TARGET_IDEAL_RATIO = 1.3
 TARGET_FRESH_SHARE = 0.25
 PROMPT = "Plan how to make sessions resumable."
+# What a planning session reads before it writes the plan, as every peer's plan mode
+# explores first: the source files the plan is about (100-300 lines each, ~40
+# characters a line, as Python is) and one search. Fixed before measuring, not tuned to
+# a target.
+EXPLORED = (
+    ("server/sessions/store.py", 120),
+    ("server/sessions/loader.py", 180),
+    ("server/sessions/context.py", 240),
+    ("server/sessions/config.py", 300),
+)
+SEARCH = {"pattern": "def (load|save)_", "include": "*.py"}
+
+
+def source_file(name: str, lines: int) -> str:
+    """Deterministic Python of `lines` lines, ~39 characters a line as Baton's own server
+    code has: a docstring, imports, then functions of 8 lines each."""
+    stem = name.rsplit("/", 1)[-1].removesuffix(".py")
+    out = [
+        f'"""Sessions: the {stem} (what survives a restart of the server)."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from baton.session.model import Session, Store, decode",
+        "",
+    ]
+    verbs = ("load", "save", "find", "check", "merge", "drop")
+    i = 0
+    while len(out) + 8 <= lines:
+        verb = verbs[i % len(verbs)]
+        out += [
+            f"def {verb}_{i}(store: Store, session_id: str) -> Session | None:",
+            f'    """{verb.title()} part {i} of the {stem}, or None if it is missing."""',
+            f"    row = store.get(session_id, part={i})",
+            "    if row is None or row.deleted:",
+            "        return None",
+            "    items = [decode(m) for m in row.messages]",
+            "    return Session(row.id, items, mode=row.mode)",
+            "",
+        ]
+        i += 1
+    out += ["# end of " + stem] * (lines - len(out))
+    return "\n".join(out) + "\n"
 
 
 @dataclass
@@ -142,6 +189,10 @@ def start(llm: FakeLLM, home: Path) -> App:
         (ws / f"module_{n}.py").write_text(
             "".join(f"def f{n}_{i}(x):\n    return x * {i}\n" for i in range(40))
         )
+    for name, lines in EXPLORED:
+        path = ws / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source_file(name, lines))
     return build_app(
         ws,
         NullChannel(),
@@ -159,19 +210,28 @@ async def wait_idle(app: App, sid: str) -> None:
         await asyncio.sleep(0.01)
 
 
+def exploration() -> list[list[Any]]:
+    """The model's answers that explore before it plans: a search, then the files read
+    in one response (parallel calls, as peers make them)."""
+    return [
+        [tool_call("grep", SEARCH)],
+        [tool_call("read", {"path": name}) for name, _ in EXPLORED],
+    ]
+
+
 async def plan_iteration(
-    app: App, llm: FakeLLM, plan: str, edits: list[Any], restate: bool
+    app: App, llm: FakeLLM, plan: str, edits: list[Any], restate: bool, reads: bool
 ) -> tuple[str, int]:
     """Scenario (a); returns the session id and the index of its first request."""
     first = len(llm.model_requests)
     sid = app.sessions.new_session(p.SessionNewParams(mode="plan", title="Resumable")).session_id
+    for answer in exploration() if reads else []:
+        llm.add(*answer)
     if restate:
         llm.add(text(f"Here is my plan:\n\n{plan}"))
     else:
         llm.add(tool_call("plan_write", {"content": plan}), tool_call("plan_exit", {}))
-    await app.sessions.prompt(
-        p.PromptParams(session_id=sid, text="Plan how to make sessions resumable.")
-    )
+    await app.sessions.prompt(p.PromptParams(session_id=sid, text=PROMPT))
     for feedback, old, new, revised in edits:
         if restate:
             llm.add(text(f"Here is the revised plan:\n\n{revised}"))
@@ -269,12 +329,18 @@ class Run:
 
 
 async def run(
-    scenario: Scenario, args: argparse.Namespace, restate: bool, fresh: bool = False
+    scenario: Scenario,
+    args: argparse.Namespace,
+    restate: bool,
+    fresh: bool = False,
+    reads: bool = False,
 ) -> Run:
     with FakeLLM() as llm, tempfile.TemporaryDirectory(prefix="baton-cache-") as tmp:
         app = start(llm, Path(tmp))
         try:
-            sid, first = await plan_iteration(app, llm, scenario.plan, scenario.edits, restate)
+            sid, first = await plan_iteration(
+                app, llm, scenario.plan, scenario.edits, restate, reads
+            )
             final = scenario.edits[-1][3] if scenario.edits else scenario.plan
             build_first, new_prefix = await build(app, llm, sid, final, args, restate, fresh)
             requests = llm.model_requests
@@ -310,13 +376,27 @@ def full_copies(request: RecordedRequest, plan: str) -> int:
     return count_copies(_item_texts(request), plan)
 
 
-def ideal_plan(scenario: Scenario, first: RecordedRequest) -> Figures:
+def ideal_plan(scenario: Scenario, requests: list[RecordedRequest], explored: int) -> Figures:
     """Plan once, then each edit's diff: the same instructions, tools and feedback, each
-    request the one before plus the answer and the new feedback (served from the cache)."""
+    request the one before plus the answer and the new feedback (served from the cache).
+    The first `explored` requests explore the code before the plan is written: the ideal
+    makes the same calls and gets the same outputs (what they add to Baton's requests)."""
+    first = requests[0]
     fixed = (len(first.segments.instructions) + len(first.segments.tools)) // 4
     f = Figures()
-    size, answer = fixed + len(PROMPT) // 4, len(scenario.plan) // 4
-    f.requests, f.input, f.output = 1, size, answer
+    size = fixed + len(PROMPT) // 4
+    f.requests, f.input = 1, size
+    for n in range(1, explored + 1):
+        grown = (requests[n].segments.chars - requests[n - 1].segments.chars) // 4
+        f.hit += size
+        f.previous += size
+        f.reused += size
+        f.output += output_tokens(requests[n - 1])
+        size += grown
+        f.requests += 1
+        f.input += size
+    answer = len(scenario.plan) // 4
+    f.output += answer
     for feedback, old, new, _ in scenario.edits:
         f.hit += size
         f.previous += size
@@ -354,22 +434,68 @@ def report(
         print(row(name, figures, prices, copies))
 
 
+def part_of(item: dict[str, Any]) -> str:
+    """What an input item of a fresh build's first request is, by its opening words."""
+    kind = item_type(item)
+    if kind != "message":
+        return kind
+    body = content_text(item.get("content"))
+    for opening, name in (
+        ("<baton:requests>", "<baton:requests> (the person's messages)"),
+        ("<baton:ledger>", "<baton:ledger>"),
+        ("<baton:plan>", "<baton:plan> (the plan block)"),
+        ("[mode: ", "[mode: ...] note"),
+        ("<baton:summary>", "<baton:summary>"),
+    ):
+        if body.startswith(opening):
+            return name
+    return f"{item.get('role')} message: {body[:40]!r}…"
+
+
+def parts(request: RecordedRequest) -> list[tuple[str, int]]:
+    """(part, tokens) of a request as the provider sees it: instructions, tool list, items."""
+    seg = request.segments
+    out = [("instructions", len(seg.instructions) // 4), ("tool list", len(seg.tools) // 4)]
+    for item in request.items:
+        out.append((part_of(item), (len(json.dumps(item, ensure_ascii=False)) + 1) // 4))
+    return out
+
+
+def explored_tokens(run: Run, explored: int) -> int:
+    """What the exploration added to the request the plan is written in."""
+    if not explored:
+        return 0
+    return (run.plan[explored].segments.chars - run.plan[0].segments.chars) // 4
+
+
 async def scenario_figures(
-    scenario: Scenario, args: argparse.Namespace, prices: tuple[float, float, float]
+    scenario: Scenario,
+    args: argparse.Namespace,
+    prices: tuple[float, float, float],
+    reads: bool,
 ) -> list[tuple[str, float, str, bool]]:
-    baton = await run(scenario, args, restate=False)
-    baseline = await run(scenario, args, restate=True)
-    fresh = await run(scenario, args, restate=False, fresh=True)
+    explored = len(exploration()) if reads else 0
+    baton = await run(scenario, args, restate=False, reads=reads)
+    baseline = await run(scenario, args, restate=True, reads=reads)
+    fresh = await run(scenario, args, restate=False, fresh=True, reads=reads)
     plan_b, _ = measure(baton.plan, set())
     plan_r, _ = measure(baseline.plan, set())
-    plan_i = ideal_plan(scenario, baton.plan[0])
+    plan_i = ideal_plan(scenario, baton.plan, explored)
     build_b, build_i = measure(baton.build, baton.new_prefix)
     build_r, _ = measure(baseline.build, baseline.new_prefix)
     final = scenario.edits[-1][3] if scenario.edits else scenario.plan
     copies_b = max(full_copies(r, final) for r in baton.plan + baton.build)
     copies_r = max(full_copies(r, final) for r in baseline.plan + baseline.build)
     largest = max(baton.plan + baton.build, key=lambda r: r.segments.chars)
-    print(f"== {scenario.name}")
+    if reads:
+        files = ", ".join(f"{name} ({lines} lines)" for name, lines in EXPLORED)
+        how = (
+            f"planning reads: a grep {json.dumps(SEARCH)}, then {files}: "
+            f"{explored_tokens(baton, explored):,} tokens in the plan's request"
+        )
+    else:
+        how = "no planning reads (the plan is written from the prompt alone)"
+    print(f"== {scenario.name}; {how}")
     report(
         "(a) plan iteration",
         [
@@ -389,17 +515,19 @@ async def scenario_figures(
         prices,
     )
     across = reuse_between(baton.plan[-1], baton.build[0])
-    fresh_share = fresh.build[0].segments.chars / fresh.plan[-1].segments.chars
+    first_build, last_plan = fresh.build[0], fresh.plan[-1]
+    fresh_share = first_build.segments.chars / last_plan.segments.chars
     print(
         f"  full copies in Baton's largest request ({largest.segments.chars // 4:,} tokens): "
         f"{full_copies(largest, final)}; restate baseline at most {copies_r}"
     )
-    fixed = (len(fresh.build[0].segments.instructions) + len(fresh.build[0].segments.tools)) // 4
     print(
-        f"  fresh-context build: first request {fresh.build[0].segments.chars // 4:,} tokens, "
-        f"last planning request {fresh.plan[-1].segments.chars // 4:,} (both with "
-        f"{fixed:,} of instructions and tools; the plan is {len(final) // 4:,})"
+        f"  fresh-context build: first request {first_build.segments.chars // 4:,} tokens "
+        f"= {fresh_share:.1%} of the last planning request "
+        f"{last_plan.segments.chars // 4:,} (the plan is {len(final) // 4:,}); its parts:"
     )
+    for name, tokens in parts(first_build):
+        print(f"    {tokens:>6,}  {name}")
     print()
     ratio = plan_b.cost(prices) / plan_i.cost(prices)
     return [
@@ -410,7 +538,12 @@ async def scenario_figures(
         ("prefix reuse, plan iteration", plan_b.reuse, "100%", plan_b.reuse >= 1.0),
         ("prefix reuse across approval", across, "100%", across >= 1.0),
         ("build reuse / append-only", build_b.reuse / build_i.reuse, "", True),
-        ("fresh build's first / last planning", fresh_share, "≤ 25%", fresh_share <= 0.25),
+        (
+            "fresh build's first / last planning",
+            fresh_share,
+            f"≤ {TARGET_FRESH_SHARE:.0%}",
+            fresh_share <= TARGET_FRESH_SHARE,
+        ),
     ]
 
 
@@ -435,7 +568,12 @@ async def main(args: argparse.Namespace) -> int:
     )
     print("copies = most full copies of the plan in one request")
     print()
-    results = [(s.name, await scenario_figures(s, args, prices)) for s in scenarios]
+    results = [
+        (f"{s.name}, {'planning reads' if reads else 'no planning reads'}", checks)
+        for s in scenarios
+        for reads in (False, True)
+        for checks in [await scenario_figures(s, args, prices, reads)]
+    ]
     for name, checks in results:
         print(f"targets, {name}:")
         for label, value, target, ok in checks:
