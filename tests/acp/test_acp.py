@@ -544,7 +544,7 @@ async def test_cancel_stops_the_turn(start_acp: StartAcp, llm: FakeLLM) -> None:
     llm.add(text("working", " on", " it"), stall(30, after=4))
     turn = asyncio.ensure_future(acp.say(sid, "do a long thing"))
     await llm.wait_for_requests_async(1)
-    await asyncio.sleep(0.3)
+    # The model has the request: the turn is running, mid-stream; cancel it now.
     await acp.conn.cancel(session_id=sid)
     result = await asyncio.wait_for(turn, 10)
     assert result.stop_reason == "cancelled"
