@@ -139,18 +139,20 @@ PLAN_CHANGED = """[plan: v{version} is the current plan; copies above are out of
 PLAN_APPROVED_MESSAGE = """The plan in {path} is approved. Build it now, step by step, ticking each step
 off with `plan_edit` as you finish it, and call `plan_done` when every step is done."""
 PLAN_APPROVED_START = "Start with the first unchecked step: {step}"
-PLAN_FEEDBACK_MESSAGE = """Changes requested to the plan:
-
-{feedback}
-
-Revise it with `plan_edit` and call `plan_exit` in the same response to submit it again."""
+# A fresh-context build starts after the plan block, which says all of the above and names
+# the step to continue from: the turn's message need not say it twice.
+PLAN_APPROVED_FRESH = "The plan above is approved: build it."
+PLAN_FEEDBACK_HEAD = "Changes requested to the plan:\n\n"
+PLAN_REVISE = (
+    "\n\nRevise it with `plan_edit` and call `plan_exit` in the same response to submit it again."
+)
+PLAN_FEEDBACK_MESSAGE = PLAN_FEEDBACK_HEAD + "{feedback}" + PLAN_REVISE
 # The person's line-by-line review (baton.plan.annotations): each note quoted from the plan
 # with its line numbers, its kind and their words, in one message.
-PLAN_REVIEW_MESSAGE = """Changes requested to the plan (v{version}), {count} note(s) on its lines:
-
-{notes}{overall}
-
-Revise it with `plan_edit` and call `plan_exit` in the same response to submit it again."""
+PLAN_REVIEW_MESSAGE = (
+    "Changes requested to the plan (v{version}), {count} note(s) on its lines:\n\n"
+    "{notes}{overall}" + PLAN_REVISE
+)
 PLAN_REVIEW_OVERALL = "\n\nOverall: {feedback}"
 # `/review` in an ACP editor: the plan numbered, and how to annotate it with `/changes`.
 PLAN_REVIEW_SHOWN = """Plan {path} (v{version}, {status}):

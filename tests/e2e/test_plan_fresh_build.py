@@ -76,9 +76,13 @@ async def test_approve_fresh_builds_from_plan_ledger_and_requests_without_a_summ
     assert CONSTRAINT in first and "<baton:requests>" in first  # the person's words
     assert "Files read: report.py" in first  # the ledger
     assert "<baton:plan>" in first and "Add the exporter in src/export.py" in first
-    assert "Start with the first unchecked step: Add the exporter" in (
-        build[0].last_user_text() or ""
-    )
+    # Nothing said twice: the plan block names the step to start from, so the turn's
+    # message does not; build mode needs no note (the instructions' default, and no
+    # summary that could speak of another mode).
+    assert build[0].last_user_text() == "The plan above is approved: build it."
+    assert first.count("Continue from the step in progress, else the first open one") == 1
+    assert first.count("Add the exporter in src/export.py") == 2  # the direction, the plan
+    assert not any(t.startswith("[mode: ") for t in build[0].texts("user"))
     # The planning conversation left the view.
     assert "planning detail" not in first and "weighed three designs" not in first
 
@@ -93,6 +97,50 @@ async def test_approve_fresh_builds_from_plan_ledger_and_requests_without_a_summ
     await baton.prompt(sid, "what did we discuss while planning?")
     outputs = llm.model_requests[-1].tool_outputs().values()
     assert any("weighed three designs" in o for o in outputs)
+
+
+@pytest.mark.asyncio
+async def test_a_fresh_build_shows_the_persons_feedback_without_batons_wrapper(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_baton()
+    sid = await planned_session(baton, llm, workspace)
+    llm.add(
+        tool_call("plan_edit", {"old_string": "- [ ] Write tests", "new_string": "- [ ] Test it"}),
+        tool_call("plan_exit", {}),
+    )
+    await baton.request(
+        "baton/plan/requestChanges", {"sessionId": sid, "feedback": "Name the test file."}
+    )
+    await turn_ended(baton, sid, 2)
+    planning = llm.model_requests[-1].input_text()
+    assert "Revise it with `plan_edit`" in planning  # the model was told how to revise
+
+    llm.add(text("Building."))
+    await baton.request("baton/plan/approve", {"sessionId": sid, "start": True, "fresh": True})
+    await turn_ended(baton, sid, 3)
+    first = llm.model_requests[-1].input_text()
+    requests = first[first.index("<baton:requests>") : first.index("</baton:requests>")]
+    assert f"[person] Plan a CSV export. {CONSTRAINT}" in requests
+    # The person's words, not the direction Baton wrapped them in for the planning turn.
+    assert "[plan feedback] Name the test file." in requests
+    assert "Revise it" not in requests and "Changes requested" not in requests
+
+
+@pytest.mark.asyncio
+async def test_a_fresh_start_in_plan_mode_says_the_mode(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    # With no summary the instructions' default (build) holds, so a view started afresh
+    # in plan mode must say so.
+    baton = await start_baton()
+    sid = await planned_session(baton, llm, workspace)
+    record = await baton.request("baton/session/compact", {"sessionId": sid, "fresh": True})
+    assert record["committed"] is True
+    llm.add(text("Still planning."))
+    await baton.prompt(sid, "one more thought")
+    sent = llm.model_requests[-1]
+    assert sent.texts("user")[-2].startswith("[mode: plan]")
 
 
 @pytest.mark.asyncio

@@ -76,10 +76,16 @@ POLITE_SUMMARY = (
 )
 
 
+def is_approval(message: str) -> bool:
+    """The message an approval starts the build with: plain (it names the plan and the first
+    step) or in a fresh context (the plan block above says those)."""
+    return "is approved. Build it now" in message or "The plan above is approved" in message
+
+
 def polite(req: Any) -> Any:
     """The screenshot session, one step per request, decided by what the history holds."""
     calls = [c.get("name") for c in req.function_calls()]
-    approved = any("is approved. Build it now" in t for t in req.texts("user"))
+    approved = any(is_approval(t) for t in req.texts("user"))
     if not approved:
         if "read" not in calls:
             return reply(
@@ -169,7 +175,7 @@ def answer(req: Any) -> Any:
     if "WHAT IS ATTACHED" in last:
         seen = req.input_text().count('<baton:attachment path="README.md" lines="1-1">')
         return text(f"Attached: README.md lines 1-1, seen {seen} time(s).")
-    if "is approved. Build it now" in last:
+    if is_approval(last):
         if "plan_edit" not in [c.get("name") for c in req.function_calls()]:
             return tool_call(
                 "plan_edit",

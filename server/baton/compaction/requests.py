@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from baton import prompts
 from baton.session.model import StoredMessage
 from baton.tokens import estimate
 
@@ -54,6 +55,17 @@ def person_messages(
     ]
 
 
+def person_words(message: StoredMessage) -> str:
+    """The message as the block shows it: plan feedback without Baton's own wrapper (the
+    "Changes requested" opening and the "Revise it" direction, which the label and the plan
+    block say), so what stays is what the person wrote."""
+    text = message.text().strip()
+    if message.kind == "feedback":
+        text = text.removesuffix(prompts.PLAN_REVISE.strip()).rstrip()
+        text = text.removeprefix(prompts.PLAN_FEEDBACK_HEAD).lstrip()
+    return text
+
+
 def _masked(message: StoredMessage, text: str, head: int, tail: int) -> str:
     hidden = len(text) - head - tail
     return (
@@ -73,7 +85,7 @@ def render_requests(messages: list[StoredMessage], budget_tokens: int) -> str | 
     """
     if not messages:
         return None
-    texts = [m.text().strip() for m in messages]
+    texts = [person_words(m) for m in messages]
     shown = [
         _masked(m, t, PASTE_HEAD, PASTE_TAIL) if len(t) > PASTE_CHARS else t
         for m, t in zip(messages, texts, strict=True)

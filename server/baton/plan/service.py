@@ -312,7 +312,7 @@ class PlanService:
             if params.fresh:
                 await self._start_fresh(state, status, mode)
             if params.start:
-                self._start_build(state)
+                self._start_build(state, fresh=params.fresh)
             return p.PlanApproveResult(status="approved", mode="build")
 
     def _approve(self, state: SessionState) -> p.PlanStatus:
@@ -341,7 +341,12 @@ class PlanService:
             self.sessions.change_mode(state, mode)
             raise
 
-    def _start_build(self, state: SessionState) -> None:
+    def _start_build(self, state: SessionState, *, fresh: bool) -> None:
+        if fresh:
+            # The view is the plan block, which has the direction and the step to start
+            # from; the message does not repeat them.
+            self.sessions.start_turn(state, prompts.PLAN_APPROVED_FRESH, "approval")
+            return
         plan, latest = self._current(state.id)
         text = prompts.PLAN_APPROVED_MESSAGE.format(path=plan.path)
         step = first_unchecked(latest.content)

@@ -8,7 +8,8 @@ difference:
 
 - the mode, with its rules, when it is not the mode last announced (the
   instructions say build mode holds until a note says otherwise; a switch; and
-  after a compaction, until a note is in view again, whatever the mode);
+  after a compaction with a summary, until a note is in view again, whatever the
+  mode);
 - the plan, when the last version the model was shown is not the latest: the
   person's change as its changed lines (the whole block when that is smaller,
   or when the model has no copy yet: a session started on, or attached to, an
@@ -84,11 +85,14 @@ class ContextNotes:
         signature = (view.signature, len(state.reverted))
         told = state.told
         if told is None or told.signature != signature or told.scanned > len(state.messages):
-            # After a compaction the summary may speak of another mode: say it again.
-            compacted = view.compaction_id is not None or view.first_kept_seq is not None
+            # After a compaction the summary (or the server's window) may speak of another
+            # mode: say it again. A view with neither (a fresh start, pruning alone) holds
+            # only Baton's blocks and messages that are scanned below, so the instructions'
+            # default holds as in a new session.
+            summarised = view.summary is not None or view.server_window is not None
             # The plan block (frozen with the view) is the first copy in view.
             told = state.told = Told(
-                signature, mode=None if compacted else "build", plan_version=block_version
+                signature, mode=None if summarised else "build", plan_version=block_version
             )
         mode, version = told.mode, told.plan_version
         settled = True
