@@ -547,23 +547,49 @@ def main() -> None:
         help="only the model-answered probes, on the local model of this size",
     )
     parser.add_argument("--probe-timeout", type=float, default=900.0, help="seconds in all")
-    parser.add_argument("--sessions", type=int, default=2, help="probe sessions per size")
+    parser.add_argument(
+        "--seeds", default="1,2,3", help="probe sessions per size (1: Python, 2: Node, 3: Rust, …)"
+    )
     parser.add_argument("--sizes", default="5000,40000,150000", help="probe session sizes")
     parser.add_argument(
-        "--model-max", type=int, default=6_000, help="largest session the model answers on"
+        "--model-max", type=int, default=200_000, help="largest session the model answers on"
     )
+    parser.add_argument(
+        "--summary-max",
+        type=int,
+        default=6_000,
+        help="largest session the model summarises (larger ones: the scripted summariser)",
+    )
+    parser.add_argument(
+        "--context", type=int, default=16_384, help="the model's n_ctx (local.contextSize)"
+    )
+    parser.add_argument("--out", type=Path, help="append each session's figures (JSON lines)")
+    parser.add_argument("--report", type=Path, help="only print the table of an --out file")
     parser.add_argument(
         "--old-probes", action="store_true", help="the six probes of the earlier bench"
     )
     args = parser.parse_args()
+    if args.report:
+        from fidelity_probes import report
+
+        report(args.report)
+        return
     if args.probe_model and args.old_probes:
         print_probes(args.seed, args.probe_model == "0.5b", args.probe_timeout)
         return
     if args.probe_model:
         from fidelity_probes import run
 
-        sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
-        run(args.probe_model == "0.5b", args.sessions, sizes, args.model_max, DroppingSummariser)
+        run(
+            args.probe_model == "0.5b",
+            [int(x) for x in args.seeds.split(",") if x.strip()],
+            [int(x) for x in args.sizes.split(",") if x.strip()],
+            args.model_max,
+            args.summary_max,
+            args.context,
+            args.out,
+            DroppingSummariser,
+        )
         return
     print(
         "depth  ledger facts  plan   prose (summary only)  tokens before → after  compaction ms (no model)"

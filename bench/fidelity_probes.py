@@ -34,6 +34,7 @@ import re
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -44,12 +45,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
 
 from baton import protocol as p
 from baton.compaction.engine import CompactRequest
-from baton.providers.base import Finished, ModelRequest, StreamEvent
+from baton.providers.base import Finished, ModelRequest, StreamEvent, Usage
 from baton.session.events import NullChannel
 from baton.session.model import StoredPart, ToolResultRecord
 from baton.tools.base import Fact
-
-MODEL_CONTEXT = 12_288
 
 
 @dataclass
@@ -67,6 +66,7 @@ class Session:
 
     def __init__(self, app: Any, state: Any, seed: int) -> None:
         self.app, self.state, self.rng = app, state, random.Random(seed)
+        self.flavour = list(FLAVOURS)[(seed - 1) % len(FLAVOURS)]
         self.calls = 0
         self.probes: list[Probe] = []
 
@@ -155,30 +155,35 @@ class Session:
     # ------------------------------------------------------------ the session
 
     def build(self, size: int) -> None:
+        """The session: its flavour (a Python, a Node or a Rust project) and every value
+        drawn from the seed, so a run is repeatable and sessions differ."""
         r = self.rng
+        flavour = FLAVOURS[self.flavour]
         keep_out = r.choice(["vendor", "legacy", "third_party", "generated"])
         date = f"2026-{r.randint(1, 12):02d}-{r.randint(10, 28)}"
         bucket = f"s3://acme-{r.choice(['staging', 'preprod', 'qa'])}-{r.randint(100, 999)}"
-        ticket = f"OPS-{r.randint(1000, 9999)}"
+        ticket = f"{r.choice(['OPS', 'REL', 'INFRA'])}-{r.randint(1000, 9999)}"
         level = r.choice(["WARNING", "ERROR", "DEBUG"])
         port, pool, timeout = r.randint(8000, 8999), r.randint(5, 40), r.randint(10, 90)
-        region = r.choice(["eu-west-1", "us-east-2", "ap-south-1"])
+        region = r.choice(["eu-west-1", "us-east-2", "ap-south-1", "eu-central-1"])
         pkg, ver = (
-            r.choice(["requests", "httpx", "pydantic"]),
+            r.choice(["requests", "httpx", "pydantic", "sqlalchemy"]),
             f"2.{r.randint(1, 40)}.{r.randint(0, 9)}",
         )
         jspkg, jsver = (
-            r.choice(["lodash", "axios", "zod"]),
+            r.choice(["lodash", "axios", "zod", "express"]),
             f"4.{r.randint(1, 20)}.{r.randint(0, 30)}",
         )
-        module = r.choice(["billing", "orders", "invoices"])
-        func = r.choice(["compute_total", "sum_lines", "apply_discount"])
-        lib, other = r.choice([("tenacity", "backoff"), ("backoff", "tenacity")])
+        module = r.choice(["billing", "orders", "invoices", "payments", "ledger"])
+        func = r.choice(["compute_total", "sum_lines", "apply_discount", "round_tax"])
+        lib, other = r.choice(flavour["retries"])
         attempts = r.randint(3, 7)
-        test = f"pytest -q tests/test_{module}.py"
+        test = flavour["test"].format(module=module)
         expected = r.randint(40, 60)
         passed = r.randint(4, 12)
         share = max(0, size - 3_500) // 7  # filler between the facts, spread through the region
+        config_path = flavour["config"]
+        values = {"port": port, "region": region, "pool": pool, "module": module, "func": func}
 
         self.person(
             f"Fix the failing {module} tests. Never touch the {keep_out}/ directory. "
@@ -187,10 +192,7 @@ class Session:
         self.step(
             "I'll start with the configuration.",
             [
-                self.read(
-                    "config/app.toml",
-                    f'[server]\nport = {port}\nregion = "{region}"\n\n[db]\npool_size = {pool}\n',
-                ),
+                self.read(config_path, flavour["config_text"].format(**values)),
                 self.read(".env", f"API_TIMEOUT={timeout}\nLOG_FORMAT=json\n"),
             ],
         )
@@ -209,37 +211,27 @@ class Session:
             ],
         )
         self.filler(share, "b")
-        first = (
-            "============================= test session starts ==============================\n"
-            "collected 6 items\n\n"
-            f"tests/test_{module}.py ..F...\n\n"
-            "=================================== FAILURES ===================================\n"
-            f"    def test_total():\n>       assert {func}([]) == 0\n"
-            f"src/{module}.py:12: in {func}\n    return total + tax\n"
-            "E   TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'\n"
-            "=========================== short test summary info ============================\n"
-            f"FAILED tests/test_{module}.py::test_total - TypeError: unsupported operand\n"
-            "========================= 1 failed, 5 passed in 0.31s =========================="
-        )
         self.person("Run the tests.")
-        self.step("Running the tests.", [self.bash(test, first, 1)])
+        self.step(
+            "Running the tests.",
+            [self.bash(test, flavour["first"].format(**values), flavour["first_code"])],
+        )
         self.step(
             f"The failure comes from {func} returning None for an empty list. "
-            "Hypothesis: a stale cache in .pytest_cache. I cleared it and the same failure came "
-            "back, so the cache is ruled out as the cause.",
-            [self.bash("rm -rf .pytest_cache", "", 0)],
+            f"Hypothesis: a stale cache in {flavour['cache']}. I cleared it and the same failure "
+            "came back, so the cache is ruled out as the cause.",
+            [self.bash(f"rm -rf {flavour['cache']}", "", 0)],
         )
         self.filler(share, "c")
-        second = (
-            f"tests/test_{module}.py ..F...\n"
-            f"E   AssertionError: assert {expected - 1} == {expected}\n"
-            "========================= 1 failed, 5 passed in 0.29s =========================="
+        second = flavour["second"].format(got=expected - 1, want=expected, **values)
+        source = flavour["source"].format(module=module)
+        self.step(
+            f"Fixing {func}.", [self.edit(source), self.bash(test, second, flavour["fail_code"])]
         )
-        self.step(f"Fixing {func}.", [self.edit(f"src/{module}.py"), self.bash(test, second, 1)])
         self.filler(share, "d")
         self.step(
             "An off-by-one in the tax rounding; fixing it.",
-            [self.edit(f"src/{module}.py"), self.bash(test, f"{passed} passed in 0.27s", 0)],
+            [self.edit(source), self.bash(test, flavour["passed"].format(n=passed), 0)],
         )
         self.person(f"Use {lib} for the retries, not {other}. Log level {level} in production.")
         self.step(f"Decided: the retries use {lib} with {attempts} attempts.", [])
@@ -257,44 +249,50 @@ class Session:
         self.step("Deploying is blocked on the credentials; the rest is done.", [])
 
         q = Probe
+        first_answer, first_pattern = flavour["first_probe"]
         self.probes = [
             q("Which directory must never be touched?", f"{keep_out}/", rf"\b{keep_out}\b"),
             q("What is the staging date?", date, re.escape(date)),
             q("What is the bucket?", bucket, re.escape(bucket)),
             q("What is the ticket id?", ticket, re.escape(ticket)),
             q("Which log level is wanted in production?", f"Log level {level}", level),
-            q("What port does config/app.toml set?", f"port = {port}", rf"\b{port}\b"),
-            q("What region does config/app.toml set?", region, re.escape(region)),
-            q("What is pool_size in config/app.toml?", f"pool_size = {pool}", rf"\b{pool}\b"),
+            q(
+                f"What port does {config_path} set?",
+                flavour["port"].format(port=port),
+                rf"\b{port}\b",
+            ),
+            q(f"What region does {config_path} set?", region, re.escape(region)),
+            q(
+                f"What is pool_size in {config_path}?",
+                flavour["pool"].format(pool=pool),
+                rf"\b{pool}\b",
+            ),
             q("What is API_TIMEOUT in .env?", f"API_TIMEOUT={timeout}", rf"\b{timeout}\b"),
             q(f"Which version of {pkg} is installed?", f"Version: {ver}", re.escape(ver)),
             q(f"Which version of {jspkg} is installed?", f"{jspkg}@{jsver}", re.escape(jsver)),
             q(
-                f"What error type did the first failing run of `{test}` report?",
-                "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'",
-                r"TypeError",
+                f"What error did the first failing run of `{test}` report?",
+                first_answer.format(**values),
+                first_pattern,
             ),
             q(
-                f"What assertion failed in the second failing run of `{test}`?",
-                f"assert {expected - 1} == {expected}",
-                rf"{expected - 1}\s*==\s*{expected}",
+                f"What values did the failing assertion of the second failing run of `{test}` "
+                "compare?",
+                flavour["second_answer"].format(got=expected - 1, want=expected),
+                rf"\b{expected - 1}\b\D{{1,40}}\b{expected}\b|\b{expected}\b\D{{1,40}}\b{expected - 1}\b",
             ),
             q(
                 f"What exit codes did `{test}` return, in order?",
-                "1, 1, 0",
-                r"\b1\D{1,12}1\D{1,12}0\b",
+                f"{flavour['first_code']}, {flavour['fail_code']}, 0",
+                rf"\b{flavour['first_code']}\D{{1,12}}{flavour['fail_code']}\D{{1,12}}0\b",
             ),
             q(
                 f"How many tests passed in the last run of `{test}`?",
-                f"{passed} passed",
+                flavour["passed"].format(n=passed).split("\n")[0],
                 rf"\b{passed}\b",
             ),
             q("Which hypothesis was ruled out?", "cache is ruled out", r"cache"),
-            q(
-                "Which file was edited to fix the bug?",
-                f"src/{module}.py",
-                re.escape(f"{module}.py"),
-            ),
+            q("Which file was edited to fix the bug?", source, re.escape(source.split("/")[-1])),
             q("Which function returned None?", func, re.escape(func)),
             q("Which library do the retries use?", f"use {lib}", rf"\b{lib}\b"),
             q("How many retry attempts were decided?", f"{attempts} attempts", rf"\b{attempts}\b"),
@@ -308,21 +306,141 @@ class Session:
         ]
 
 
+# Three kinds of project, so the sessions differ in shape as well as in values: the
+# test runner and its output, the config file's format, the first error.
+FLAVOURS: dict[str, dict[str, Any]] = {
+    "python": {
+        "test": "pytest -q tests/test_{module}.py",
+        "cache": ".pytest_cache",
+        "source": "src/{module}.py",
+        "config": "config/app.toml",
+        "config_text": '[server]\nport = {port}\nregion = "{region}"\n\n[db]\npool_size = {pool}\n',
+        "port": "port = {port}",
+        "pool": "pool_size = {pool}",
+        "retries": [("tenacity", "backoff"), ("backoff", "tenacity")],
+        "first_code": 1,
+        "fail_code": 1,
+        "first": (
+            "============================= test session starts ==============================\n"
+            "collected 6 items\n\n"
+            "tests/test_{module}.py ..F...\n\n"
+            "=================================== FAILURES ===================================\n"
+            "    def test_total():\n>       assert {func}([]) == 0\n"
+            "src/{module}.py:12: in {func}\n    return total + tax\n"
+            "E   TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'\n"
+            "=========================== short test summary info ============================\n"
+            "FAILED tests/test_{module}.py::test_total - TypeError: unsupported operand\n"
+            "========================= 1 failed, 5 passed in 0.31s =========================="
+        ),
+        "first_probe": (
+            "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'",
+            r"TypeError",
+        ),
+        "second": (
+            "tests/test_{module}.py ..F...\n"
+            "E   AssertionError: assert {got} == {want}\n"
+            "========================= 1 failed, 5 passed in 0.29s =========================="
+        ),
+        "second_answer": "assert {got} == {want}",
+        "passed": "{n} passed in 0.27s",
+    },
+    "node": {
+        "test": "npx jest tests/{module}.test.js",
+        "cache": "node_modules/.cache/jest",
+        "source": "src/{module}.js",
+        "config": "config/app.yaml",
+        "config_text": "server:\n  port: {port}\n  region: {region}\ndb:\n  pool_size: {pool}\n",
+        "port": "port: {port}",
+        "pool": "pool_size: {pool}",
+        "retries": [("p-retry", "async-retry"), ("async-retry", "p-retry")],
+        "first_code": 1,
+        "fail_code": 1,
+        "first": (
+            " FAIL  tests/{module}.test.js\n"
+            "  ● {module} › total of an empty list\n\n"
+            "    TypeError: Cannot read properties of undefined (reading 'amount')\n\n"
+            "      10 |   return lines.reduce((t, l) => t + l.amount, 0) + tax;\n"
+            "      at {func} (src/{module}.js:10:41)\n\n"
+            "Tests:       1 failed, 5 passed, 6 total\n"
+            "Time:        0.84 s"
+        ),
+        "first_probe": (
+            "TypeError: Cannot read properties of undefined (reading 'amount')",
+            r"TypeError|undefined",
+        ),
+        "second": (
+            " FAIL  tests/{module}.test.js\n"
+            "    expect(received).toBe(expected)\n\n"
+            "    Expected: {want}\n    Received: {got}\n\n"
+            "Tests:       1 failed, 5 passed, 6 total"
+        ),
+        "second_answer": "Received: {got}",
+        "passed": "Tests:       {n} passed, {n} total\nTime:        0.79 s",
+    },
+    "rust": {
+        "test": "cargo test -p {module}",
+        "cache": "target/debug/incremental",
+        "source": "src/{module}.rs",
+        "config": "config/app.ini",
+        "config_text": "[server]\nport = {port}\nregion = {region}\n\n[db]\npool_size = {pool}\n",
+        "port": "port = {port}",
+        "pool": "pool_size = {pool}",
+        "retries": [("backon", "tokio-retry"), ("tokio-retry", "backon")],
+        "first_code": 101,
+        "fail_code": 101,
+        "first": (
+            "   Compiling {module} v0.3.1 (/work/{module})\n"
+            "error[E0308]: mismatched types\n"
+            "  --> src/{module}.rs:12:5\n"
+            "   |\n12 |     total + tax\n"
+            "   |     ^^^^^^^^^^^ expected `Option<u64>`, found `u64`\n\n"
+            "error: could not compile `{module}` (lib test) due to 1 previous error"
+        ),
+        "first_probe": ("error[E0308]: mismatched types", r"E0308|mismatched"),
+        "second": (
+            "running 6 tests\n"
+            "test tests::total_of_empty ... FAILED\n\n"
+            "thread 'tests::total_of_empty' panicked at src/{module}.rs:40:9:\n"
+            "assertion `left == right` failed\n  left: {got}\n right: {want}\n\n"
+            "test result: FAILED. 5 passed; 1 failed; 0 ignored"
+        ),
+        "second_answer": "left: {got}",
+        "passed": "test result: ok. {n} passed; 0 failed; 0 ignored",
+    },
+}
+
+
 class Counting:
-    """Wraps a provider: counts summary calls and those that stopped at their cap."""
+    """Wraps a provider: counts summary calls, those that stopped at their cap, and
+    what each call read (prompt tokens, cached) and wrote, and how long it took."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.identity = inner.identity
         self.calls = 0
         self.cut = 0
+        self.log: list[dict[str, Any]] = []
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         self.calls += 1
-        async for event in self.inner.stream(request):
-            if isinstance(event, Finished) and event.reason == "length":
-                self.cut += 1
-            yield event
+        started = time.monotonic()
+        entry: dict[str, Any] = {"max_tokens": request.max_output_tokens, "finish": None}
+        self.log.append(entry)
+        try:
+            async for event in self.inner.stream(request):
+                if isinstance(event, Finished):
+                    entry["finish"] = event.reason
+                    if event.reason == "length":
+                        self.cut += 1
+                elif isinstance(event, Usage):
+                    entry |= {
+                        "prompt": event.input_tokens,
+                        "cached": event.cached_tokens,
+                        "output": event.output_tokens,
+                    }
+                yield event
+        finally:
+            entry["seconds"] = round(time.monotonic() - started, 1)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -354,8 +472,47 @@ def view_text(request: ModelRequest) -> str:
     return "\n".join(parts)
 
 
-async def measure(size: int, seed: int, base_url: str | None, scripted: Any) -> dict[str, Any]:
-    """Build one session, compact it by hand, and return both views and the figures."""
+@dataclass
+class Model:
+    """The local model the bench asks: Baton's own engine (the `local` provider's), kept
+    loaded across sessions by holding a reference to it."""
+
+    path: Path
+    context: int
+    base_url: str
+
+    def settings(self) -> dict[str, Any]:
+        """Client settings that make Baton's `local` provider use this very engine."""
+        return {
+            "provider": "local",
+            # Stated, so a session summarised by the scripted summariser gets the same window.
+            "contextWindow": self.context,
+            "local": {
+                "modelPath": str(self.path),
+                "contextSize": self.context,
+                "promptCache": False,
+            },
+        }
+
+
+def summary_source(notes: list[str]) -> str:
+    """Who wrote the committed summary, from the record's notes."""
+    if any(n.startswith("used a summary built from") for n in notes):
+        return "code (fallback)"
+    return ""
+
+
+async def measure(
+    size: int,
+    seed: int,
+    model: Model | None,
+    model_summary: bool,
+    scripted: Any,
+    window: int | None = None,
+) -> dict[str, Any]:
+    """Build one session, ask the probes on the full transcript (when the model is used:
+    as a session's last request would, it leaves the prefix in llama.cpp's cache), compact
+    it by hand, ask them on Baton's view; return the figures."""
     from baton.app import build_app
     from baton.compaction.recall import RecallSource
 
@@ -363,17 +520,14 @@ async def measure(size: int, seed: int, base_url: str | None, scripted: Any) -> 
         home = Path(tmp)
         os.environ["XDG_DATA_HOME"] = str(home / "data")
         os.environ["XDG_CONFIG_HOME"] = str(home / "config")
+        os.environ["XDG_CACHE_HOME"] = str(home / "cache")
         ws = home / "ws"
         ws.mkdir()
-        use_model = base_url is not None
-        window = MODEL_CONTEXT if use_model else max(16_000, int(size * 1.6))
-        settings: dict[str, Any] = {"contextWindow": window, "compaction": {"strategy": "native"}}
-        if use_model:
-            settings |= {
-                "provider": "openai-compatible",
-                "model": "local",
-                "baseUrl": f"{base_url}/v1",
-            }
+        settings: dict[str, Any] = {"compaction": {"strategy": "native"}}
+        if model is not None:
+            settings |= model.settings()  # the window is the model's context (local.contextSize)
+        else:
+            settings["contextWindow"] = window or max(16_000, int(size * 1.6))
         app = build_app(ws, NullChannel(), environ={}, client_settings=settings)
         sid = app.sessions.new_session(p.SessionNewParams(title="probes")).session_id
         state = app.sessions.state(sid)
@@ -381,17 +535,22 @@ async def measure(size: int, seed: int, base_url: str | None, scripted: Any) -> 
         session.build(size)
         current = app.sessions.settings()
         identity = app.sessions.identity_for(state, current)
-        if use_model:
-            real = app.sessions.provider_for(state, current)
-            provider = Counting(real)
+        if model is not None and model_summary:
+            provider = Counting(app.sessions.provider_for(state, current))
         else:
-            provider = Counting(scripted(random.Random(seed), [pr.answer for pr in session.probes]))
+            answers = [pr.answer for pr in session.probes]
+            provider = Counting(scripted(random.Random(seed), answers))
         app.sessions.providers = OneProvider(provider)
         full = app.sessions.build_context(state, current, identity)
+        result: dict[str, Any] = {}
+        if model is not None:
+            result["full_answers"] = answer_probes(model, full.request, session.probes)
         started = time.monotonic()
         record = await app.compaction.engine.compact(state, CompactRequest("manual"))
         seconds = time.monotonic() - started
         after = app.sessions.build_context(state, current, identity)
+        if model is not None:
+            result["baton_answers"] = answer_probes(model, after.request, session.probes)
         text = view_text(after.request).lower()
         recall = RecallSource(app.sessions)
         in_view = [pr for pr in session.probes if pr.answer.lower() in text]
@@ -403,30 +562,33 @@ async def measure(size: int, seed: int, base_url: str | None, scripted: Any) -> 
         ]
         await app.close()
     notes = record.notes
-    accepted_cut = provider.cut > 0 and not any(
-        "rejected" in n or "completed by one more call" in n or "built from" in n for n in notes
-    )
     sent = lambda b: b.tokens - sum(x.tokens for x in b.parts if x.kind == "tools")  # noqa: E731
-    return {
+    # A summary that stopped at its cap is accepted only if no note says it was completed
+    # by one more call or rejected for the code-built one.
+    handled = ("completed by one more call", "rejected", "used a summary built from")
+    return result | {
         "size": size,
         "seed": seed,
-        "full": full.request,
-        "baton": after.request,
+        "flavour": session.flavour,
+        "probes": len(session.probes),
         "full_tokens": sent(full),
         "baton_tokens": sent(after),
-        "probes": session.probes,
         "in_view": len(in_view),
         "recall": len(in_view) + len(recalled),
         "missing": [pr.answer for pr in session.probes if pr not in in_view and pr not in recalled],
         "recalled": [pr.answer for pr in recalled],
+        "summariser": "local model" if model is not None and model_summary else "scripted",
+        "summary_source": summary_source(notes)
+        or ("the model" if model is not None and model_summary else "the scripted summariser"),
         "summary_calls": provider.calls,
+        "summary_log": provider.log,
         "summary_cut": provider.cut,
-        "accepted_cut": accepted_cut,
+        "accepted_cut": provider.cut > 0 and not any(h in n for n in notes for h in handled),
         "corrections": [n for n in notes if n.startswith("corrected")],
         "notes": notes,
         "summary": record.summary or "",
         "committed": record.committed,
-        "seconds": seconds,
+        "compaction_seconds": round(seconds, 1),
     }
 
 
@@ -443,102 +605,182 @@ def ask(base_url: str, messages: list[dict[str, object]], timeout: float) -> tup
     return answer, int((data.get("usage") or {}).get("prompt_tokens") or 0)
 
 
-def answer_probes(
-    base_url: str, request: ModelRequest, probes: list[Probe]
-) -> tuple[int, int, list[str]]:
-    """(right answers, the model's prompt token count, the probes missed)."""
+def answer_probes(model: Model, request: ModelRequest, probes: list[Probe]) -> dict[str, Any]:
+    """Every probe appended, one at a time, to the same view: the view is a shared prefix
+    that llama.cpp's prompt cache reads once. A view over the model's context is not
+    answered at all (`fits: false`, with the model's count of it)."""
     from baton.providers.openai_chat import to_chat_messages
 
     messages = to_chat_messages(request.instructions, request.items)
     right = counted = 0
     missed: list[str] = []
+    times: list[float] = []
     for probe in probes:
         question = (
             "Answer from the conversation above, in one short line, without using tools: "
             + probe.question
         )
-        reply, prompt_tokens = ask(
-            base_url, [*messages, {"role": "user", "content": question}], 900
-        )
+        started = time.monotonic()
+        try:
+            reply, prompt_tokens = ask(
+                model.base_url, [*messages, {"role": "user", "content": question}], 900
+            )
+        except urllib.error.HTTPError as exc:
+            body = exc.read().decode(errors="replace")
+            if exc.code == 400 and "context" in body:
+                detail = json.loads(body).get("error", {}) if body.startswith("{") else {}
+                return {"fits": False, "tokens": int(detail.get("n_prompt_tokens") or 0)}
+            raise
+        times.append(time.monotonic() - started)
         counted = counted or prompt_tokens
         if probe.passed(reply):
             right += 1
         else:
             missed.append(f"{probe.question} -> {reply.strip()[:70]!r}")
-    return right, counted, missed
+        print(f"    {probe.question[:60]!r} -> {reply.strip()[:70]!r}", file=sys.stderr, flush=True)
+    return {
+        "fits": True,
+        "right": right,
+        "tokens": counted,
+        "missed": missed,
+        "first_seconds": round(times[0], 1),
+        "later_seconds_median": round(sorted(times[1:])[len(times[1:]) // 2], 1)
+        if len(times) > 1
+        else 0.0,
+        "seconds": round(sum(times), 1),
+    }
 
 
-def run(small: bool, sessions: int, sizes: list[int], model_max: int, scripted: Any) -> None:
-    """`scripted`: the summariser class for sessions the model does not read
-    (bench/fidelity.py's DroppingSummariser: keeps each fact with probability 0.5)."""
-    from baton.local.engine import EngineConfig, load_xllamacpp
+def run(
+    small: bool,
+    seeds: list[int],
+    sizes: list[int],
+    model_max: int,
+    summary_max: int,
+    context: int,
+    out: Path | None,
+    scripted: Any,
+) -> None:
+    """`scripted`: the summariser for sessions the model does not summarise
+    (bench/fidelity.py's DroppingSummariser: keeps each fact with probability 0.5).
+    The model answers sessions up to `model_max` tokens and writes the summary of those
+    up to `summary_max`."""
+    from baton.local.engine import EngineConfig, default_manager
     from baton.local.model_files import DEFAULT_MODEL, QWEN_CODER_0_5B, model_path
 
     spec = QWEN_CODER_0_5B if small else DEFAULT_MODEL
     path = model_path(spec)  # before the bench points XDG_DATA_HOME at a throwaway home
-    server = None
-    base_url: str | None = None
+    model: Model | None = None
+    engine = None
     if any(size <= model_max for size in sizes):
         if not path.exists():
             print(f"model not installed ({path}): sizes and recall only")
         else:
-            server = load_xllamacpp(
-                EngineConfig(
-                    model_path=path, threads=2, batch_threads=2, context_size=MODEL_CONTEXT
-                )
-            )
-            base_url = server.listening_address.rstrip("/")
-    print(f"model: {path.name if base_url else 'none'} (context {MODEL_CONTEXT:,})")
-    print(
-        "size     seed  tokens full → baton (share)  in view  view or 1 recall"
-        "  summary calls (cut at cap, accepted cut)  corrections  accuracy full  baton  ratio"
-    )
-    totals: dict[int, list[dict[str, Any]]] = {}
-    for size in sizes:
-        for seed in range(1, sessions + 1):
-            with_model = base_url if size <= model_max else None
+            from baton.config import Settings
+
+            local = Settings.model_validate(
+                {"local": {"modelPath": str(path), "contextSize": context, "promptCache": False}}
+            ).local
+            engine = default_manager().acquire(EngineConfig.from_settings(local))
             started = time.monotonic()
-            m = asyncio.run(measure(size, seed, with_model, scripted))
-            print(f"  compacted in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
-            n = len(m["probes"])
-            acc = ""
-            if with_model:
-                full_right, full_count, full_missed = answer_probes(
-                    with_model, m["full"], m["probes"]
-                )
-                baton_right, baton_count, baton_missed = answer_probes(
-                    with_model, m["baton"], m["probes"]
-                )
-                m |= {"full_right": full_right, "baton_right": baton_right}
-                ratio = baton_right / full_right if full_right else float("nan")
-                acc = f"  {full_right:>2}/{n} ({full_count:,} t)  {baton_right:>2}/{n} ({baton_count:,} t)  {ratio:.2f}"
-                for miss in baton_missed:
-                    print(f"    baton missed: {miss}", file=sys.stderr)
-                for miss in full_missed:
-                    print(f"    full missed: {miss}", file=sys.stderr)
-            share = m["baton_tokens"] / m["full_tokens"]
-            print(
-                f"{size:>7,}  {seed:>4}  {m['full_tokens']:>7,} → {m['baton_tokens']:<7,} ({share:.0%})"
-                f"  {m['in_view']:>4}/{n}  {m['recall']:>8}/{n}"
-                f"  {m['summary_calls']:>13} ({m['summary_cut']}, {'yes' if m['accepted_cut'] else 'no'})"
-                f"  {len(m['corrections']):>11}{acc}",
-                flush=True,
-            )
+            model = Model(path, context, engine.start())
+            print(f"model loaded in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    print(f"model: {path.name if model else 'none'} (n_ctx {context:,})", flush=True)
+    for size in sizes:
+        for seed in seeds:
+            started = time.monotonic()
+            use = model if size <= model_max else None
+            m = asyncio.run(measure(size, seed, use, size <= summary_max, scripted))
+            m["seconds"] = round(time.monotonic() - started, 1)
+            m["model"] = path.name if use else None
+            m["context"] = context
+            print_row(m)
             for note in m["notes"]:
                 print(f"    note: {note}", file=sys.stderr)
-            print(f"    one recall away: {m['recalled']}", file=sys.stderr)
+            for call in m["summary_log"]:
+                print(f"    summary call: {call}", file=sys.stderr)
+            for side in ("full_answers", "baton_answers"):
+                for miss in (m.get(side) or {}).get("missed", []):
+                    print(f"    {side} missed: {miss}", file=sys.stderr)
             if m["missing"]:
                 print(f"    not in view nor one recall: {m['missing']}", file=sys.stderr)
-            totals.setdefault(size, []).append(m)
-    for size, runs in totals.items():
-        probes = sum(len(r["probes"]) for r in runs)
-        line = (
-            f"all {size:,}: tokens {sum(r['baton_tokens'] for r in runs) / sum(r['full_tokens'] for r in runs):.0%}"
-            f" of the full transcript; in view or 1 recall {sum(r['recall'] for r in runs)}/{probes}"
+            if out is not None:
+                with out.open("a") as handle:
+                    handle.write(json.dumps(m) + "\n")
+    if engine is not None:
+        default_manager().release(engine)
+
+
+def print_row(m: dict[str, Any]) -> None:
+    n = m["probes"]
+    full, baton = m.get("full_answers"), m.get("baton_answers")
+    if full is None:
+        acc = "not model-answered"
+    elif not baton["fits"]:
+        acc = f"not even Baton's view fits ({baton['tokens']:,} > {m['context']:,} t)"
+    elif not full["fits"]:
+        acc = (
+            f"full transcript does not fit ({full['tokens']:,} > {m['context']:,} t); "
+            f"view {baton['right']}/{n} of the known answers ({baton['tokens']:,} t)"
         )
-        if all("full_right" in r for r in runs):
-            full = sum(r["full_right"] for r in runs)
-            baton = sum(r["baton_right"] for r in runs)
-            line += f"; accuracy {baton}/{probes} vs full {full}/{probes}: {baton / full:.2f} of the full transcript"
+    else:
+        ratio = baton["right"] / full["right"] if full["right"] else float("nan")
+        acc = (
+            f"full {full['right']}/{n} ({full['tokens']:,} t)  view {baton['right']}/{n}"
+            f" ({baton['tokens']:,} t)  ratio {ratio:.2f}"
+        )
+    print(
+        f"{m['size']:>7,} seed {m['seed']} {m['flavour']:<6}  tokens {m['full_tokens']:,} →"
+        f" {m['baton_tokens']:,} ({m['baton_tokens'] / m['full_tokens']:.0%})"
+        f"  in view {m['in_view']}/{n}, view or 1 recall {m['recall']}/{n}"
+        f"  summary by {m['summary_source']} ({m['summary_calls']} calls,"
+        f" {m['summary_cut']} at cap, accepted cut: {'yes' if m['accepted_cut'] else 'no'})"
+        f"  corrections {len(m['corrections'])}  {acc}  [{m['seconds']:.0f} s]",
+        flush=True,
+    )
+
+
+def report(path: Path) -> None:
+    """Per session and totals from the lines `run` wrote (the latest line per session)."""
+    rows: dict[tuple[int, int], dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            m = json.loads(line)
+            rows[(m["size"], m["seed"])] = m
+    for m in sorted(rows.values(), key=lambda r: (r["size"], r["seed"])):
+        print_row(m)
+    by_size: dict[int, list[dict[str, Any]]] = {}
+    for m in rows.values():
+        by_size.setdefault(m["size"], []).append(m)
+    everything = list(rows.values())
+    for label, runs in [*sorted(by_size.items()), ("all", everything)]:
+        probes = sum(r["probes"] for r in runs)
+        line = (
+            f"{label if isinstance(label, str) else f'{label:,}'}: {len(runs)} sessions,"
+            f" tokens {sum(r['baton_tokens'] for r in runs) / sum(r['full_tokens'] for r in runs):.0%}"
+            f" of the full transcript; in view {sum(r['in_view'] for r in runs)}/{probes},"
+            f" in view or 1 recall {sum(r['recall'] for r in runs)}/{probes};"
+            f" summaries by the model {sum(r['summary_source'] == 'the model' for r in runs)}"
+            f"/{len(runs)}, cut at cap {sum(r['summary_cut'] for r in runs)},"
+            f" accepted cut {sum(r['accepted_cut'] for r in runs)};"
+            f" claim corrections {sum(len(r['corrections']) for r in runs)}"
+        )
+        answered = [r for r in runs if (r.get("baton_answers") or {}).get("fits")]
+        both = [r for r in answered if r["full_answers"]["fits"]]
+        if both:
+            full = sum(r["full_answers"]["right"] for r in both)
+            baton = sum(r["baton_answers"]["right"] for r in both)
+            n = sum(r["probes"] for r in both)
+            line += (
+                f"; where the full transcript fits ({len(both)}): view {baton}/{n} vs full"
+                f" {full}/{n} = {baton / full:.2f} of the full transcript's accuracy"
+            )
+        alone = [r for r in answered if not r["full_answers"]["fits"]]
+        if alone:
+            right = sum(r["baton_answers"]["right"] for r in alone)
+            n = sum(r["probes"] for r in alone)
+            line += (
+                f"; where it does not fit ({len(alone)}): view {right}/{n} of the known answers"
+                " (no full-transcript figure)"
+            )
         print(line)
-    del server
