@@ -10,15 +10,20 @@ three TODOs) it runs, through the same core the editor uses:
 3. compaction: the person asks for one (`baton/session/compact`): the planning
    conversation leaves the model's view, tokens before -> after, the ledger;
 4. plan back: the next request carries the plan, re-read from its file;
-5. edit: the agent builds the first step (`read`, then `edit`);
+5. edit: the agent builds the first step (`read`, then `edit`); the demo checks
+   the edit as a person reviewing it would (reads mean(), runs it on a few
+   lists) and, when it falls short, shows the model what it found: one more try;
 6. tick: and ticks it off in the plan (`plan_edit`).
 
 Where a person would act, the demo sends the JSON-RPC request an editor sends,
 to the server's own method handlers (params validated, the result serialised as
 on the wire), and prints both. Each of the agent's model steps is told the one
 tool it needs (`tool_choice` naming it; for llama.cpp a JSON schema of that
-tool's calls only): what makes a 1.5B model on a CPU do the step. What each step
-does is still the model's (the plan, the code of the edit). A phase that does
+tool's calls only): what makes a 1.5B model on a CPU do the step. The build's calls
+are narrowed further (`RequiredCall`): the path is stats.py, and the edit's
+old_string one of mean()'s lines as they are, so the model chooses where to edit
+among text that is there. What each step does is still the model's (the plan, the
+line to replace, the code of the edit). A phase that does
 not succeed is said plainly, the demo stands in where the rest needs it (a plan
 written as a person would), and it exits 1.
 
@@ -36,9 +41,11 @@ import asyncio
 import difflib
 import inspect
 import json
+import math
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -50,6 +57,7 @@ from typing import Any, TextIO
 
 from baton import protocol as p
 from baton.errors import BatonError
+from baton.providers.base import RequiredCall
 from baton.session.events import ProgressReporter, ProgressScope
 from baton.terminal_status import StatusLine, describe_progress
 
@@ -77,27 +85,33 @@ PLAN_TOOLS = ("read", "grep", "plan_write")
 PERSON_NOTE = "Keep every docstring as it is."
 BUILD_PROMPT = (
     "Build the plan's first step now: the TODO in mean(). Read mean() in stats.py (read "
-    "with offset {offset} and limit {limit}), then change its code with edit so that "
-    "mean([]) returns 0.0: old_string is mean()'s TODO comment line and its return line, "
-    "new_string the code that returns 0.0 for an empty list, then that return line."
+    "with offset {offset} and limit {limit}), then call edit to do what its TODO says: "
+    "old_string is the one line of mean() that the new code replaces, new_string that "
+    "new code, indented as in the file. mean() must still return the mean of a "
+    "non-empty list."
 )
 # A few lines to read (mean() alone) rather than the file: less for the model to read
-# before the edit, and the old_string to copy is in front of it.
-BUILD_TOOLS = ("read", "edit")
+# before the edit. The edit's old_string is one of those lines (a RequiredCall: for
+# llama.cpp an enum in the call's schema), so the model chooses where, among text that is
+# there, and writes the code itself. Copying a line exactly was what the 1.5B model got
+# wrong most; told to copy two lines it replaced the return line with `return 0.0`.
 # The tick is a turn of its own: with the plan line in the same prompt, the 1.5B model
 # copied it into the edit's old_string.
 TICK_PROMPT = 'Now tick the step off with plan_edit: old_string "{step}", new_string "{done}".'
 TICK_TOOLS = ("plan_edit",)
-# When the edit failed (its old_string not in the file, say): one more try, as a person
-# would ask, the tool's error in front of the model.
-RETRY_PROMPT = (
-    "The edit did not change stats.py (see the error above). Call edit again: old_string "
-    "must be lines copied exactly from mean() in stats.py as read above, indentation "
-    "included."
+# After the edit the demo checks it, as a person reviewing it would (the checks of
+# edit_departures), and when it falls short shows the model what it found: one more try,
+# mean() as it is now in front of the model.
+FIX_PROMPT = (
+    "I checked stats.py after your edit: {found}. Fix mean() so that it returns 0.0 for "
+    "an empty list and still returns the mean of a non-empty list: read mean() again "
+    "(read with offset {offset} and limit {limit}), then call edit: old_string is the one "
+    "line of mean() to replace, new_string the code that replaces it, indented as in the "
+    "file."
 )
-RETRY_TOOLS = ("edit",)
-# mean() from its `def` line: the signature, the docstring, the TODO and the return.
-MEAN_LINES = 4
+# The path the build's calls are held to, where the schema is enforced: after the
+# compaction the 1.5B model read and edited the plan file, the path it had last seen.
+STATS_PATH: dict[str, Any] = {"enum": ["stats.py"]}
 # Words that tell the plan line for mean()'s TODO apart (its name, or what the TODO says).
 MEAN_WORDS = ("mean", "empty", "zerodivision", "0.0")
 OTHER_WORDS = ("median", "middle", "notimplemented", "sort", "mode", "tie", "common")
@@ -241,9 +255,10 @@ def _step_matching(plan: str, words: tuple[str, ...], others: tuple[str, ...]) -
 
 
 def mean_departures(source: str) -> list[str]:
-    """How `mean()` in the edited `stats.py` falls short of the step, read from its code
-    (never run: the model wrote it): it must still divide the sum by the length, and
-    return 0.0 under a test of the list (`if not values:`, `if len(values) == 0:`)."""
+    """How `mean()` in the edited `stats.py` falls short of the step, read from its code:
+    it must still divide the sum by the length, and return 0.0 under a test of the list
+    (`if not values:` ... `return 0.0`, or `... if values else 0.0`). Which way round
+    the test goes, `mean_results` finds out by running it."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -255,17 +270,139 @@ def mean_departures(source: str) -> list[str]:
     out: list[str] = []
     if not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in nodes):
         out.append("mean() no longer divides the sum by the count")
+
+    def zero(node: ast.AST | None) -> bool:
+        return isinstance(node, ast.Constant) and node.value == 0
+
     guarded = any(
-        isinstance(n, ast.If)
-        and any(
-            isinstance(r, ast.Return) and isinstance(r.value, ast.Constant) and r.value.value == 0
-            for r in ast.walk(n)
+        (
+            isinstance(n, ast.If)
+            and any(isinstance(r, ast.Return) and zero(r.value) for r in ast.walk(n))
         )
+        or (isinstance(n, ast.IfExp) and (zero(n.body) or zero(n.orelse)))
         for n in nodes
     )
     if not guarded:
         out.append("mean() has no `if` that returns 0.0 for an empty list")
     return out
+
+
+# What the edited mean() must return, run as a person would after the edit.
+MEAN_CASES: tuple[tuple[list[float], float], ...] = (
+    ([], 0.0),
+    ([1.0, 2.0, 3.0], 2.0),
+    ([2.5], 2.5),
+    ([-1.0, 5.0], 2.0),
+)
+_RUN_MEAN = """
+import json, sys
+sys.path.insert(0, ".")
+from stats import mean
+out = []
+for values in json.loads(sys.argv[1]):
+    try:
+        got = mean(values)
+        out.append(["returns", got if isinstance(got, (int, float)) else repr(got)])
+    except Exception as exc:
+        out.append(["raises", type(exc).__name__])
+print(json.dumps(out))
+"""
+RUN_TIMEOUT = 20.0
+
+
+def mean_results(project: Path) -> list[str]:
+    """Runs the edited mean() on MEAN_CASES (a child Python in the demo's copy of the
+    project, time-limited) and says each case it gets wrong."""
+    cases = json.dumps([values for values, _ in MEAN_CASES])
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-B", "-c", _RUN_MEAN, cases],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        return [f"mean() did not return within {RUN_TIMEOUT:.0f} s"]
+    try:
+        results = json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return [f"importing stats.py failed: {_clip(last, 120)}"]
+    out: list[str] = []
+    for (values, want), (how, got) in zip(MEAN_CASES, results, strict=True):
+        if how == "returns" and isinstance(got, (int, float)) and math.isclose(got, want):
+            continue
+        shown = "[" + ", ".join(f"{v:g}" for v in values) + "]"
+        out.append(f"mean({shown}) {how} {got}, not {want}")
+    return out
+
+
+def edit_departures(original: str, after: str, project: Path | None = None) -> list[str]:
+    """How the edited `stats.py` falls short of the first step: it must have changed,
+    still parse, change code (not only a comment), its `mean()` must pass
+    `mean_departures` and, given the project, return what MEAN_CASES say."""
+    if after == original:
+        return ["the edit did not change stats.py"]
+    try:
+        tree = ast.parse(after)
+    except SyntaxError as exc:
+        return [f"stats.py no longer parses after the edit: {exc.msg}, line {exc.lineno}"]
+    # Comments are not code: an edit that only rewords one builds nothing.
+    if ast.dump(tree) == ast.dump(ast.parse(original)):
+        return ["the edit changed only comments or layout, not the code"]
+    out = mean_departures(after)
+    if project is not None and "stats.py has no mean() any more" not in out:
+        out += mean_results(project)
+    return out
+
+
+def function_lines(source: str, name: str) -> tuple[int, list[str]]:
+    """The lines of top-level function `name` in `source` and the 1-based number of its
+    `def` line, up to the next top-level line (read as text: an edit may have broken the
+    file); (0, []) when there is no such function."""
+    lines = source.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(f"def {name}(")), None)
+    if start is None:
+        return 0, []
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end][0].isspace()):
+        end += 1
+    body = lines[start:end]
+    while body and not body[-1].strip():
+        body.pop()
+    return start + 1, body
+
+
+def _read_span(source: str) -> dict[str, int]:
+    """The read that shows mean() alone: its offset and limit."""
+    first, lines = function_lines(source, "mean")
+    return {"offset": max(first, 1), "limit": max(len(lines), 1)}
+
+
+def _edit_call(source: str) -> str | RequiredCall:
+    """The edit the build step must make: in stats.py, its old_string one of mean()'s
+    lines as they are, the new_string the model's. A line found elsewhere too (`return
+    0.0` after an edit) comes with the lines above it that make it unique: the edit
+    tool refuses an old_string found more than once."""
+    _, lines = function_lines(source, "mean")
+    choices: list[str] = []
+    for end in range(len(lines)):
+        if not lines[end].strip():
+            continue
+        for start in range(end, -1, -1):
+            text = "\n".join(lines[start : end + 1])
+            if source.count(text) == 1:
+                choices.append(text)
+                break
+    if not choices:
+        return "edit"
+    return RequiredCall("edit", {"path": STATS_PATH, "old_string": {"enum": choices}})
+
+
+def _read_call() -> RequiredCall:
+    """The read of mean(): the file the prompt names (the offset and limit are the model's)."""
+    return RequiredCall("read", {"path": STATS_PATH})
 
 
 def plan_departures(plan: str) -> list[str]:
@@ -318,6 +455,18 @@ def corrected_departures(notes: list[str]) -> list[str]:
                 "(Baton removed the statement from the summary)"
             )
     return out
+
+
+def _describe_call(call: RequiredCall) -> str:
+    narrowed = ", ".join(
+        f"{key} {schema['enum'][0]!r}"
+        if len(schema.get("enum", ())) == 1
+        else f"{key} one of {len(schema['enum'])} lines"
+        if "enum" in schema
+        else key
+        for key, schema in call.narrowed.items()
+    )
+    return f"{call.name} ({narrowed})" if narrowed else call.name
 
 
 def _clip(text: str, limit: int) -> str:
@@ -402,12 +551,13 @@ class Demo:
         return max(5.0, min(budget, TOTAL_BUDGET - (time.monotonic() - self.started)))
 
     async def turn(
-        self, app: Any, session_id: str, text: str, tools: Sequence[str]
+        self, app: Any, session_id: str, text: str, tools: Sequence[str | RequiredCall]
     ) -> tuple[str, list[str]]:
         """Run one prompt whose steps must call `tools`, one each, then stop; returns the
         stop reason and the tools called. "timeout" when the budget ran out."""
         self.say(_indent(f"> {text}", "  "))
-        self.say(f"    (each model step is told its tool: {', '.join(tools)})")
+        names = [t if isinstance(t, str) else _describe_call(t) for t in tools]
+        self.say(f"    (each model step is told its tool: {', '.join(names)})")
         state = app.sessions.state(session_id)
         started = time.monotonic()
         try:
@@ -589,40 +739,36 @@ class Demo:
 
     async def _build(self, app: Any, sid: str, step: str | None, originals: dict[str, str]) -> None:
         stats = self.project / "stats.py"
+        original = originals["stats.py"]
         if step is None:
             step = next(iter(_open_steps(app.plans.get(sid).content)), "- [ ] mean()")
-        lines = stats.read_text(encoding="utf-8").splitlines()
-        offset = next((i + 1 for i, line in enumerate(lines) if "def mean(" in line), 1)
-        prompt = BUILD_PROMPT.format(offset=offset, limit=MEAN_LINES)
-        await self.turn(app, sid, prompt, BUILD_TOOLS)
-        if stats.read_text(encoding="utf-8") == originals["stats.py"]:
-            await self.turn(app, sid, RETRY_PROMPT, RETRY_TOOLS)
+        prompt = BUILD_PROMPT.format(**_read_span(stats.read_text(encoding="utf-8")))
+        await self.turn(
+            app, sid, prompt, (_read_call(), _edit_call(stats.read_text(encoding="utf-8")))
+        )
+        found = self._check_edit(original)
+        if found:
+            self.say("  It shows the model what it found, and gives it one more try:")
+            now = stats.read_text(encoding="utf-8")
+            fix = FIX_PROMPT.format(found="; ".join(found), **_read_span(now))
+            await self.turn(app, sid, fix, (_read_call(), _edit_call(now)))
+            found = self._check_edit(original)
+            if not found:
+                self.notes.append(
+                    "the edit passed the demo's check on its second try, after the model was "
+                    "shown what its first edit missed"
+                )
         tick = TICK_PROMPT.format(step=step, done=step.replace("[ ]", "[x]", 1))
         await self.turn(app, sid, tick, TICK_TOOLS)
         after = stats.read_text(encoding="utf-8")
-        failure: str | None = None
-        if after == originals["stats.py"]:
-            failure = "the model's edit did not change stats.py"
+        if after == original:
             self.say("  no file changed")
         else:
             diff = difflib.unified_diff(
-                originals["stats.py"].splitlines(),
-                after.splitlines(),
-                "a/stats.py",
-                "b/stats.py",
-                lineterm="",
+                original.splitlines(), after.splitlines(), "a/stats.py", "b/stats.py", lineterm=""
             )
             self.say(_indent("\n".join(diff)))
-            try:
-                tree = ast.parse(after)
-            except SyntaxError as exc:
-                failure = f"stats.py no longer parses after the edit: {exc.msg}, line {exc.lineno}"
-            else:
-                # Comments are not code: an edit that only rewords one builds nothing.
-                if ast.dump(tree) == ast.dump(ast.parse(originals["stats.py"])):
-                    failure = "the edit changed only comments or layout, not the code"
-                else:
-                    failure = "; ".join(mean_departures(after)) or None
+        failure = "; ".join(found) or None
         self.outcome("edit", failure)
 
         plan = app.plans.get(sid)
@@ -635,6 +781,18 @@ class Demo:
         else:
             self.say(f"  plan v{plan.version}: ticked off: {_clip(ticked[0], 100)}")
         self.outcome("tick", tick_failure)
+
+    def _check_edit(self, original: str) -> list[str]:
+        """Check the edit as a person reviewing it would (`edit_departures`: read mean(),
+        run it on MEAN_CASES) and say what was found."""
+        cases = ", ".join(
+            "[" + ", ".join(f"{v:g}" for v in values) + "]" for values, _ in MEAN_CASES
+        )
+        after = (self.project / "stats.py").read_text(encoding="utf-8")
+        found = edit_departures(original, after, self.project)
+        verdict = "; ".join(found) if found else "it does what the step asks"
+        self.say(f"  The demo checks the edit (reads mean(), runs it on {cases}): {verdict}")
+        return found
 
     async def _warm_up(self, app: Any, state: Any) -> None:
         """Load the local model before the first turn, so its load time is shown apart."""

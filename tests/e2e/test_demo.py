@@ -137,7 +137,8 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
             text("I will write the plan later."),  # no plan_write
             tool_call("read", {"path": "stats.py"}),
             tool_call("edit", wrong),
-            tool_call("edit", wrong),  # the retry fails too
+            tool_call("read", {"path": "stats.py", "offset": 13, "limit": 4}),
+            tool_call("edit", wrong),  # the second try fails too
             tool_call(
                 "plan_edit", {"old_string": "- [ ] `median()`", "new_string": "- [x] `median()`"}
             ),
@@ -147,7 +148,7 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
     out = done.stdout
     assert done.returncode == 1, out + done.stderr
     assert "[plan: FAILED: the model did not write a plan with plan_write]" in out
-    assert "[edit: FAILED: the model's edit did not change stats.py]" in out
+    assert "[edit: FAILED: the edit did not change stats.py]" in out
     assert "[tick: FAILED: another step was ticked off: - [x] `median()`" in out
     # The demo stood in for the plan as a person would, so the rest still ran.
     assert "[approval: done]" in out and "[compaction: done]" in out
@@ -156,10 +157,14 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
         in out
     )
     assert "3 of 6 phases failed: plan, edit, tick" in out
-    # The retry was asked for, with the edit as its first required tool.
-    [retry] = [r for r in llm.model_requests if r.tools][5:6]
-    assert "The edit did not change stats.py" in (retry.last_user_text() or "")
-    assert retry.get("tool_choice") == {"type": "function", "name": "edit"}
+    # The second try was asked for, with what the check found, mean() read again first.
+    assert "gives it one more try" in out
+    [again, fix] = [r for r in llm.model_requests if r.tools][5:7]
+    assert "I checked stats.py after your edit: the edit did not change stats.py" in (
+        again.last_user_text() or ""
+    )
+    assert again.get("tool_choice") == {"type": "function", "name": "read"}
+    assert fix.get("tool_choice") == {"type": "function", "name": "edit"}
 
 
 def test_at_a_terminal_the_demo_shows_the_spinner_while_the_model_works(
@@ -212,14 +217,92 @@ def test_an_edit_that_only_rewords_the_comment_is_not_a_build(
 ) -> None:
     steps = good_model()
     comment = "    # TODO: return 0.0 for an empty list instead of raising ZeroDivisionError."
-    steps[4] = tool_call(
+    reword = tool_call(
         "edit",
         {"path": "stats.py", "old_string": comment, "new_string": "    # return 0.0 for []"},
     )
+    steps[4:5] = [reword, tool_call("read", {"path": "stats.py"}), reword]
     serve(llm, steps)
     done = run_demo(llm, workspace, home)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "[edit: FAILED: the edit changed only comments or layout, not the code]" in done.stdout
+
+
+def test_an_edit_the_check_finds_wrong_gets_one_more_try_with_what_was_found(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    steps = good_model()
+    ret = "    return sum(values) / len(values)"
+    steps[4:5] = [
+        tool_call("edit", {"path": "stats.py", "old_string": ret, "new_string": "    return 0.0"}),
+        tool_call("read", {"path": "stats.py", "offset": 13, "limit": 4}),
+        tool_call(
+            "edit",
+            {
+                "path": "stats.py",
+                "old_string": OLD.splitlines()[0] + "\n    return 0.0",
+                "new_string": "    return sum(values) / len(values) if values else 0.0",
+            },
+        ),
+    ]
+    serve(llm, steps)
+    done = run_demo(llm, workspace, home)
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    # The check read mean() and ran it; the model was shown what it found.
+    assert "mean([1, 2, 3]) returns 0.0, not 2.0" in out
+    [again] = [r for r in llm.model_requests if r.tools][5:6]
+    asked = again.last_user_text() or ""
+    assert "mean() no longer divides the sum by the count" in asked
+    assert "mean([1, 2, 3]) returns 0.0, not 2.0" in asked
+    # mean() is now 4 lines from line 13 again (the edit kept the count).
+    assert "read with offset 13 and limit 4" in asked
+    assert "it does what the step asks" in out
+    assert "the edit passed the demo's check on its second try" in out
+    assert EVERY_PHASE_OK in out
+
+
+def test_mean_results_run_the_edited_function(tmp_path: Path) -> None:
+    from baton.demo import mean_results
+
+    (tmp_path / "stats.py").write_text(
+        "def mean(values):\n    return sum(values) / len(values) if values else 0\n"
+    )
+    assert mean_results(tmp_path) == []
+    (tmp_path / "stats.py").write_text(
+        "def mean(values):\n    return 0.0 if values else sum(values) / len(values)\n"
+    )
+    assert mean_results(tmp_path) == [
+        "mean([]) raises ZeroDivisionError, not 0.0",
+        "mean([1, 2, 3]) returns 0.0, not 2.0",
+        "mean([2.5]) returns 0.0, not 2.5",
+        "mean([-1, 5]) returns 0.0, not 2.0",
+    ]
+    (tmp_path / "stats.py").write_text("import nothing_of_that_name\n")
+    assert mean_results(tmp_path) == [
+        "importing stats.py failed: ModuleNotFoundError: No module named 'nothing_of_that_name'"
+    ]
+    # Nothing of the run is left in the project.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stats.py"]
+
+
+def test_the_build_edit_is_narrowed_to_stats_py_and_the_lines_of_mean() -> None:
+    from baton.demo import _edit_call, _read_span, function_lines
+
+    source = (Path(__file__).parents[2] / "server/baton/demo_project/stats.py").read_text()
+    first, lines = function_lines(source, "mean")
+    assert first == 13 and lines[0].startswith("def mean(") and len(lines) == 4
+    assert _read_span(source) == {"offset": 13, "limit": 4}
+    call = _edit_call(source)
+    assert not isinstance(call, str)
+    assert call.narrowed["path"] == {"enum": ["stats.py"]}
+    assert call.narrowed["old_string"] == {"enum": lines}
+    # A line found elsewhere too comes with the lines above it that make it unique: the
+    # edit refuses an old_string found more than once.
+    after = source.replace("    return sum(values) / len(values)", "    return 0.0", 1)
+    choices = _edit_call(after).narrowed["old_string"]["enum"]  # type: ignore[union-attr]
+    assert choices[:3] == lines[:3]
+    assert choices[3] == lines[2] + "\n    return 0.0"
 
 
 def test_mean_departures_read_the_edited_code() -> None:
@@ -239,6 +322,7 @@ def test_mean_departures_read_the_edited_code() -> None:
         )
         == []
     )
+    assert mean_departures(head + "    return sum(values) / len(values) if values else 0.0\n") == []
     assert mean_departures(head + "    return 0.0\n") == [
         "mean() no longer divides the sum by the count",
         "mean() has no `if` that returns 0.0 for an empty list",

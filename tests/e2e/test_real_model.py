@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -99,18 +100,13 @@ async def test_the_model_calls_a_tool_and_gets_its_result(
 
 
 PLAN_PROMPT = (
-    "Read stats.py. Then call plan_write with a markdown checklist of two steps "
-    "(lines starting with `- [ ] `) to fix its two TODOs. Then call plan_exit."
+    "Read stats.py. Then call plan_write with a markdown checklist of three steps "
+    "(lines starting with `- [ ] `) to fix its three TODOs. Then call plan_exit."
 )
-STATS = """def mean(values: list[float]) -> float:
-    # TODO: return 0.0 for an empty list.
-    return sum(values) / len(values)
-
-
-def median(values: list[float]) -> float:
-    # TODO: implement.
-    raise NotImplementedError
-"""
+# The demo's sample (about 90 lines, 2,800 tokens of session once read and planned): a
+# session big enough that the compaction has something to take out of the view. The
+# two-function file this test had left the compaction nothing to compact.
+STATS = (resources.files("baton") / "demo_project" / "stats.py").read_text(encoding="utf-8")
 
 
 @pytest.mark.asyncio
@@ -138,6 +134,8 @@ async def test_plan_written_to_a_file_survives_a_compaction(
         {"sessionId": sid, "instructions": "At most two short bullet points per section."},
     )
     assert record["trigger"] == "manual" and record["strategy"] == "native"
+    assert record["compactionId"], record.get("notes")
+    assert record["tokensAfter"] < record["tokensBefore"], record
     assert record["ledger"]["plan"]["path"] == plan["path"]
     assert record["ledger"]["plan"]["status"] == "approved"
     listed = await baton.request("baton/session/compactions", {"sessionId": sid})

@@ -20,6 +20,7 @@ from baton.providers.base import (
     OpaqueItem,
     Reasoning,
     ReasoningDelta,
+    RequiredCall,
     TextDelta,
     ToolCall,
     ToolOutput,
@@ -492,3 +493,24 @@ def test_a_named_required_tool_is_that_tools_choice_or_a_schema_of_its_calls_onl
     unknown = request(tools=TOOLS, require_tool="plan_write")
     assert make(server).build_body(unknown)["tool_choice"] == "required"
     assert len(make(server, llamacpp=True).build_body(unknown)["json_schema"]["oneOf"]) == 2
+
+
+def test_a_required_call_narrows_its_arguments_in_the_llamacpp_schema_only() -> None:
+    server = FakeServer(sse_response(chat_sse(text_chunks("ok"))))
+    lines = ["    # TODO: guard", "    return total / count"]
+    asked = request(tools=TOOLS, require_tool=RequiredCall("read", {"path": {"enum": lines}}))
+    [option] = make(server, llamacpp=True).build_body(asked)["json_schema"]["oneOf"]
+    assert option["properties"]["name"] == {"const": "read"}
+    # Merged over the tool's own schema for this call; the tool offered is unchanged.
+    assert option["properties"]["arguments"]["properties"]["path"] == {
+        "type": "string",
+        "enum": lines,
+    }
+    assert TOOLS[0].parameters["properties"]["path"] == {"type": "string"}
+    body = make(server, llamacpp=True).build_body(asked)
+    assert body["tools"][0]["function"]["parameters"] == TOOLS[0].parameters
+    # Where the schema is not enforced, the call is the tool's choice, by name.
+    assert make(server).build_body(asked)["tool_choice"] == {
+        "type": "function",
+        "function": {"name": "read"},
+    }

@@ -153,6 +153,25 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
+class RequiredCall:
+    """A call a step must make, with some of its arguments narrowed for that step: a
+    JSON schema per argument, merged over the tool's own (`baton demo`: the edit's
+    `old_string` one of the lines of the function being changed, so that a small model
+    chooses where to edit among text that is there, and writes the new code itself).
+    Only a provider that constrains the call's text (llama.cpp's JSON schema) can apply
+    the narrowing; the others name the tool (`tool_choice`)."""
+
+    name: str
+    narrowed: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def apply(self, spec: ToolSpec) -> ToolSpec:
+        properties = dict(spec.parameters.get("properties", {}))
+        for key, schema in self.narrowed.items():
+            properties[key] = {**properties.get(key, {}), **schema}
+        return ToolSpec(spec.name, spec.description, {**spec.parameters, "properties": properties})
+
+
+@dataclass(frozen=True)
 class Sampling:
     """Explicit sampling for a request (compaction summaries set it; turns use the
     provider's defaults). Each provider sends the fields its API supports:
@@ -196,12 +215,17 @@ class ModelRequest:
     # `tool_choice: "required"`, or for llama.cpp a JSON schema of the calls. A tool's
     # name: the step must call that one (a step that needs exactly one tool, as each of
     # `baton demo`'s steps does) - `tool_choice` naming it, or a schema of its calls only.
-    require_tool: bool | str = False
+    # A RequiredCall: that tool, its schema narrowed where the schema is enforced.
+    require_tool: bool | str | RequiredCall = False
 
     def required_tools(self) -> list[ToolSpec]:
-        """The tools a required call may be one of (all of them unless one is named)."""
-        if isinstance(self.require_tool, str):
-            return [t for t in self.tools if t.name == self.require_tool] or self.tools
+        """The tools a required call may be one of (all of them unless one is named),
+        narrowed as a RequiredCall says."""
+        required = self.require_tool
+        if isinstance(required, RequiredCall):
+            return [required.apply(t) for t in self.tools if t.name == required.name] or self.tools
+        if isinstance(required, str):
+            return [t for t in self.tools if t.name == required] or self.tools
         return self.tools
 
 

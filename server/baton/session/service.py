@@ -28,7 +28,7 @@ from baton.context import (
 )
 from baton.errors import InvalidParams, ProviderError, SessionBusy, SessionNotFound
 from baton.plan.source import PlanSource
-from baton.providers.base import OpaqueItem, Provider, ProviderIdentity, ToolCall
+from baton.providers.base import OpaqueItem, Provider, ProviderIdentity, RequiredCall, ToolCall
 from baton.review.attachments import resolve_attachments
 from baton.session.events import ClientChannel
 from baton.session.grants import permission_category
@@ -352,7 +352,7 @@ class SessionService:
         *,
         extra_parts: list[StoredPart] | None = None,
         max_steps: int | None = None,
-        require_tools: Sequence[str] = (),
+        require_tools: Sequence[str | RequiredCall] = (),
     ) -> asyncio.Task[p.PromptResult]:
         """Commit the user message and start the turn; the returned task ends with it.
         `max_steps` and `require_tools` shape it (`Turn`): `baton demo` gives each of its

@@ -31,6 +31,7 @@ from baton.providers.base import (
     ProviderIdentity,
     Reasoning,
     ReasoningDelta,
+    RequiredCall,
     ServerCompaction,
     TextDelta,
     ToolCall,
@@ -150,13 +151,14 @@ class Turn:
         *,
         max_steps: int | None = None,
         purpose: Literal["turn", "pre_compact"] = "turn",
-        require_tools: Sequence[str] = (),
+        require_tools: Sequence[str | RequiredCall] = (),
     ) -> None:
         self.service = service
         self.state = state
         self.max_steps = max_steps
         # Step k of the turn must call require_tools[k] (a caller that knows which tool
-        # each step needs: `baton demo`); later steps are free.
+        # each step needs: `baton demo`), narrowed when it is a RequiredCall; later steps
+        # are free.
         self.require_tools = tuple(require_tools)
         self.purpose = purpose
         # Set for autonomous rounds: how long a permission request may wait.
@@ -217,7 +219,8 @@ class Turn:
             built = self.service.build_context(self.state, settings, provider.identity)
             built = await self.service.check_compaction(self, built, provider)
             named = self.require_tools[self.steps] if self.steps < len(self.require_tools) else None
-            if named is not None and any(t.name == named for t in built.request.tools):
+            name = named.name if isinstance(named, RequiredCall) else named
+            if named is not None and any(t.name == name for t in built.request.tools):
                 built.request.require_tool = named
             elif self.require_tool and built.request.tools:
                 built.request.require_tool = True
