@@ -19,11 +19,12 @@ view or one `recall` away, and the ledger's size per 100 tool calls (issues 18, 
 Targets: every compaction smaller; history at most 50% after a manual one; 100% of
 probe facts in the view or one `recall` away.
 
-    python bench/fidelity.py --probe-model 0.5b [--probe-timeout 900]
+    python bench/fidelity.py --probe-model 1.5b [--seeds 1,2,3] [--sizes 5000,40000,150000]
 
-asks the local model (xllamacpp, the installed 0.5B or 1.5B model) exact-fact
-questions against the full transcript, Baton's compacted view and the same view
-without the ledger (summary only), and prints the share answered in each.
+asks the local model exact-fact questions against the full transcript and
+Baton's compacted view of synthetic sessions (bench/fidelity_probes.py, which
+says how); `--old-probes` keeps the six probes of the earlier bench (full
+transcript, Baton's view, and the view without the ledger).
 """
 
 from __future__ import annotations
