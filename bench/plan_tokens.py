@@ -44,7 +44,7 @@ from baton import prompts
 from baton import protocol as p
 from baton.auth import Credentials
 from baton.config import ConfigLoader
-from baton.context import item_tokens
+from baton.context import item_tokens, tool_specs_tokens
 from baton.plan.service import PlanService
 from baton.plan.source import PlanContext
 from baton.plan.store import PlanStore
@@ -61,6 +61,9 @@ from baton.tools.plan import plan_tools
 from baton.tools.registry import ToolRegistry, default_registry
 
 TARGET_RATIO = 0.15
+# pi's read, write, edit and bash, as the issue measured them (its only four tools).
+PI_FOUR_TOOLS = 722
+PI_TOOLS = ("read", "write", "edit", "bash")
 
 _VERBS = ("Add", "Change", "Move", "Rename", "Test", "Document", "Split", "Check")
 _THINGS = (
@@ -338,10 +341,39 @@ def ideal_inputs(first: Round, plan: str, edits: list[tuple[str, str, str, str]]
     return out
 
 
+def tool_table() -> None:
+    """Tokens of each tool spec, the system prompt and the mode notes, as the context
+    builder counts them (`baton.context.tool_specs_tokens`), against pi's four tools."""
+    tools = default_registry()
+    for tool in plan_tools():
+        tools.register(tool)
+    full = {s.name: tool_specs_tokens([s]) for s in tools.specs()}
+    compact = {s.name: tool_specs_tokens([s]) for s in tools.specs(compact=True)}
+    print("== what every request carries (baton.tokens.estimate; the same in plan and build mode)")
+    print(f"{'tool':<12} {'full':>6} {'compact':>8}")
+    for name, tokens in full.items():
+        print(f"{name:<12} {tokens:>6,} {compact[name]:>8,}")
+    print(f"{'all ' + str(len(full)):<12} {sum(full.values()):>6,} {sum(compact.values()):>8,}")
+    four = sum(full[name] for name in PI_TOOLS)
+    print(
+        f"{' + '.join(PI_TOOLS)}: {four:,} tokens; pi's four: {PI_FOUR_TOOLS:,} "
+        f"({four / PI_FOUR_TOOLS:.0%} of pi's); the other {len(full) - len(PI_TOOLS)} tools "
+        f"{sum(full.values()) - four:,} (pi has none of them)"
+    )
+    workspace = "/home/user/project"
+    print(
+        f"system prompt {estimate(prompts.SYSTEM.format(workspace=workspace)):,} "
+        f"(compact {estimate(prompts.SYSTEM_COMPACT.format(workspace=workspace)):,}); "
+        f"plan mode's note {estimate(prompts.MODE_PLAN):,}, build mode's "
+        f"{estimate(prompts.MODE_BUILD):,}"
+    )
+
+
 async def main(specs: list[str]) -> int:
     for spec in specs:
         await one(*scenario_plan(spec))
         print()
+    tool_table()
     return 0
 
 

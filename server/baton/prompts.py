@@ -15,9 +15,8 @@ Workspace: {workspace}
 - Be concise. When done, say what changed and how you verified it.
 - Build mode holds unless a `[mode: plan]` message says otherwise; a `[mode: ...]` message's
   rules hold until the next one. A tool the mode forbids is refused with the reason.
-- The plan, when there is one, is a file. You see its whole text once (your `plan_write`, a plan
-  block or `[plan: ...]` message), then only changed lines, numbered (`plan_edit` results,
-  `[plan: ...]` messages). `read` the file for all of it."""
+- The plan, when there is one, is a file: you see its whole text once, then only its changed
+  lines, numbered (`plan_edit` results, `[plan: ...]` messages); `read` the file for all of it."""
 
 # The same for a small window (`agent.compactPrompt`, baton.context.compact_prompt): what
 # a small model needs most, in as few tokens as the window can spare. Chosen by the window,

@@ -46,22 +46,25 @@ MAX_WHOLE_FILE_BYTES = 16 * 1024 * 1024
 _NOTE_RESERVE = 300
 
 
+# Fields carry a description only where the tool's own description and the system
+# prompt (paths are relative to the workspace) do not already say it: every word here is
+# sent in every request.
 class ReadInput(ToolInput):
-    path: str = Field(description="Path in the workspace.")
+    path: str
     offset: int | None = Field(None, ge=1, description="First line, 1-based.")
-    limit: int | None = Field(None, ge=1, description="How many lines (default 2000).")
+    limit: int | None = Field(None, ge=1)
 
 
 class WriteInput(ToolInput):
-    path: str = Field(description="Path in the workspace.")
-    content: str = Field(description="The whole new content.")
+    path: str
+    content: str
 
 
 class EditInput(ToolInput):
-    path: str = Field(description="Path in the workspace.")
-    old_string: str = Field(description="Exact text to replace.")
-    new_string: str = Field(description="Its replacement.")
-    replace_all: bool = Field(False, description="Replace every occurrence.")
+    path: str
+    old_string: str
+    new_string: str
+    replace_all: bool = False
 
 
 class ReadTool:
@@ -205,8 +208,8 @@ def _numbered_lines(
 class WriteTool:
     name: ClassVar[str] = "write"
     description: ClassVar[str] = (
-        "Create or overwrite a file (parent directories too); asks the person. To change "
-        "part of a file use edit. Not in plan mode."
+        "Create or overwrite a file (parent directories too). To change part of a file use "
+        "edit. Not in plan mode."
     )
     input_model: ClassVar[type[ToolInput]] = WriteInput
     read_only: ClassVar[bool] = False
@@ -248,8 +251,7 @@ class EditTool:
     name: ClassVar[str] = "edit"
     description: ClassVar[str] = (
         "Replace old_string, exact text (whitespace included) that occurs once in the file "
-        "unless replace_all, with new_string. Read the file first. Asks the person. "
-        "Not in plan mode."
+        "unless replace_all, with new_string. Read the file first. Not in plan mode."
     )
     input_model: ClassVar[type[ToolInput]] = EditInput
     read_only: ClassVar[bool] = False

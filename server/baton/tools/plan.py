@@ -30,8 +30,9 @@ class PlanWriteInput(ToolInput):
 
 
 class PlanEditInput(ToolInput):
-    old_string: str = Field(description="Exact text of the plan.")
-    new_string: str = Field(description="Its replacement.")
+    # The description says what both are (as edit's does).
+    old_string: str
+    new_string: str
 
 
 class NoInput(ToolInput):

@@ -16,11 +16,11 @@ from baton.tools.base import ToolContext, ToolFailure, ToolInput, ToolResult
 class RecallInput(ToolInput):
     call_id: str | None = Field(
         None,
-        description="The id a compaction note names (a tool call's or a message's).",
+        description="The id a compaction note names.",
     )
     query: str | None = Field(
         None,
-        description="Text to find (case-insensitive).",
+        description="Case-insensitive.",
     )
     offset: int = Field(0, ge=0, description="With call_id: where to start in a long output.")
 

@@ -60,19 +60,13 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 class GlobInput(ToolInput):
-    pattern: str = Field(description='e.g. "**/*.py", "src/*.{ts,tsx}".')
+    pattern: str  # the description's examples say what it takes
 
 
 class GrepInput(ToolInput):
-    pattern: str = Field(description="The regular expression; (?i) ignores case.")
-    path: str | None = Field(
-        None,
-        description="File or directory to search (default: all).",
-    )
-    include: str | None = Field(
-        None,
-        description='Only files named like this glob, e.g. "*.py".',
-    )
+    pattern: str = Field(description="(?i) ignores case.")
+    path: str | None = Field(None, description="File or directory (default: all).")
+    include: str | None = Field(None, description='Glob of file names, e.g. "*.py".')
 
 
 def _join(prefix: str, rel: str) -> str:

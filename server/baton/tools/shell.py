@@ -48,13 +48,9 @@ LIVE_CHARS = 4000
 
 
 class BashInput(ToolInput):
-    command: str = Field(description="The command line.")
-    timeout_ms: int | None = Field(
-        None,
-        ge=100,
-        le=MAX_TIMEOUT_MS,
-        description="Timeout in milliseconds.",
-    )
+    command: str
+    # The tool's description says the default and the limit; the bounds are checked.
+    timeout_ms: int | None = Field(None, ge=100, le=MAX_TIMEOUT_MS)
 
 
 def _shell() -> str:
@@ -149,7 +145,7 @@ async def _kill_group(pgid: int, exited: asyncio.Future[None], grace: float) -> 
 class BashTool:
     name: ClassVar[str] = "bash"
     description: ClassVar[str] = (
-        "Run a bash command in the workspace; asks the person. No stdin. stdout and stderr "
+        "Run a bash command in the workspace. No stdin. stdout and stderr "
         "merged, cut in the middle over 30000 characters. Timeout 2 minutes, at most 10 "
         "(timeout_ms); background jobs are not waited for. Not in plan mode."
     )
