@@ -184,6 +184,20 @@ async def test_summary_request_has_no_tools_and_parses_no_calls() -> None:
 
 
 @pytest.mark.asyncio
+async def test_llamacpp_summary_request_renders_the_turns_tools_and_offers_none() -> None:
+    """llama.cpp renders tools inside the system message: without them a summary
+    request shares only the instructions with the turn before it."""
+    text = '```json\n{"name": "read", "arguments": {"path": "a"}}\n```'
+    server = FakeServer(sse_response(chat_sse(text_chunks(text))))
+    turn = make(server, llamacpp=True).build_body(request())
+    out = await collect(make(server, llamacpp=True).stream(request(purpose="summary")))
+    body = server.body()
+    assert body["tools"] == turn["tools"] and body["messages"] == turn["messages"]
+    assert body["tool_choice"] == "none"
+    assert ItemDone(AssistantText(text)) in out  # a call written in a summary is text
+
+
+@pytest.mark.asyncio
 async def test_streams_reasoning_text_and_fragmented_parallel_calls() -> None:
     chunks = [
         chunk({"role": "assistant", "content": None, "reasoning_content": "Need "}),

@@ -51,6 +51,10 @@ OVER_BUDGET = 2
 CUT = "length"
 
 
+def _short(line: str, limit: int = 160) -> str:
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 class Summariser:
     """Runs a compaction's summary calls (the native strategy holds one)."""
 
@@ -126,7 +130,7 @@ class Summariser:
         if corrections:
             job.notes.append(
                 f"corrected {len(corrections)} summary statement(s) the ledger contradicts: "
-                + "; ".join(c.reason for c in corrections)
+                + "; ".join(f"{c.reason} (removed: {_short(c.line)!r})" for c in corrections)
             )
         job.notes.append(
             f"summary: {job.summary_calls - calls_before} model call(s), "
@@ -203,14 +207,17 @@ class Summariser:
             hook_context=job.hook_context,
             base_instructions=job.prompt_override or summaries.INSTRUCTIONS,
         )
-        tools = sum(part.tokens for part in built.parts if part.kind == "tools")
+        # A provider that renders the tools inside the prompt (llama.cpp) is sent them,
+        # never offered, so the request is the turn's cached prefix; they then count.
+        keep_tools = bool(getattr(provider, "summary_keeps_tools", False))
+        tools = 0 if keep_tools else sum(p.tokens for p in built.parts if p.kind == "tools")
         need = built.tokens - tools + round(estimate(prompt) * job.state.calibration) + max_out
         if need > job.before.usable_window:
             return None
         return ModelRequest(
             instructions=built.request.instructions,
             items=[*built.request.items, UserText(text=prompt)],
-            tools=[],
+            tools=list(built.request.tools) if keep_tools else [],
             purpose="summary",
             max_output_tokens=max_out,
             cache_key=job.state.id,

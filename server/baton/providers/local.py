@@ -100,6 +100,10 @@ class LocalProvider:
     def __repr__(self) -> str:
         return f"LocalProvider(identity={self.identity!r}, engine={self._engine!r})"
 
+    # llama.cpp: a summary request keeps the turn's tools, so its prompt is the turn's
+    # cached prefix (OpenAIChatProvider.summary_keeps_tools).
+    summary_keeps_tools = True
+
     @property
     def engine(self) -> Engine:
         if self._engine is None:

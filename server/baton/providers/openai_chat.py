@@ -369,7 +369,19 @@ class OpenAIChatProvider:
     def __repr__(self) -> str:
         return f"OpenAIChatProvider(identity={self.identity!r})"
 
+    @property
+    def summary_keeps_tools(self) -> bool:
+        """Whether a summary request is sent with the session's tools (never offered).
+
+        llama.cpp renders the tools inside the system message, after the
+        instructions (Qwen2.5's template): a request without them differs from the
+        turn before it right after the instructions, and the whole history must be
+        read again, minutes on a CPU. With the same tools and `tool_choice: none`
+        the prompt is the turn's own prefix, served from the KV cache."""
+        return self.llamacpp
+
     def _tools(self, request: ModelRequest) -> list[ToolSpec]:
+        """The tools a model may call: none in a summary."""
         return request.tools if request.purpose != "summary" else []
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
@@ -382,6 +394,9 @@ class OpenAIChatProvider:
         if self._stream_options:
             body["stream_options"] = {"include_usage": True}
         tools = self._tools(request)
+        if request.purpose == "summary" and self.summary_keeps_tools and request.tools:
+            body["tools"] = [to_chat_tool(t) for t in request.tools]
+            body["tool_choice"] = "none"  # rendered as in the turn; nothing parsed as a call
         if tools:
             body["tools"] = [to_chat_tool(t) for t in tools]
             if request.require_tool:
