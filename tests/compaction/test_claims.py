@@ -71,3 +71,52 @@ def test_a_cause_the_agent_ruled_out_in_its_own_words_is_corrected() -> None:
     assert "- The cache was cleared" in text  # a line that gives no cause stays
     # Nothing ruled out: nothing to correct.
     assert check_summary(wrong, ledger())[1] == []
+
+
+def files_ledger() -> p.Ledger:
+    return p.Ledger(
+        files_read=["config/app.yaml", ".env"],
+        files_modified=[
+            p.FileTouch(path="src/orders.js", tool="edit", action="modified"),
+            p.FileTouch(path="tests/orders.test.js", tool="edit", action="modified"),
+        ],
+        commands=[
+            p.CommandRun(
+                command="sh status.sh", exit_code=0, exit_codes=[0], output="modified: .env"
+            )
+        ],
+    )
+
+
+def corrected_files(summary: str) -> list[str]:
+    return [c.line for c in check_summary(summary, files_ledger())[1]]
+
+
+def test_a_dotfile_said_to_be_changed_is_a_file_claim() -> None:
+    # A bench summary said this of a .env the session only read; `.env` was not a file name.
+    for line in ["- `.env` has been modified", "- The .env file was modified to set the timeout"]:
+        assert corrected_files(line) == [line]
+    _, found = check_summary("- `config/app.yaml` and `.env` were changed", files_ledger())
+    assert "no change to config/app.yaml, .env" in found[0].reason
+
+
+def test_a_true_change_is_kept_whole_names_and_leading_dots_included() -> None:
+    assert corrected_files("- tests/orders.test.js was updated") == []  # not `orders.test`
+    assert corrected_files("- ./src/orders.js was modified, e.g. the guard") == []
+    assert corrected_files("- Updated the call to app.use() in the router") == []
+    assert (
+        check_summary(
+            "- `.env` was edited",
+            p.Ledger(files_modified=[p.FileTouch(path=".env", tool="edit", action="modified")]),
+        )[1]
+        == []
+    )
+    # `.env` is not `env` nor `src/env`.
+    env = p.Ledger(files_modified=[p.FileTouch(path="src/env", tool="edit", action="modified")])
+    assert [c.line for c in check_summary("- .env was modified", env)[1]] == ["- .env was modified"]
+
+
+def test_quoted_output_naming_a_file_is_not_a_change_claim() -> None:
+    assert corrected_files("- `sh status.sh` printed `modified: .env`") == []
+    # Unquoted, the same words are the summary's own claim.
+    assert corrected_files("- .env was modified, as the status check showed") != []

@@ -295,3 +295,48 @@ async def test_claims_quoted_output_is_left_alone_and_a_stale_failure_is_correct
     assert stale not in record["summary"]
     assert "`cat flag.txt` passes now: its latest run exited 0 (runs: 1, 0)" in record["summary"]
     assert any(n.startswith("corrected 1 summary statement(s)") for n in record["notes"])
+
+
+@pytest.mark.asyncio
+async def test_claims_a_read_dotfile_said_changed_is_removed_a_true_change_kept(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_baton(settings={"permissions": {"bash": "allow", "write": "allow"}})
+    sid = await baton.new_session()
+    (workspace / ".env").write_text("API_TIMEOUT=42\n")
+    (workspace / "config").mkdir()
+    (workspace / "config" / "app.yaml").write_text("server:\n  port: 8431\n")
+    (workspace / "src").mkdir()
+    (workspace / "src" / "orders.test.js").write_text("expect(total([])).toBe(1);\n")
+    (workspace / "status.sh").write_text("echo 'modified: .env'\n")
+    llm.add(tool_call("read", {"path": ".env"}))
+    llm.add(tool_call("read", {"path": "config/app.yaml"}))
+    llm.add(
+        tool_call(
+            "edit",
+            {"path": "src/orders.test.js", "old_string": "toBe(1)", "new_string": "toBe(0)"},
+        )
+    )
+    llm.add(tool_call("bash", {"command": "sh status.sh"}))
+    llm.add(text("Done. " + "Explaining the change at length. " * 40))
+    await baton.prompt(sid, "fix the expected total")
+    false_dotfile = "- `.env` has been modified"
+    false_config = "- config/app.yaml was changed"
+    true_change = "- src/orders.test.js was updated to expect 0"
+    quoted = "- `sh status.sh` printed `modified: .env`"
+    summary = FACTLESS_SUMMARY.replace(
+        "## Changed files and work in progress\nnone",
+        "## Changed files and work in progress\n"
+        + "\n".join([false_dotfile, false_config, true_change, quoted]),
+    )
+    llm.add(text(summary))
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert record["committed"] is True, record["notes"]
+    kept = record["summary"]
+    assert false_dotfile not in kept and false_config not in kept
+    assert "the ledger records no change to .env (files changed: src/orders.test.js)" in kept
+    assert true_change in kept  # a true statement is not a correction
+    assert quoted in kept  # what a tool printed is not the summary's claim
+    notes = " | ".join(record["notes"])
+    assert "corrected 2 summary statement(s)" in notes
+    assert f"(removed: {false_dotfile!r})" in notes

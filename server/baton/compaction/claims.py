@@ -7,7 +7,9 @@ the ledger and the plan for three kinds of claim:
 
 * a file changed (modified, created, edited, …) that the ledger records no
   change to, and that no recorded command names either (a `sed -i` is not a
-  file fact, so a command naming the file is given the benefit of the doubt);
+  file fact, so a command naming the file is given the benefit of the doubt).
+  Dotfiles (`.env`) and names with several dots (`orders.test.js`, whole) are
+  file names too;
 * a command's result (passed, failed, exit code N) that none of its recorded
   runs had, or a result claimed for a command that never ran;
 * a plan step said to be done that the plan shows open, in progress or
@@ -17,9 +19,10 @@ the ledger and the plan for three kinds of claim:
 * a cause the summary itself says was ruled out, given elsewhere as a cause
   ("because of `X`" after "`X` was ruled out").
 
-Quoted output is not a command: backticked text that the ledger's errors or
-outputs contain (an error message the summary quotes), or that does not start
-like a command line, is never taken for a command that did not run.
+Quoted output is not a command nor a claim: backticked text that the ledger's
+errors or outputs contain (an error message the summary quotes, a `modified: .env`
+a command printed), or that does not start like a command line, is never taken
+for a command that did not run nor for a file the summary says was changed.
 
 A contradicted line is replaced by a one-line correction naming what the
 ledger says, so the model neither keeps the false claim nor loses the fact
@@ -44,7 +47,14 @@ _NEGATION = re.compile(
     r"will|must|need to|needs to|plan to|next)\b",
     re.I,
 )
-_FILE = re.compile(r"(?<![\w/.:-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,5})(?![\w/])")
+# A file name: `name.ext`, with more dots (`orders.test.js`, whole, not `orders.test`), or
+# a dotfile (`.env`, `.env.local`, `config/.gitignore`), optionally under folders. Not a
+# call (`app.use(`) nor an abbreviation (`e.g.`).
+_FILE = re.compile(
+    r"(?<![\w/.:-])((?:[\w.-]+/)*(?:[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,5}"
+    r"|\.[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)*))(?![\w/(])"
+)
+_NOT_FILES = frozenset({"e.g", "i.e"})
 _COMMAND = re.compile(r"`([^`\n]{2,200})`")
 _PASS = re.compile(r"\b(passed|passes|passing|succeeded|succeeds|successful(?:ly)?|green)\b", re.I)
 _FAIL = re.compile(r"\b(failed|fails|failing|errored|non-zero)\b", re.I)
@@ -101,7 +111,7 @@ def check_summary(
             out.append(line)
             continue
         reason = (
-            _file_claim(line, changed, runs)
+            _file_claim(line, changed, runs, printed)
             or _command_claim(line, runs, printed)
             or _tests_claim(line, runs)
             or _step_claim(line, steps, next_action="next" in section)
@@ -115,15 +125,41 @@ def check_summary(
     return "\n".join(out), corrections
 
 
+def _relative(path: str) -> str:
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
 def _same_file(token: str, path: str) -> bool:
-    token, path = token.lstrip("./"), path.lstrip("./")
+    # Only a leading "./" goes: `.env` is not `env`.
+    token, path = _relative(token), _relative(path)
     return path == token or path.endswith("/" + token) or token.endswith("/" + path)
 
 
-def _file_claim(line: str, changed: list[str], runs: dict[str, list[int | None]]) -> str | None:
+def _unquoted(line: str, printed: str) -> str:
+    """The line without the output it quotes: backticked text with a space in it that the
+    ledger's errors or outputs hold (`modified: .env` from a `git status`) is what a tool
+    printed, not the summary's claim."""
+    return _COMMAND.sub(
+        lambda m: (
+            " " if " " in m.group(1).strip() and m.group(1).lower() in printed else m.group(0)
+        ),
+        line,
+    )
+
+
+def _file_claim(
+    line: str, changed: list[str], runs: dict[str, list[int | None]], printed: str = ""
+) -> str | None:
+    line = _unquoted(line, printed)
     if not _CHANGED.search(line) or _NEGATION.search(line):
         return None
-    files = [f for f in _FILE.findall(line) if not f.lower().startswith(("http", "www."))]
+    files = [
+        f
+        for f in _FILE.findall(line)
+        if not f.lower().startswith(("http", "www.")) and f.lower() not in _NOT_FILES
+    ]
     if not files:
         return None
     if any(_same_file(f, path) for f in files for path in changed):
