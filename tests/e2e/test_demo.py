@@ -199,6 +199,17 @@ def test_plan_and_summary_departures() -> None:
         "the plan has 2 open steps (asked: one per TODO, 3)",
         "no plan step can be told apart as the one for mean()",
     ]
+    # Steps that restate the docstrings, not the TODOs, are no plan to build from.
+    docstrings = (
+        "- [ ] mean(): The arithmetic mean of `values`.\n"
+        "- [ ] median(): The middle value of `values` (the mean of the two middle ones).\n"
+        "- [ ] mode(): The most common value of `values`.\n"
+    )
+    assert plan_departures(docstrings) == [
+        "the step for mean() does not say what its TODO asks",
+        "the step for median() does not say what its TODO asks",
+        "the step for mode() does not say what its TODO asks",
+    ]
     ledger = p.Ledger(files_read=["stats.py"])
     claims = "Read stats.py. Updated stats.py so mean() handles []. Next: edit README.md."
     assert summary_departures(claims, ledger, ["README.md", "stats.py"]) == [
@@ -296,13 +307,22 @@ def test_the_build_edit_is_narrowed_to_stats_py_and_the_lines_of_mean() -> None:
     call = _edit_call(source)
     assert not isinstance(call, str)
     assert call.narrowed["path"] == {"enum": ["stats.py"]}
-    assert call.narrowed["old_string"] == {"enum": lines}
+    # The lines of its code: not the `def` line nor the docstring.
+    assert call.narrowed["old_string"] == {"enum": lines[2:]}
+    assert lines[2].strip().startswith("# TODO")
     # A line found elsewhere too comes with the lines above it that make it unique: the
     # edit refuses an old_string found more than once.
     after = source.replace("    return sum(values) / len(values)", "    return 0.0", 1)
     choices = _edit_call(after).narrowed["old_string"]["enum"]  # type: ignore[union-attr]
-    assert choices[:3] == lines[:3]
-    assert choices[3] == lines[2] + "\n    return 0.0"
+    assert choices == [lines[2], lines[2] + "\n    return 0.0"]
+    # A docstring over several lines is left out whole.
+    long_doc = source.replace(
+        '    """The arithmetic mean of `values`."""',
+        '    """The arithmetic mean\n    of `values`.\n    """',
+        1,
+    )
+    choices = _edit_call(long_doc).narrowed["old_string"]["enum"]  # type: ignore[union-attr]
+    assert choices == lines[2:]
 
 
 def test_mean_departures_read_the_edited_code() -> None:
