@@ -52,3 +52,71 @@ def test_config_values_by_section_and_nesting() -> None:
     assert config_values("app/settings.py", settings) == ["DEBUG = False", "TIMEOUT = 30"]
     assert config_values("src/main.py", "PORT = 1\n") == []
     assert is_config(".env.local") and is_config("setup.cfg") and not is_config("README.md")
+
+
+JEST = """ FAIL  tests/orders.test.js
+  ● orders › total of an empty list
+
+    expect(received).toBe(expected) // Object.is equality
+
+    Expected: 50
+    Received: 49
+
+      at Object.<anonymous> (tests/orders.test.js:7:23)
+
+Tests:       1 failed, 5 passed, 6 total
+Time:        0.84 s
+[exit code 1]"""
+
+CARGO = """running 6 tests
+test tests::total_of_empty ... FAILED
+
+failures:
+
+---- tests::total_of_empty stdout ----
+thread 'tests::total_of_empty' panicked at src/orders.rs:40:9:
+assertion `left == right` failed
+  left: 49
+ right: 50
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+failures:
+    tests::total_of_empty
+
+test result: FAILED. 5 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out
+error: test failed, to rerun pass `--lib`
+[exit code 101]"""
+
+
+def test_a_failed_comparison_keeps_both_sides() -> None:
+    jest = error_excerpt(JEST)
+    assert "Expected: 50 / Received: 49" in jest
+    assert jest.startswith("FAIL  tests/orders.test.js") and jest.endswith("Time:        0.84 s")
+    cargo = error_excerpt(CARGO)
+    assert "assertion `left == right` failed / left: 49 / right: 50" in cargo
+    assert cargo.endswith("error: test failed, to rerun pass `--lib`")
+    # jest's message under its FAIL line is kept as well as the FAIL line.
+    first = error_excerpt(
+        " FAIL  tests/a.test.js\n  ● a\n\n    TypeError: Cannot read properties of undefined\n"
+        + "      at f (src/a.js:1:1)\n" * 5
+        + "Tests:       1 failed, 1 total\nTime:        0.1 s"
+    )
+    assert first.startswith("FAIL  tests/a.test.js / … / TypeError: Cannot read properties")
+
+
+def test_the_comparison_is_bounded() -> None:
+    long_value = "{" + ", ".join(f"'k{i}': {i}" for i in range(200)) + "}"
+    output = (
+        " FAIL  tests/a.test.js\n"
+        + "".join(f"    Expected: {long_value}\n    Received: {i}\n" for i in range(6))
+        + "Tests:       1 failed, 1 total\n[exit code 1]"
+    )
+    text = error_excerpt(output)
+    assert len(text) <= 400
+    # At most 4 comparison lines (the fifth here is the last line but one, part of the tail).
+    assert text.count("Expected: ") + text.count("Received: ") <= 5
+    assert text.endswith("Tests:       1 failed, 1 total")  # the verdict stays
+    assert all(len(part) <= 100 for part in text.split(" / "))
+    # Within a smaller limit the comparison goes before the message or the verdict does.
+    small = error_excerpt(output, 120)
+    assert small.startswith("FAIL") and small.endswith("1 total") and len(small) <= 120

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,34 @@ async def work(baton: BatonClient, llm: FakeLLM, sid: str, workspace: Path, n: i
     llm.add(tool_call("read", {"path": name}))
     llm.add(text(f"Read {name}."))
     await baton.prompt(sid, f"read {name}")
+
+
+async def run_check_three_times(
+    baton: BatonClient, llm: FakeLLM, sid: str, check: Path, scripts: list[str]
+) -> None:
+    """Three turns, each running `sh check.sh` with the next script, then long prose."""
+    turns = [("run the check", "It fails. ", "Looking into it. ")]
+    turns += [("again", "Another failure. ", "Still looking. ")]
+    turns += [("once more", "Fixed. ", "Explaining the fix. ")]
+    for script, (prompt, said, filler) in zip(scripts, turns, strict=True):
+        check.write_text(script)
+        llm.add(tool_call("bash", {"command": "sh check.sh"}))
+        llm.add(text(said + filler * 60))
+        await baton.prompt(sid, prompt)
+
+
+async def compact_and_send(
+    baton: BatonClient, llm: FakeLLM, sid: str
+) -> tuple[dict[str, Any], str, str]:
+    """A manual compaction with a factless summary, then one more turn: the record, what
+    that turn sent and the ledger block in it."""
+    llm.add(text(FACTLESS_SUMMARY))
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert record["committed"] is True, record["notes"]
+    llm.add(text("ok"))
+    await baton.prompt(sid, "what now?")
+    sent = llm.model_requests[-1].input_text()
+    return record, sent, sent[sent.index("<baton:ledger>") : sent.index("</baton:ledger>")]
 
 
 @pytest.mark.asyncio
@@ -144,38 +173,22 @@ async def test_the_ledger_keeps_every_failure_short_outputs_and_config_values(
     (workspace / "app.toml").write_text(
         '[server]\nport = 8431\nregion = "eu-west-1"\n# a comment\n[db]\nname = "orders"\n'
     )
-    check = workspace / "check.sh"
-    check.write_text(
-        "echo 'Traceback (most recent call last):'\necho '  File \"app.py\", line 3, in <module>'\n"
-        "echo \"TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'\"\nexit 1\n"
-    )
     llm.add(tool_call("read", {"path": "app.toml"}))
     llm.add(tool_call("bash", {"command": "echo 'serde v1.0.197'"}))
-    llm.add(tool_call("bash", {"command": "sh check.sh"}))
-    llm.add(text("It fails. " + "Looking into it. " * 60))
-    await baton.prompt(sid, "run the check")
-    check.write_text("echo 'KeyError: missing key DATABASE_URL' >&2\nexit 2\n")
-    llm.add(tool_call("bash", {"command": "sh check.sh"}))
-    llm.add(text("Another failure. " + "Still looking. " * 60))
-    await baton.prompt(sid, "again")
-    check.write_text("echo 'all good'\n")
-    llm.add(tool_call("bash", {"command": "sh check.sh"}))
-    llm.add(text("Fixed. " + "Explaining the fix. " * 60))
-    await baton.prompt(sid, "once more")
+    scripts = [
+        "echo 'Traceback (most recent call last):'\necho '  File \"app.py\", line 3, in <module>'\n"
+        "echo \"TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'\"\nexit 1\n",
+        "echo 'KeyError: missing key DATABASE_URL' >&2\nexit 2\n",
+        "echo 'all good'\n",
+    ]
+    await run_check_three_times(baton, llm, sid, workspace / "check.sh", scripts)
 
-    llm.add(text(FACTLESS_SUMMARY))
-    record = await baton.request("baton/session/compact", {"sessionId": sid})
-    assert record["committed"] is True, record["notes"]
+    record, sent, ledger = await compact_and_send(baton, llm, sid)
     [run] = [c for c in record["ledger"]["commands"] if c["command"] == "sh check.sh"]
     assert run["exitCodes"] == [1, 2, 0]
     assert [f["run"] for f in run["failures"]] == [1, 2]
     assert run["failures"][0]["error"].endswith("'NoneType' and 'int'")
     assert "KeyError: missing key DATABASE_URL" in run["failures"][1]["error"]
-
-    llm.add(text("ok"))
-    await baton.prompt(sid, "what now?")
-    sent = llm.model_requests[-1].input_text()
-    ledger = sent[sent.index("<baton:ledger>") : sent.index("</baton:ledger>")]
     # Both failures of the command, each with its message (not cut at the message's end).
     assert "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'" in ledger
     assert "KeyError: missing key DATABASE_URL" in ledger
@@ -340,3 +353,28 @@ async def test_claims_a_read_dotfile_said_changed_is_removed_a_true_change_kept(
     notes = " | ".join(record["notes"])
     assert "corrected 2 summary statement(s)" in notes
     assert f"(removed: {false_dotfile!r})" in notes
+
+
+@pytest.mark.asyncio
+async def test_the_ledger_keeps_both_sides_of_a_failed_comparison(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_baton(settings=ALLOW)
+    sid = await baton.new_session()
+    # jest's failed expectation, then cargo's failed assert_eq, then a pass.
+    scripts = [
+        "printf ' FAIL  tests/orders.test.js\\n    expect(received).toBe(expected)\\n\\n'\n"
+        "printf '    Expected: 50\\n    Received: 49\\n\\n'\n"
+        "printf 'Tests:       1 failed, 5 passed, 6 total\\nTime:        0.84 s\\n'\nexit 1\n",
+        "printf 'test tests::total_of_empty ... FAILED\\n'\n"
+        "printf \"thread 'tests::total_of_empty' panicked at src/orders.rs:40:9:\\n\"\n"
+        "printf 'assertion `left == right` failed\\n  left: 61\\n right: 62\\n\\n'\n"
+        "printf 'test result: FAILED. 5 passed; 1 failed; 0 ignored\\n'\nexit 101\n",
+        "echo '6 passed'\n",
+    ]
+    await run_check_three_times(baton, llm, sid, workspace / "check.sh", scripts)
+
+    _, sent, ledger = await compact_and_send(baton, llm, sid)
+    assert "Expected: 50 / Received: 49" in ledger
+    assert "left: 61 / right: 62" in ledger
+    assert "Looking into it" not in sent  # the outputs themselves left the view

@@ -3,7 +3,9 @@
 Pure text functions (no session, no I/O), so each is unit-tested on real
 shapes of output: a traceback, a pytest run, `pip show`, `npm ls`, a TOML file.
 
-* `error_excerpt`: a failing run's first error line and its last lines. The
+* `error_excerpt`: a failing run's first error line, both sides of a failed
+  comparison (at most 4 lines: `Expected:`/`Received:`, `left:`/`right:`),
+  and its last lines. The
   message of an error sits at the *end* of its line (`E   TypeError: ...
   'NoneType' and 'int'`), after locations, so a line that must be cut keeps its
   end.
@@ -19,16 +21,27 @@ from pathlib import PurePosixPath
 
 # Baton's own closing lines of a shell result (`[exit code 1]`, `[timed out …]`).
 _MARKER = re.compile(r"^\[(?:exit code -?\d+|killed by signal .*|timed out .*|background .*)\]$")
-# A line that states an error (not a location, not the traceback's header).
-_ERROR_LINE = re.compile(
+# A line that states an error (not a location, not the traceback's header); a
+# runner's status word (jest's `FAIL  tests/x.test.js`) is one too, but a weaker one.
+_MESSAGE = (
     r"\b\w*(?:Error|Exception|Warning|Failure)\b\s*[:(]"
     r"|^E\s{2,}"
     r"|\b(?:error|fatal|panic(?:ked)?)\b(?:\[\w+\])?:"
-    r"|\bFAILED\b|\bFAIL\b"
     r"|No such file or directory|command not found|not found|Permission denied"
-    r"|\b[A-Z]{1,4}\d{2,5}\b",
+    r"|\b[A-Z]{1,4}\d{2,5}\b"
 )
+_ERROR_LINE = re.compile(_MESSAGE + r"|\bFAILED\b|\bFAIL\b")
+_ERROR_MESSAGE = re.compile(_MESSAGE)
 _HEADER = re.compile(r"^Traceback \(most recent call last\):$")
+# Both sides of a failed comparison: jest's `Expected:` / `Received:`, cargo's
+# `left:` / `right:` (and its `assertion ... failed`), testify's `expected:` / `actual  :`,
+# pytest's further `E` lines (`E    +  where 49 = total([])`). One side alone misleads.
+_COMPARED = re.compile(
+    r"^\s*(?:[-+]\s+)?(?:expected|received|actual|left|right|got|want(?:ed)?)\b[\w ]{0,20}?\s*:"
+    r"|\bassertion\b.*\bfailed\b"
+    r"|^E\s{2,}\S",
+    re.I,
+)
 # A line that carries a value worth keeping from a longer output.
 _VALUE_LINE = re.compile(
     r"\bv?\d+\.\d+(?:\.\d+)?(?:[-.+\w]*)?\b"  # a version
@@ -39,6 +52,8 @@ _VALUE_LINE = re.compile(
 ERROR_CHARS = 400
 LINE_CHARS = 200
 TAIL_LINES = 2
+COMPARED_LINES = 4
+COMPARED_CHARS = 100
 SHORT_LINES = 4
 SHORT_CHARS = 320
 VALUE_LINES = 4
@@ -75,21 +90,54 @@ def _end(line: str, limit: int) -> str:
 
 
 def error_excerpt(output: str, limit: int = ERROR_CHARS) -> str:
-    """The first error line, then the last lines (the verdict), within `limit`."""
+    """The first error line, the lines after it that hold both sides of a failed
+    comparison, then the last lines (the verdict), within `limit`."""
     lines = _lines(output)
     if not lines:
         return "(no output)"
-    first = next(
-        (i for i, line in enumerate(lines) if _ERROR_LINE.search(line) and not _HEADER.match(line)),
-        None,
-    )
+    errors = [
+        i for i, line in enumerate(lines) if _ERROR_LINE.search(line) and not _HEADER.match(line)
+    ]
+    first = errors[0] if errors else None
+    # A status line (`FAIL  tests/x.test.js`) may come before the message: both are kept.
+    message = next((i for i in errors if _ERROR_MESSAGE.search(lines[i])), None)
     tail = list(range(max(0, len(lines) - TAIL_LINES), len(lines)))
-    picked = ([first] if first is not None and first not in tail else []) + tail
-    texts = [_end(lines[i], LINE_CHARS) for i in picked]
-    text = " / ".join(texts)
-    if first is not None and first not in tail and picked[1] > first + 1:
-        text = f"{texts[0]} / … / " + " / ".join(texts[1:])
+    head = [i for i in dict.fromkeys([first, message]) if i is not None and i not in tail]
+    compared = [
+        i
+        for i in range(first + 1 if first is not None else 0, len(lines))
+        if i not in tail and _COMPARED.search(lines[i])
+    ][:COMPARED_LINES]
+    while True:
+        text = _joined(lines, head, compared, tail)
+        if len(text) <= limit or not (compared or len(head) > 1):
+            break
+        # The message and the verdict come first, then the comparison, then the status.
+        if compared:
+            compared.pop()
+        else:
+            head.pop(0)
     return text if len(text) <= limit else _end(text, limit)
+
+
+def _joined(lines: list[str], head: list[int], compared: list[int], tail: list[int]) -> str:
+    """The picked lines in output order, `…` where lines were left out between them."""
+    out: list[str] = []
+    last = None
+    for i in sorted(set(head + compared + tail)):
+        if last is not None and i > last + 1 and out[-1] != "…":
+            out.append("…")
+        out.append(
+            _start(lines[i], COMPARED_CHARS) if i in compared else _end(lines[i], LINE_CHARS)
+        )
+        last = i
+    return " / ".join(out)
+
+
+def _start(line: str, limit: int) -> str:
+    """A value line cut to `limit` from its end: its label and the value's start stay."""
+    line = line.strip()
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def value_excerpt(output: str) -> str | None:
