@@ -73,12 +73,14 @@ PHASES = ("plan", "approval", "compaction", "plan back", "edit", "tick")
 PLAN_PROMPT = (
     "stats.py has three TODO comments. Read stats.py, then find its TODO comments with "
     "grep (pattern `TODO`), then write the plan with plan_write: a title line starting "
-    "with `# `, then exactly one step for each line grep found, in the same order, each "
-    "on its own line: `- [ ] <the function's name>(): <the words after `TODO:` on that "
-    "line>`. Only those three steps."
+    "with `# `, then for each line grep found, in the same order, a step `- [ ] <the "
+    "function's name>(): TODO <the rest of that line after `TODO:`>`. Only those three "
+    "steps."
 )
 # The grep puts the three TODO lines right before the plan: a 1.5B model given the
-# whole file alone made a step of every function.
+# whole file alone made a step of every function. Asked for "what its TODO says" or "the
+# words after `TODO:`", it wrote the docstrings (3 of 3 runs on 2026-12-02); asked to
+# start each step with `TODO` and the rest of the line, it wrote the TODOs.
 PLAN_TOOLS = ("read", "grep", "plan_write")
 # The person's edit before approving: a line the model did not write, which it is
 # then told as a diff and which comes back in the plan block after the compaction.
