@@ -27,6 +27,7 @@ from baton.compaction import summary as summaries
 from baton.compaction.claims import check_summary
 from baton.compaction.cut import message_tokens
 from baton.compaction.job import CompactionJob
+from baton.errors import ProviderError
 from baton.providers.base import (
     AssistantText,
     Finished,
@@ -41,7 +42,7 @@ from baton.providers.base import (
 )
 from baton.session.model import StoredMessage
 from baton.session.state import View
-from baton.tokens import estimate
+from baton.tokens import ITEM_OVERHEAD, estimate
 
 # How often (in streamed characters) a summary is checked for a loop.
 LOOP_CHECK_CHARS = 400
@@ -49,6 +50,18 @@ LOOP_CHECK_CHARS = 400
 OVER_BUDGET = 2
 # Why an answer was not usable as it came: it stopped at max_output_tokens.
 CUT = "length"
+# Why there is no answer: no summary request could fit the window.
+TOO_BIG = "too_big"
+# The least a transcript request must leave for the transcript (estimated tokens).
+MIN_CHUNK_TOKENS = 400
+RATE_MARGIN = 1.1
+
+
+def transcript_rate(job: CompactionJob) -> float:
+    """Provider tokens per estimated token for a transcript request: the session's
+    measured rates, never under 1 (a rate too low sends a request the window refuses)."""
+    content = job.state.token_model.content_rate()
+    return max(1.0, job.state.calibration, content or 0.0)
 
 
 def _short(line: str, limit: int = 160) -> str:
@@ -102,8 +115,8 @@ class Summariser:
                     f"({job.settings.compaction.summary_timeout:g} s) and was stopped"
                 )
                 break
-            if problem == CUT:
-                break  # _complete said why
+            if problem in (CUT, TOO_BIG):
+                break  # the note says why
             if problem is None:
                 job.notes.append("the model returned an empty summary")
                 break
@@ -158,31 +171,88 @@ class Summariser:
             return await self._ask_whole(
                 job, provider, replace(request, sampling=sampling), max_out, deadline
             )
-        window = job.before.usable_window
-        chunk_tokens = max(1_000, window - max_out - 2_500 - estimate(previous or ""))
+        return await self._from_transcript(
+            job, provider, region, masked, previous, max_out, words, sampling, deadline
+        )
+
+    async def _from_transcript(
+        self,
+        job: CompactionJob,
+        provider: Provider,
+        region: Sequence[StoredMessage],
+        masked: dict[str, str],
+        previous: str | None,
+        max_out: int,
+        words: int,
+        sampling: Sampling,
+        deadline: float,
+    ) -> tuple[str, str | None]:
+        """The region as a transcript, in as few requests as fit the window, each updating
+        the summary of the ones before. Every request is sized in the provider's tokens
+        (the session's measured rate) with all it holds: the rules, the ledger, the
+        summary so far and the answer's max_output_tokens; none is sent over the window."""
+        # The answer has its own room here, so the limit is the window itself; the
+        # margin is for a chunk that tokenizes worse than the session's average.
+        rate = transcript_rate(job) * RATE_MARGIN
+        window = job.before.context_window
+        system = summaries.system_prompt(words)
+        # The answer, and the call asking for the rest of it when it stops at its cap.
+        answer = (
+            max_out
+            + max_out // 2
+            + estimate(summaries.continue_prompt(list(summaries.SECTIONS), words))
+        )
         summary = previous
-        for chunk in summaries.chunks(region, masked, chunk_tokens):
-            prompt = summaries.user_prompt(
-                summaries.render_transcript(chunk, masked),
-                previous=summary,
-                instructions=job.request.instructions,
-                hook_context=job.hook_context,
-                ledger=job.ledger_text,
-                base_instructions=job.prompt_override or summaries.INSTRUCTIONS,
-            )
+        start, clip, first = 0, 0, True
+        while first or start < len(region):
+            first = False
+
+            def prompt(transcript: str, summary: str | None = summary) -> str:
+                return summaries.user_prompt(
+                    transcript,
+                    previous=summary,
+                    instructions=job.request.instructions,
+                    hook_context=job.hook_context,
+                    ledger=job.ledger_text,
+                    base_instructions=job.prompt_override or summaries.INSTRUCTIONS,
+                )
+
+            fixed = estimate(system) + estimate(prompt("")) + 2 * ITEM_OVERHEAD
+            room = int((window - answer) / rate) - fixed
+            if room < MIN_CHUNK_TOKENS:
+                job.notes.append(
+                    f"the summary request cannot fit the window ({window} tokens): the rules, "
+                    f"the ledger and the summary so far take {round(fixed * rate)} and the "
+                    f"answer up to {answer}"
+                )
+                return summary or "", TOO_BIG
+            clip = clip or summaries.output_clip(region, masked, room)
+            transcript, start = summaries.next_chunk(region, masked, start, room, clip)
             request = ModelRequest(
-                instructions=summaries.system_prompt(words),
-                items=[UserText(text=prompt)],
+                instructions=system,
+                items=[UserText(text=prompt(transcript))],
                 tools=[],
                 purpose="summary",
                 max_output_tokens=max_out,
                 cache_key=job.state.id,
                 sampling=sampling,
             )
-            text, problem = await self._ask_whole(job, provider, request, max_out, deadline)
+            try:
+                text, problem = await self._ask_whole(job, provider, request, max_out, deadline)
+            except ProviderError as exc:
+                if not exc.overflow:
+                    raise
+                # The rate was measured on other text: a summary built by code, not a failure.
+                job.notes.append(f"the provider refused a summary request for size ({exc})")
+                return summary or "", TOO_BIG
             if problem is not None or not text.strip():
                 return text, problem
             summary = text.strip()
+        if clip < summaries.TOOL_OUTPUT_CHARS:
+            job.notes.append(
+                f"summarised from a transcript showing {clip} characters of each tool output "
+                "(their facts are in the ledger, their text one `recall` away)"
+            )
         return summary or "", None
 
     def _in_place_request(

@@ -81,6 +81,9 @@ is new. Keep the same five sections.
 _HEADING = re.compile(r"^\s{0,3}#{1,4}\s*(.+?)\s*#*\s*$")
 
 TOOL_OUTPUT_CHARS = 2_000
+# What a transcript shows of each tool output when the region is summarised from it,
+# most first (`output_clip`).
+OUTPUT_CLIPS = (TOOL_OUTPUT_CHARS, 800, 300)
 TEXT_CHARS = 8_000
 
 # The summary's output budget: this share of what the model reads to write it, within
@@ -130,20 +133,37 @@ def continue_prompt(missing: list[str], words: int) -> str:
     return CONTINUE.format(sections="\n".join(f"## {name}" for name in missing), words=words)
 
 
-def chunks(
-    region: Sequence[StoredMessage], masked: dict[str, str], budget: int
-) -> list[list[StoredMessage]]:
-    """The region in transcript chunks of at most `budget` tokens (at least one)."""
-    out: list[list[StoredMessage]] = [[]]
+def output_clip(region: Sequence[StoredMessage], masked: dict[str, str], budget: int) -> int:
+    """How much of each tool output a transcript shows: the most of `OUTPUT_CLIPS` with
+    which the whole region fits one request of `budget` tokens, else the least. Every
+    chunk is one more call that reads and writes (minutes on a CPU), and the outputs'
+    facts are in the ledger and their text one `recall` away."""
+    for clip in OUTPUT_CLIPS:
+        if estimate(render_transcript(region, masked, clip)) <= budget:
+            return clip
+    return OUTPUT_CLIPS[-1]
+
+
+def next_chunk(
+    region: Sequence[StoredMessage], masked: dict[str, str], start: int, budget: int, clip: int
+) -> tuple[str, int]:
+    """The transcript of the messages from `start` that fit `budget` tokens (at least one
+    message, cut to the budget when it alone is larger), and where the next chunk starts."""
+    rendered: list[str] = []
     size = 0
-    for message in region:
-        tokens = estimate(render_transcript([message], masked))
-        if out[-1] and size + tokens > budget:
-            out.append([])
-            size = 0
-        out[-1].append(message)
+    end = start
+    while end < len(region):
+        text = render_transcript([region[end]], masked, clip)
+        tokens = estimate(text) + 1  # the blank line between messages
+        if rendered and size + tokens > budget:
+            break
+        rendered.append(text)
         size += tokens
-    return [c for c in out if c] or [[]]
+        end += 1
+    transcript = "\n\n".join(t for t in rendered if t)
+    if estimate(transcript) > budget:
+        transcript = _clip(transcript, max(200, budget * 4 - 80))  # 4 characters a token
+    return transcript, end
 
 
 def current_step(ledger: p.Ledger) -> str | None:
@@ -237,7 +257,9 @@ def _clip(text: str, limit: int) -> str:
     return f"{text[:head]}\n[… {len(text) - limit} characters omitted …]\n{text[-(limit - head) :]}"
 
 
-def render_transcript(messages: Iterable[StoredMessage], masked: dict[str, str]) -> str:
+def render_transcript(
+    messages: Iterable[StoredMessage], masked: dict[str, str], clip: int = TOOL_OUTPUT_CHARS
+) -> str:
     """The slice being compacted, as plain text for the summariser.
 
     Tool outputs are clipped: the ledger keeps their exact facts, and the
@@ -262,7 +284,7 @@ def render_transcript(messages: Iterable[StoredMessage], masked: dict[str, str])
                 if call_id in masked:
                     output = masked[call_id]
                 elif result is not None:
-                    output = _clip(result.output, TOOL_OUTPUT_CHARS)
+                    output = _clip(result.output, clip)
                 else:
                     output = "[no result recorded]"
                 status = result.status if result else "failed"
