@@ -28,6 +28,7 @@ from typing import Any
 
 from baton import prompts
 from baton.compaction.artifacts import server_thresholds
+from baton.compaction.ledger import without_plan_line
 from baton.compaction.requests import budget as requests_budget
 from baton.compaction.requests import person_messages, render_requests
 from baton.config import DEFAULT_CONTEXT_WINDOW, Settings, known_context_window
@@ -413,11 +414,13 @@ class ContextBuilder:
             block = ContextBlock(name="requests", text=_tag("requests", requests))
             items.append(block)
             parts.append(ContextPart("requests", item_tokens(block)))
+        plan = self.plan_block(state, view)
         if view.ledger_text:
-            block = ContextBlock(name="ledger", text=_tag("ledger", view.ledger_text))
+            # The plan block below says what the ledger's plan line would: not twice.
+            ledger = view.ledger_text if plan is None else without_plan_line(view.ledger_text)
+            block = ContextBlock(name="ledger", text=_tag("ledger", ledger))
             items.append(block)
             parts.append(ContextPart("ledger", item_tokens(block)))
-        plan = self.plan_block(state, view)
         if plan is not None:
             block = ContextBlock(name="plan", text=_tag("plan", plan.text))
             items.append(block)

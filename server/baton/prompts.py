@@ -89,8 +89,8 @@ your turn ends there."""
 MODE_BUILD = """[mode: build] You are in BUILD mode: you may change the workspace with `write`,
 `edit` and `bash` (they may ask the person for permission). `plan_exit` is for plan mode only."""
 
-BUILD_MODE_WITH_PLAN = """The plan is approved: build it step by step. Tick each step off as you finish it with
-`plan_edit` (`- [ ]` → `- [x]`), and call `plan_done` when every step is done."""
+BUILD_MODE_WITH_PLAN = """Build it step by step: tick each step off with `plan_edit` as you finish it
+(`- [ ]` → `- [x]`), and call `plan_done` when all are done."""
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".baton/instructions.md")
 INSTRUCTIONS_HEADER = "Instructions from the workspace file {name}:\n\n{text}"
@@ -101,19 +101,16 @@ INSTRUCTIONS_HEADER = "Instructions from the workspace file {name}:\n\n{text}"
 PLAN_BLOCK_HEADER = "Plan file: {path} (status: {status}, version {version})"
 PLAN_DRAFT = """A draft: revise it with small `plan_edit`s, never by restating it, and call `plan_exit`
 when it is ready."""
-PLAN_DRAFT_IN_BUILD = """This plan is not approved yet, but you are in build mode: follow it step by step,
-ticking each step off with `plan_edit` (`- [ ]` → `- [x]`), and call `plan_done` when every step
-is done."""
+PLAN_DRAFT_IN_BUILD = """Not approved yet, but you are in build mode: follow it step by step, ticking each
+step off with `plan_edit` (`- [ ]` → `- [x]`), and call `plan_done` when all are done."""
 PLAN_AWAITING = """The plan is waiting for the person's approval. Do not start building it: wait for
 them to approve it or to request changes."""
-PLAN_CONTINUE = "Continue from the step in progress, else the first open one: {step}"
+# The step in progress, else the first open one (baton.plan.steps.current_step).
+PLAN_CONTINUE = "Continue from: {step}"
 PLAN_ONLY_BLOCKED = (
     "Every step left is blocked ({steps}): resolve or report what blocks them, then continue."
 )
-PLAN_STEP_STATES = (
-    "Step boxes: `- [ ]` open, `- [~]` in progress, `- [!]` blocked (the reason on the line), "
-    "`- [x]` done."
-)
+PLAN_STEP_STATES = "`- [~]` is a step in progress, `- [!]` a blocked one (the reason on its line)."
 PLAN_ALL_CHECKED = "Every step is checked: verify the work, then call `plan_done`."
 PLAN_MISSING = (
     "The file is missing on disk; this is version {version} from the store. "

@@ -39,7 +39,7 @@ def test_approve_fresh_builds_the_plan_in_a_fresh_context(
     assert "keep it short" in sent and "<baton:plan>" in sent
     assert "Weighed the options" not in sent, "the planning conversation left the view"
     # The step to start from is in the plan block; the turn's message does not repeat it.
-    assert "Continue from the step in progress, else the first open one: Write hello.py" in sent
+    assert "Continue from: Write hello.py" in sent
     assert first.last_user_text() == "The plan above is approved: build it."
 
 

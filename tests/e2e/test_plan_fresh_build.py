@@ -75,12 +75,15 @@ async def test_approve_fresh_builds_from_plan_ledger_and_requests_without_a_summ
     assert "<baton:summary>" not in first
     assert CONSTRAINT in first and "<baton:requests>" in first  # the person's words
     assert "Files read: report.py" in first  # the ledger
+    # The ledger leaves the plan's path, status and steps to the plan block after it.
+    ledger = first.split("<baton:ledger>", 1)[1].split("</baton:ledger>", 1)[0]
+    assert "\nPlan: " not in ledger and "version" not in ledger
     assert "<baton:plan>" in first and "Add the exporter in src/export.py" in first
     # Nothing said twice: the plan block names the step to start from, so the turn's
     # message does not; build mode needs no note (the instructions' default, and no
     # summary that could speak of another mode).
     assert build[0].last_user_text() == "The plan above is approved: build it."
-    assert first.count("Continue from the step in progress, else the first open one") == 1
+    assert first.count("Continue from: ") == 1
     assert first.count("Add the exporter in src/export.py") == 2  # the direction, the plan
     assert not any(t.startswith("[mode: ") for t in build[0].texts("user"))
     # The planning conversation left the view.

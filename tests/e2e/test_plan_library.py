@@ -87,7 +87,7 @@ async def test_a_second_session_continues_the_plan_of_the_first(
     [note] = [t for t in request.texts("user") if t.startswith("[plan: ")]
     assert note.startswith("[plan: v1 is the current plan")
     assert f"Plan file: {path} (status: approved, version 1)" in note
-    assert "Continue from the step in progress, else the first open one: Validate" in note
+    assert "Continue from: Validate" in note
     assert "- [x] Add the login form in src/login.py" in note
     [tick] = outputs_by_name(llm.model_requests[-1], "plan_edit")
     assert tick.startswith("Plan v2 (approved).") and "Next open step: Write tests" in tick
@@ -109,7 +109,7 @@ async def test_a_second_session_continues_the_plan_of_the_first(
     await baton.prompt(third, "what next?")
     notes = [t for t in llm.model_requests[-1].texts("user") if t.startswith("[plan: ")]
     assert len(notes) == 1 and "- [ ] Reject above the limit" in notes[0]
-    assert "first open one: Reject above the limit" in notes[0]
+    assert "Continue from: Reject above the limit" in notes[0]
     # Attaching the same plan again is a no-op; another plan is refused.
     again = await baton.request(
         "baton/plan/attach", {"sessionId": third, "path": "docs/plans/rate-limits.md"}

@@ -425,7 +425,7 @@ async def test_plan_is_put_back_after_a_reload(
     request = llm.model_requests[-1]
     # The plan the person wrote reached the model as a note, with where to go on.
     [note] = [t for t in request.texts("user") if t.startswith("[plan: v1 is the current")]
-    assert "Continue from the step in progress, else the first open one: second step" in note
+    assert "Continue from: second step" in note
     assert note.count("second step") == 2  # the direction and the plan
 
 
@@ -449,9 +449,7 @@ async def test_plan_is_put_back_after_a_compaction(
     request = llm.model_requests[-1]
     block = next(t for t in request.texts("user") if t.startswith("<baton:plan>"))
     assert "Write careful tests" in block
-    assert (
-        "Continue from the step in progress, else the first open one: Add the login form" in block
-    )
+    assert "Continue from: Add the login form" in block
     assert "- [ ] Write careful tests" in latest_copy(request)
 
 
@@ -611,6 +609,6 @@ async def test_a_compaction_that_keeps_the_plan_write_leaves_one_copy(
     # on, and leaves the text to that call.
     assert len(kept) == 1
     assert "Its text (version 1) is your `plan_write` below." in block
-    assert "first open one" not in block and "plan_exit" in block and MARKER not in block
+    assert "Continue from: " not in block and "plan_exit" in block and MARKER not in block
     assert request.input_text().count(MARKER) == 1
     assert len(plan_copies(request)) == 1

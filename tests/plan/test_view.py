@@ -135,9 +135,7 @@ def test_compacted_view_gets_the_plan_back_from_disk(
     assert block.text.startswith(
         "<baton:plan>\nPlan file: " + path + " (status: approved, version 2)"
     )
-    assert (
-        "Continue from the step in progress, else the first open one: Change parse()" in block.text
-    )
+    assert "Continue from: Change parse()" in block.text
     assert "Run all the tests" in block.text
     assert isinstance(items[3], UserText) and items[3].text == "go on"
     # The disk edit was recorded as the person's and announced.

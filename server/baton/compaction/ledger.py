@@ -34,10 +34,8 @@ MAX_FAILURES_KEPT = 6
 # Config files whose values are shown (the latest read ones), and values in all.
 MAX_CONFIG_FILES = 20
 MAX_CONFIG_VALUES_SHOWN = 120
-RECALL_HINT = (
-    "Anything compaction hid (a pruned output, an older message) is one `recall` away: "
-    "by the call id a placeholder names, or by a search."
-)
+RECALL_HINT = "Anything compaction hid (pruned outputs, older messages) is one `recall` away."
+PLAN_LINE = "Plan: "
 # Lines worth keeping when an error is cut: counts ("3 failed, 12 passed"), rule or
 # error codes (E501, TS2345, error[E0308]), locations (path.py:12, line 12).
 _IMPORTANT = re.compile(
@@ -295,7 +293,7 @@ def render_ledger(ledger: p.Ledger) -> str:
             lines.append(f"- {config.path}: " + "; ".join(values))
     if ledger.plan is not None:
         plan = ledger.plan
-        line = f"Plan: {plan.path} ({plan.status}, version {plan.version})"
+        line = f"{PLAN_LINE}{plan.path} ({plan.status}, version {plan.version})"
         if plan.steps:
             line += "; " + _steps_line(plan.steps)
         lines.append(line)
@@ -303,6 +301,12 @@ def render_ledger(ledger: p.Ledger) -> str:
         lines.append("(no tool activity yet)")
     lines.append(RECALL_HINT)
     return "\n".join(lines)
+
+
+def without_plan_line(text: str) -> str:
+    """A rendered ledger without its plan line, for a request whose plan block follows it
+    (the block names the plan's path, status and version and holds every step's state)."""
+    return "\n".join(line for line in text.split("\n") if not line.startswith(PLAN_LINE))
 
 
 def _steps_line(steps: list[p.PlanStep]) -> str:
