@@ -378,3 +378,30 @@ async def test_the_ledger_keeps_both_sides_of_a_failed_comparison(
     assert "Expected: 50 / Received: 49" in ledger
     assert "left: 61 / right: 62" in ledger
     assert "Looking into it" not in sent  # the outputs themselves left the view
+
+
+@pytest.mark.asyncio
+async def test_a_summary_restating_the_request_is_committed_without_the_echo(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    """The demo's 1.5B model wrote 'Exact facts: The conversation above, up to this
+    message, is being compacted…' into its summary: Baton's own words, not a fact."""
+    baton = await start_baton(settings=ALLOW)
+    sid = await baton.new_session()
+    await work(baton, llm, sid, workspace, 1)
+    await work(baton, llm, sid, workspace, 2)
+    echo = "Exact facts: The conversation above, up to this message, is being compacted."
+    fact = "- The report totals are rounded to 2 decimals."
+    summary = FACTLESS_SUMMARY.replace("## Exact facts\nnone", f"## Exact facts\n{echo}\n{fact}")
+    llm.add(text(summary))
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert record["committed"] is True, record["notes"]
+    assert "is being compacted" not in record["summary"]
+    assert fact in record["summary"]
+    notes = " | ".join(record["notes"])
+    assert "dropped 1 summary sentence(s) restating Baton's summary request" in notes
+    llm.add(text("ok"))
+    await baton.prompt(sid, "go on")
+    sent = llm.model_requests[-1].input_text()
+    block = sent.split("<baton:summary>", 1)[1].split("</baton:summary>", 1)[0]
+    assert fact in block and "is being compacted" not in block

@@ -121,6 +121,13 @@ class Summariser:
                 job.notes.append("the model returned an empty summary")
                 break
             job.notes.append(f"summary attempt {attempt} looped ({problem}) and was rejected")
+        if text is not None:
+            text, echoed = summaries.drop_echoes(text)
+            if echoed:
+                job.notes.append(
+                    f"dropped {len(echoed)} summary sentence(s) restating Baton's summary "
+                    "request: " + "; ".join(repr(_short(e)) for e in echoed)
+                )
         next_step = summaries.current_step(job.ledger)
         if text is None:
             job.notes.append("used a summary built from the ledger, the plan and the messages")

@@ -227,6 +227,46 @@ def complete_sections(
     return summary.rstrip() + "\n\n" + "\n\n".join(added), missing
 
 
+# A small model sometimes copies the request into its summary ("Exact facts: The
+# conversation above, up to this message, is being compacted."): a sentence sharing a run
+# of this many words with Baton's own summary prompts is an echo, not a fact.
+ECHO_WORDS = 8
+_WORD = re.compile(r"[a-z0-9'`_]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_LABEL = re.compile(r"^[\s>*-]*(?:[\w ,'`]{0,60}:)?[\s*]*$")
+
+
+def _runs_of_words(text: str) -> set[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return {tuple(words[i : i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}
+
+
+_PROMPT_RUNS = _runs_of_words(
+    "\n".join((SYSTEM, INSTRUCTIONS, IN_PLACE, ANCHOR_IN_PLACE, ANCHORED, CONTINUE))
+)
+
+
+def drop_echoes(summary: str) -> tuple[str, list[str]]:
+    """The summary without the sentences that restate Baton's summary request, and those
+    sentences. A line left with only its label ("Exact facts:") goes with them."""
+    kept: list[str] = []
+    echoed: list[str] = []
+    for line in summary.splitlines():
+        if _heading(line) is not None:
+            kept.append(line)
+            continue
+        sentences = _SENTENCE_END.split(line)
+        echoes = [s for s in sentences if _runs_of_words(s) & _PROMPT_RUNS]
+        if not echoes:
+            kept.append(line)
+            continue
+        echoed.extend(e.strip() for e in echoes)
+        rest = " ".join(s for s in sentences if s not in echoes)
+        if rest.strip() and not _LABEL.match(rest):
+            kept.append(rest)
+    return "\n".join(kept), echoed
+
+
 def _next_action(region: Iterable[StoredMessage], next_step: str | None) -> str:
     if next_step:
         return f"Continue the plan's current step: {next_step}"
