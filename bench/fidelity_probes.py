@@ -22,7 +22,10 @@ from the seed. Each session has 23 probes with exact answers. Per session:
   cache reads the view once. A full transcript over n_ctx is not answered
   (llama.cpp refuses it; its count is reported) and the view's accuracy is
   then given against the probes' known answers only, never as a share of a
-  full-transcript figure. Sessions up to `--summary-max` are compacted with
+  full-transcript figure; it is compared with a baseline instead, the newest
+  part of the full transcript that fits n_ctx (the system message and the
+  newest messages from one of the person's: what an agent that only drops its
+  oldest messages would send). Sessions up to `--summary-max` are compacted with
   the same model writing the summary (Baton's real manual compaction, right
   after the full-transcript probes, so the session's prefix is in the cache
   as after a turn); larger ones with the scripted summariser of
@@ -557,6 +560,10 @@ async def measure(
         result: dict[str, Any] = {}
         if model is not None:
             result["full_answers"] = answer_probes(model, full.request, session.probes)
+            if not result["full_answers"]["fits"]:
+                result["newest_answers"] = answer_newest(
+                    model, full.request, session.probes, result["full_answers"]["tokens"]
+                )
         started = time.monotonic()
         record = await app.compaction.engine.compact(state, CompactRequest("manual"))
         seconds = time.monotonic() - started
@@ -623,7 +630,56 @@ def answer_probes(model: Model, request: ModelRequest, probes: list[Probe]) -> d
     answered at all (`fits: false`, with the model's count of it)."""
     from baton.providers.openai_chat import to_chat_messages
 
+    return answer_messages(model, to_chat_messages(request.instructions, request.items), probes)
+
+
+# Room the probe's question and its answer need beside the view, in the model's tokens.
+PROBE_ROOM = 600
+
+
+def newest_that_fits(
+    messages: list[dict[str, Any]], counted: int, context: int
+) -> list[dict[str, Any]]:
+    """The baseline for a transcript the model's context cannot hold: what an agent that
+    only drops its oldest messages would send. The system message, then the newest
+    messages whose share of `counted` (the model's count of all of them) fits, starting
+    at a message of the person's."""
+    size = [len(json.dumps(m, ensure_ascii=False)) for m in messages]
+    rate = counted / sum(size)
+    system, rest, rest_size = messages[:1], messages[1:], size[1:]
+    room = context - PROBE_ROOM - size[0] * rate
+    kept = len(rest)
+    used = 0.0
+    while kept > 0 and used + rest_size[kept - 1] * rate <= room:
+        used += rest_size[kept - 1] * rate
+        kept -= 1
+    tail = rest[kept:]
+    while tail and tail[0].get("role") != "user":
+        tail = tail[1:]
+    return system + tail
+
+
+def answer_newest(
+    model: Model, request: ModelRequest, probes: list[Probe], counted: int
+) -> dict[str, Any]:
+    """The probes on the newest part of the full transcript that fits the model's context
+    (`newest_that_fits`), shrunk by a tenth while llama.cpp still counts it over."""
+    from baton.providers.openai_chat import to_chat_messages
+
     messages = to_chat_messages(request.instructions, request.items)
+    context = model.context
+    for _ in range(6):
+        kept = newest_that_fits(messages, counted, context)
+        answers = answer_messages(model, kept, probes)
+        if answers["fits"]:
+            return answers | {"messages_kept": len(kept) - 1, "messages_all": len(messages) - 1}
+        context = int(context * 0.9)
+    return {"fits": False, "tokens": 0}
+
+
+def answer_messages(
+    model: Model, messages: list[dict[str, Any]], probes: list[Probe]
+) -> dict[str, Any]:
     right = counted = 0
     missed: list[str] = []
     times: list[float] = []
@@ -711,7 +767,7 @@ def run(
                 print(f"    note: {note}", file=sys.stderr)
             for call in m["summary_log"]:
                 print(f"    summary call: {call}", file=sys.stderr)
-            for side in ("full_answers", "baton_answers"):
+            for side in ("full_answers", "newest_answers", "baton_answers"):
                 for miss in (m.get(side) or {}).get("missed", []):
                     print(f"    {side} missed: {miss}", file=sys.stderr)
             if m["missing"]:
@@ -735,6 +791,14 @@ def print_row(m: dict[str, Any]) -> None:
             f"full transcript does not fit ({full['tokens']:,} > {m['context']:,} t); "
             f"view {baton['right']}/{n} of the known answers ({baton['tokens']:,} t)"
         )
+        newest = m.get("newest_answers")
+        if newest and newest.get("fits"):
+            ratio = baton["right"] / newest["right"] if newest["right"] else float("nan")
+            acc += (
+                f"; its newest part that fits ({newest['messages_kept']} of"
+                f" {newest['messages_all']} messages, {newest['tokens']:,} t)"
+                f" {newest['right']}/{n}, view / newest {ratio:.2f}"
+            )
     else:
         ratio = baton["right"] / full["right"] if full["right"] else float("nan")
         acc = (
@@ -802,4 +866,17 @@ def report(path: Path) -> None:
                 f"; where it does not fit ({len(alone)}): view {right}/{n} of the known answers"
                 " (no full-transcript figure)"
             )
+            newest = [r for r in alone if (r.get("newest_answers") or {}).get("fits")]
+            if newest:
+                kept = sum(r["newest_answers"]["right"] for r in newest)
+                view = sum(r["baton_answers"]["right"] for r in newest)
+                n = sum(r["probes"] for r in newest)
+                line += (
+                    f"; against the newest part that fits n_ctx ({len(newest)}): view {view}/{n}"
+                    f" vs newest {kept}/{n}"
+                    + (f" = {view / kept:.2f}" if kept else "")
+                    + ", at "
+                    + f"{sum(r['baton_answers']['tokens'] for r in newest) / sum(r['newest_answers']['tokens'] for r in newest):.0%}"
+                    + " of its tokens"
+                )
         print(line)
