@@ -120,3 +120,34 @@ def test_quoted_output_naming_a_file_is_not_a_change_claim() -> None:
     assert corrected_files("- `sh status.sh` printed `modified: .env`") == []
     # Unquoted, the same words are the summary's own claim.
     assert corrected_files("- .env was modified, as the status check showed") != []
+
+
+def test_only_the_contradicted_sentence_of_a_line_is_taken_out() -> None:
+    summary = (
+        "## Changed files and work in progress\n"
+        "- The goal is to fix the failing tests. The retries use tenacity with 3 attempts. "
+        "The first run failed with `TypeError`, e.g. on `None` inputs."
+    )
+    text, found = check_summary(summary, ledger())
+    assert [c.line for c in found] == ["- The goal is to fix the failing tests."]
+    lines = text.splitlines()
+    # The true sentences stay on the line, under its bullet; the correction follows it.
+    assert lines[1] == (
+        "- The retries use tenacity with 3 attempts. "
+        "The first run failed with `TypeError`, e.g. on `None` inputs."
+    )
+    assert lines[2].startswith("- [Baton] Removed a summary statement the ledger contradicts:")
+    assert "`pytest -q` → 1, 0" in lines[2]
+
+
+def test_a_stop_inside_backticks_or_after_an_abbreviation_does_not_split() -> None:
+    from baton.compaction.claims import sentences
+
+    assert sentences("- Ran `python -c 'import os. Sys'` and it worked. Then stopped.") == [
+        "- Ran `python -c 'import os. Sys'` and it worked.",
+        "Then stopped.",
+    ]
+    assert sentences("See e.g. Foo and src/calc.py. Done") == [
+        "See e.g. Foo and src/calc.py.",
+        "Done",
+    ]

@@ -24,8 +24,10 @@ errors or outputs contain (an error message the summary quotes, a `modified: .en
 a command printed), or that does not start like a command line, is never taken
 for a command that did not run nor for a file the summary says was changed.
 
-A contradicted line is replaced by a one-line correction naming what the
-ledger says, so the model neither keeps the false claim nor loses the fact
+Each sentence of a line is checked on its own: a contradicted sentence is
+taken out (the line's other sentences stay, the true "3 retry attempts" beside a
+stale "the tests fail") and a one-line correction naming what the ledger says
+follows the line, so the model neither keeps the false claim nor loses the fact
 that it was wrong; the record's notes count them.
 """
 
@@ -55,6 +57,7 @@ _FILE = re.compile(
     r"|\.[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)*))(?![\w/(])"
 )
 _NOT_FILES = frozenset({"e.g", "i.e"})
+_ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "mr", "dr", "no", "approx"})
 _COMMAND = re.compile(r"`([^`\n]{2,200})`")
 _PASS = re.compile(r"\b(passed|passes|passing|succeeded|succeeds|successful(?:ly)?|green)\b", re.I)
 _FAIL = re.compile(r"\b(failed|fails|failing|errored|non-zero)\b", re.I)
@@ -110,19 +113,54 @@ def check_summary(
             section = heading.group(1).lower()
             out.append(line)
             continue
-        reason = (
-            _file_claim(line, changed, runs, printed)
-            or _command_claim(line, runs, printed)
-            or _tests_claim(line, runs)
-            or _step_claim(line, steps, next_action="next" in section)
-            or _cause_claim(line, ruled_out)
-        )
-        if reason is None:
+        kept: list[str] = []
+        found: list[Correction] = []
+        for sentence in sentences(line):
+            reason = (
+                _file_claim(sentence, changed, runs, printed)
+                or _command_claim(sentence, runs, printed)
+                or _tests_claim(sentence, runs)
+                or _step_claim(sentence, steps, next_action="next" in section)
+                or _cause_claim(sentence, ruled_out)
+            )
+            if reason is None:
+                kept.append(sentence)
+            else:
+                found.append(Correction(sentence.strip(), reason))
+        if not found:
             out.append(line)
             continue
-        corrections.append(Correction(line.strip(), reason))
-        out.append(CORRECTION.format(reason=reason))
+        if any(part.strip() for part in kept):
+            # The line's other sentences are kept, under its own bullet or indent.
+            lead = line[: len(line) - len(line.lstrip(" -*\t"))]
+            out.append(lead + " ".join(part.strip(" -*\t") for part in kept))
+        corrections.extend(found)
+        out.extend(CORRECTION.format(reason=c.reason) for c in found)
     return "\n".join(out), corrections
+
+
+def sentences(line: str) -> list[str]:
+    """A summary line's sentences: split after `.`, `!` or `?` followed by a space and a
+    capital, a backtick or a quote, never inside backticks (`os.path. X` is not a stop)
+    nor after a one-letter or lower-case abbreviation (`e.g. Foo`)."""
+    parts: list[str] = []
+    start = 0
+    in_code = False
+    for i, char in enumerate(line):
+        if char == "`":
+            in_code = not in_code
+            continue
+        if in_code or char not in ".!?" or i + 2 >= len(line):
+            continue
+        if line[i + 1] != " " or not (line[i + 2].isupper() or line[i + 2] in "`'\""):
+            continue
+        word = line[start:i].rsplit(" ", 1)[-1]
+        if char == "." and (len(word) <= 1 or word.lower() in _ABBREVIATIONS):
+            continue
+        parts.append(line[start : i + 1])
+        start = i + 2
+    parts.append(line[start:])
+    return [part for part in parts if part.strip()]
 
 
 def _relative(path: str) -> str:
