@@ -296,7 +296,7 @@ async def build(
     else:
         await app.plans.approve(p.PlanApproveParams(session_id=sid, start=True, fresh=fresh))
         await wait_idle(app, sid)
-    llm.on_request(lambda req: text("## Summary\nBuilding the plan.") if not req.tools else None)
+    llm.on_request(lambda req: text("## Summary\nBuilding the plan.") if req.is_summary else None)
     await app.compaction.compact(sid)
     llm.on_request(lambda req: None)
     after = len(llm.model_requests)

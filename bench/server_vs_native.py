@@ -137,7 +137,7 @@ class Run:
 
 async def run(strategy: str, seed: int, rounds: int) -> Run:
     with FakeLLM() as llm, tempfile.TemporaryDirectory(prefix="baton-svn-") as tmp:
-        llm.on_request(lambda req: text(faithful_summary(req)) if not req.tools else None)
+        llm.on_request(lambda req: text(faithful_summary(req)) if req.is_summary else None)
         home = Path(tmp)
         os.environ["XDG_DATA_HOME"] = str(home / "data")
         os.environ["XDG_CONFIG_HOME"] = str(home / "config")

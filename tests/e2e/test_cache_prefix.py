@@ -153,7 +153,7 @@ async def test_after_a_compaction_the_new_prefix_is_stable(
     llm.add(text("Drafted."))
     await baton.prompt(sid, "Plan a login page")
     await baton.request("baton/plan/approve", {"sessionId": sid})
-    llm.on_request(lambda req: text("## Summary\nplanned a login page") if not req.tools else None)
+    llm.on_request(lambda req: text("## Summary\nplanned a login page") if req.is_summary else None)
     await baton.request("baton/session/compact", {"sessionId": sid})
     llm.on_request(lambda req: None)
     llm.add(tool_call("plan_edit", {"old_string": "- [ ] Add the", "new_string": "- [x] Add the"}))

@@ -32,7 +32,7 @@ async def start_baton(start_baton: StartBaton) -> StartBaton:
 
 
 def is_summary_request(req: Any) -> bool:
-    return not req.tools
+    return bool(req.is_summary)
 
 
 async def history_with_tools(baton: BatonClient, llm: FakeLLM, workspace: Path) -> str:

@@ -54,12 +54,12 @@ def run_demo(llm: FakeLLM, workspace: Path, home: Path) -> subprocess.CompletedP
 
 
 def serve(llm: FakeLLM, steps: list[Any], summary: Any = None) -> None:
-    """The agent's steps in order; every summary request (one without tools) gets
+    """The agent's steps in order; every summary request (no tool callable) gets
     `summary` (the compaction may ask more than once)."""
     queue = list(steps)
 
     def handler(request: Any) -> Any:
-        if not request.tools:
+        if request.is_summary:
             return summary if summary is not None else text(SUMMARY)
         return queue.pop(0) if queue else text("Done.")
 
@@ -90,12 +90,13 @@ def test_the_demo_plans_compacts_and_builds_from_the_plan_that_came_back(
     assert out.index("3/6 The person asks for a compaction") < out.index("5/6 Build mode")
 
     # Each model step was told the one tool it needed; the summary none.
-    choices = [r.get("tool_choice") for r in llm.model_requests if r.tools]
+    choices = [r.get("tool_choice") for r in llm.model_requests if not r.is_summary]
     assert choices == [
         {"type": "function", "name": name}
         for name in ("read", "grep", "plan_write", "read", "edit", "plan_edit")
     ]
-    assert all(r.get("tool_choice") is None for r in llm.model_requests if not r.tools)
+    summaries = [r for r in llm.model_requests if r.is_summary]
+    assert summaries and all(r.get("tool_choice") in (None, "none") for r in summaries)
 
     # The person's acts are the JSON-RPC requests an editor sends, with their answers.
     for method in ("baton/session/new", "baton/plan/update", "baton/plan/approve"):
@@ -110,7 +111,7 @@ def test_the_demo_plans_compacts_and_builds_from_the_plan_that_came_back(
 
     # The build request came after the compaction and carried the plan, the person's line
     # in it, re-read from its file.
-    [build] = [r for r in llm.model_requests if r.tools][3:4]
+    [build] = [r for r in llm.model_requests if not r.is_summary][3:4]
     assert "Build the plan's first step" in (build.last_user_text() or "")
     # It reads mean() alone, from its `def` line (line 13 of the sample).
     assert "read with offset 13 and limit 4" in (build.last_user_text() or "")
@@ -159,7 +160,7 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
     assert "3 of 6 phases failed: plan, edit, tick" in out
     # The second try was asked for, with what the check found, mean() read again first.
     assert "gives it one more try" in out
-    [again, fix] = [r for r in llm.model_requests if r.tools][5:7]
+    [again, fix] = [r for r in llm.model_requests if not r.is_summary][5:7]
     assert "I checked stats.py after your edit: the edit did not change stats.py" in (
         again.last_user_text() or ""
     )
@@ -262,7 +263,7 @@ def test_an_edit_the_check_finds_wrong_gets_one_more_try_with_what_was_found(
     assert done.returncode == 0, out + done.stderr
     # The check read mean() and ran it; the model was shown what it found.
     assert "mean([1, 2, 3]) returns 0.0, not 2.0" in out
-    [again] = [r for r in llm.model_requests if r.tools][5:6]
+    [again] = [r for r in llm.model_requests if not r.is_summary][5:6]
     asked = again.last_user_text() or ""
     assert "mean() no longer divides the sum by the count" in asked
     assert "mean([1, 2, 3]) returns 0.0, not 2.0" in asked

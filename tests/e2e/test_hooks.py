@@ -43,7 +43,7 @@ async def start_baton(start_baton: StartBaton) -> StartBaton:
 
 
 def is_summary_request(req: Any) -> bool:
-    return not req.tools
+    return bool(req.is_summary)
 
 
 def install_command_examples(workspace: Path) -> None:

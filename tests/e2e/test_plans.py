@@ -596,7 +596,7 @@ async def test_a_compaction_that_keeps_the_plan_write_leaves_one_copy(
     llm.add(tool_call("plan_write", {"content": PLAN}))
     llm.add(text("Planned."))
     await baton.prompt(sid, "plan a login page")
-    llm.on_request(lambda req: text(FULL_SUMMARY) if not req.tools else None)
+    llm.on_request(lambda req: text(FULL_SUMMARY) if req.is_summary else None)
     record = await baton.request("baton/session/compact", {"sessionId": sid})
     llm.on_request(lambda req: None)
     assert record["committed"] is True

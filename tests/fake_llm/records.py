@@ -177,6 +177,12 @@ class RecordedRequest:
         return names
 
     @property
+    def is_summary(self) -> bool:
+        """A compaction's summary request: no tools, or the turn's tools with none callable
+        (sent so the request is the turn's cached prefix, llama.cpp and Responses)."""
+        return not self.tools or self.get("tool_choice") == "none"
+
+    @property
     def compaction_trigger(self) -> bool:
         items = self.items
         return bool(items) and item_type(items[-1]) == "compaction_trigger"

@@ -291,12 +291,14 @@ async def test_request_body_and_headers() -> None:
 
 
 @pytest.mark.asyncio
-async def test_summary_request_offers_no_tools_and_no_context_management() -> None:
+async def test_summary_request_keeps_the_turns_tools_uncallable_and_no_context_management() -> None:
+    """The tools stay, so the request is the turn's cached prefix; none can be called."""
     server = FakeServer(sse_response(responses_sse(text_turn())))
     req = request(tools=[ToolSpec("read", "r", {"type": "object"})], purpose="summary")
     await collect(make(server).stream(req))
     body = server.body()
-    assert "tools" not in body
+    assert [t["name"] for t in body["tools"]] == ["read"]
+    assert body["tool_choice"] == "none"
     assert "context_management" not in body
     assert "max_output_tokens" not in body
 

@@ -76,7 +76,7 @@ class ScriptedModel:
         self.count += 1
         n = self.count
         speed = pace(self.rnd.choice([0.0, 0.002, 0.01]))
-        if not req.tools:
+        if req.is_summary:
             return [text(SUMMARY), speed]
         items = req.items
         last_user = max((i for i, it in enumerate(items) if it.get("role") == "user"), default=-1)

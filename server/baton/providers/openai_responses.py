@@ -342,6 +342,12 @@ class OpenAIResponsesProvider:
     def __repr__(self) -> str:
         return f"OpenAIResponsesProvider(identity={self.identity!r})"
 
+    # OpenAI's prompt cache matches the request's exact prefix, tools included: a summary
+    # request without the turn's tools would be read at the full price from its first
+    # item on. It is sent them with `tool_choice: "none"` (nothing can be called), so it
+    # is the turn's own prefix plus the summary request.
+    summary_keeps_tools = True
+
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of a streamed request (also what context inspection can show)."""
         body: dict[str, Any] = {
@@ -354,7 +360,10 @@ class OpenAIResponsesProvider:
             body["instructions"] = request.instructions
         if self._include_encrypted:
             body["include"] = ["reasoning.encrypted_content"]
-        if request.tools and request.purpose != "summary":
+        if request.tools and request.purpose == "summary":
+            body["tools"] = [to_responses_tool(t) for t in request.tools]
+            body["tool_choice"] = "none"
+        elif request.tools:
             body["tools"] = [to_responses_tool(t) for t in request.tools]
             if request.require_tool:
                 required = request.required_tools()
