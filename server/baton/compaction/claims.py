@@ -57,7 +57,7 @@ _FILE = re.compile(
     r"|\.[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)*))(?![\w/(])"
 )
 _NOT_FILES = frozenset({"e.g", "i.e"})
-_ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "cf", "mr", "dr", "no", "approx"})
+_ABBREVIATIONS = _NOT_FILES | {"etc", "vs", "cf", "mr", "dr", "no", "approx"}
 _COMMAND = re.compile(r"`([^`\n]{2,200})`")
 _PASS = re.compile(r"\b(passed|passes|passing|succeeded|succeeds|successful(?:ly)?|green)\b", re.I)
 _FAIL = re.compile(r"\b(failed|fails|failing|errored|non-zero)\b", re.I)

@@ -360,12 +360,11 @@ class OpenAIResponsesProvider:
             body["instructions"] = request.instructions
         if self._include_encrypted:
             body["include"] = ["reasoning.encrypted_content"]
-        if request.tools and request.purpose == "summary":
+        if request.tools:
             body["tools"] = [to_responses_tool(t) for t in request.tools]
-            body["tool_choice"] = "none"
-        elif request.tools:
-            body["tools"] = [to_responses_tool(t) for t in request.tools]
-            if request.require_tool:
+            if request.purpose == "summary":
+                body["tool_choice"] = "none"
+            elif request.require_tool:
                 required = request.required_tools()
                 if len(required) < len(request.tools):
                     body["tool_choice"] = {"type": "function", "name": required[0].name}
