@@ -9,7 +9,6 @@ on `baton/session/compact`, `/plan` on setMode, `/approve` on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
@@ -17,35 +16,14 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 from baton import protocol as p
 from baton.errors import InvalidParams
 from baton.plan import annotate
+from baton.skills.builtins import BUILTINS
 
 if TYPE_CHECKING:
     from baton.app import App
 
 
-@dataclass(frozen=True)
-class Command:
-    name: str
-    description: str
-    hint: str | None  # the argument's hint, None for a command without one
-
-
-COMMANDS = (
-    Command("compact", "Compact the conversation now", "what the summary should focus on"),
-    Command("plan", "Switch to plan mode (optionally with a request to plan)", "what to plan"),
-    Command(
-        "approve",
-        "Approve the plan, switch to build mode and start building",
-        "`fresh`: build in a fresh context (the plan, the ledger and your requests only)",
-    ),
-    Command("review", "Show the plan with line numbers, to annotate with /changes", None),
-    Command(
-        "changes",
-        "Request changes to the plan, line by line",
-        "`7: comment`, `5-6 replace: text`, `9 delete`; other lines: overall feedback",
-    ),
-    Command("undo", "Take back the last prompt and the file changes it made", None),
-    Command("context", "Show what fills the model's context window", None),
-)
+# ACP has `session/new` of its own; the other built-ins are offered as commands.
+COMMANDS = tuple(c for c in BUILTINS if c.name != "new")
 
 
 def available_commands() -> list[AvailableCommand]:
