@@ -4,7 +4,8 @@ Each maps onto a core operation the LSP face exposes as a method: `/compact`
 on `baton/session/compact`, `/plan` on setMode, `/approve` on
 `baton/plan/approve`, `/review` on `baton/plan/get` (the plan numbered),
 `/changes` on `baton/plan/requestChanges` with annotations, `/undo` on
-`baton/session/revert`, `/context` on `baton/session/context`.
+`baton/session/revert`, `/context` on `baton/session/context`. Skills and command
+files follow them (`baton.skills`); their prompts are expanded by the core.
 """
 
 from __future__ import annotations
@@ -26,14 +27,23 @@ if TYPE_CHECKING:
 COMMANDS = tuple(c for c in BUILTINS if c.name != "new")
 
 
-def available_commands() -> list[AvailableCommand]:
+def available_commands(extra: list[p.CommandInfo] | None = None) -> list[AvailableCommand]:
+    """The built-ins, then every skill and command file (`extra`, the skills feature's
+    list) whose name is not a built-in's."""
+    builtin = {c.name for c in COMMANDS}
+    offered = [(c.name, c.description, c.hint) for c in COMMANDS]
+    offered += [
+        (c.name, c.description, c.argument_hint)
+        for c in extra or []
+        if c.source != "builtin" and c.name not in builtin and c.name != "new"
+    ]
     return [
         AvailableCommand(
-            name=c.name,
-            description=c.description,
-            input=AvailableCommandInput(UnstructuredCommandInput(hint=c.hint)) if c.hint else None,
+            name=name,
+            description=description,
+            input=AvailableCommandInput(UnstructuredCommandInput(hint=hint)) if hint else None,
         )
-        for c in COMMANDS
+        for name, description, hint in offered
     ]
 
 

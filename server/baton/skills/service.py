@@ -105,9 +105,16 @@ class SkillsFeature:
 
     def problems(self) -> list[str]:
         snapshot = self.snapshot()
-        return [str(x) for x in snapshot.problems] + [
-            f"name defined twice: {clash}" for clash in snapshot.clashes
+        shadowed = [
+            f"{s.path}: /{s.name} is a built-in command; this file is not used as one"
+            for s in snapshot.skills.values()
+            if s.name in BUILTIN_NAMES
         ]
+        return (
+            [str(x) for x in snapshot.problems]
+            + [f"name defined twice: {clash}" for clash in snapshot.clashes]
+            + shadowed
+        )
 
     # ------------------------------------------------------------------ the context
 
@@ -210,10 +217,17 @@ class SkillsFeature:
         await self.refresh()
         self.announce(turn.session_id)
 
+    def _key(self) -> tuple[Any, ...]:
+        return (tuple(c.model_dump_json() for c in self.commands()), tuple(self.problems()))
+
+    def remember(self, session_id: str) -> None:
+        """The session's client was just sent the commands as they are (a face did)."""
+        self._told[session_id] = self._key()
+
     def announce(self, session_id: str) -> None:
         commands = self.commands()
         problems = self.problems()
-        key = (tuple(c.model_dump_json() for c in commands), tuple(problems))
+        key = self._key()
         if self._told.get(session_id) == key:
             return
         first = session_id not in self._told
