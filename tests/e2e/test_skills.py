@@ -369,3 +369,26 @@ async def test_disable_model_invocation_keeps_the_slash_command_only(
     output = list(llm.model_requests[-1].tool_outputs().values())[-1]
     assert "quietly" not in output
     assert json.dumps(output)  # a readable refusal
+
+
+@pytest.mark.asyncio
+async def test_a_commands_model_runs_its_turn_only(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_baton(settings={"model": "main-model", "agent": {"nudgeNoTool": False}})
+    command(
+        workspace,
+        ".claude/commands",
+        "quick",
+        "Say hi to $1.\n",
+        "description: Quick hello\nmodel: small-model\nagent: helper\n",
+    )
+    listed = by_name(await commands(baton))
+    assert (listed["quick"]["model"], listed["quick"]["agent"]) == ("small-model", "helper")
+    sid = await baton.new_session()
+    llm.add(text("hi"))
+    await baton.prompt(sid, "/quick Ada")
+    assert llm.model_requests[-1].model == "small-model"
+    llm.add(text("plain"))
+    await baton.prompt(sid, "and now")
+    assert llm.model_requests[-1].model == "main-model"

@@ -263,7 +263,10 @@ class SessionService:
 
     def provider_for(self, state: SessionState, settings: Settings) -> Provider:
         return self.providers.get(
-            settings, self.credentials, provider=state.row.provider, model=state.row.model
+            settings,
+            self.credentials,
+            provider=state.row.provider,
+            model=state.turn_model or state.row.model,
         )
 
     def identity_for(self, state: SessionState, settings: Settings) -> ProviderIdentity | None:
@@ -378,6 +381,8 @@ class SessionService:
                 state.row.title = title
             self.sync_notes(state)
             self.add_user_message(state, text, kind, meta, extra_parts=extra_parts)
+            model = ((meta or {}).get("command") or {}).get("model")
+            state.turn_model = model if isinstance(model, str) else None
         except BaseException:
             self.leases.release(state.id)
             raise
@@ -389,6 +394,7 @@ class SessionService:
 
     def _turn_done(self, task: asyncio.Task[Any], state: SessionState) -> None:
         _log_task_failure(task, state.id)
+        state.turn_model = None
         try:
             for callback in self.seams.after_turn:
                 try:

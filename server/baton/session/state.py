@@ -95,6 +95,8 @@ class SessionState:
     # The skills loaded before the current compaction, kept in view: (the view's key, the
     # blocks) (baton.skills.service.SkillsFeature.kept).
     skill_blocks: tuple[tuple[Any, ...], list[str]] | None = None
+    # The model a slash command's `model:` asks for, for the turn it runs (then None).
+    turn_model: str | None = None
 
     @property
     def id(self) -> str:
