@@ -678,3 +678,10 @@ async def test_available_commands_list_the_skills_and_change_when_a_file_is_adde
         "greet",
         "release",
     ]
+
+    # Loaded again, the command replays as typed, its expansion in _meta.
+    again = await start_acp(meta={"baton": {"workspaceTrusted": True}})
+    await again.conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+    users = again.client.of(sid, "user_message_chunk")
+    assert users[0]["content"]["text"] == "/deploy staging"
+    assert users[0]["_meta"]["batonCommand"]["expanded"].startswith('<baton:skill name="deploy">')

@@ -23,8 +23,9 @@ from pathlib import Path
 
 from platformdirs import user_config_path
 
+from baton.config import ConfigProblem
 from baton.skills.frontmatter import FrontmatterError, Value, split
-from baton.skills.model import Kind, Origin, Problem, Skill, Snapshot
+from baton.skills.model import Kind, Origin, Skill, Snapshot
 
 SKILL_FILE = "SKILL.md"
 SKILL_FOLDERS = (".baton/skills", ".agents/skills", ".claude/skills")
@@ -97,11 +98,11 @@ class Scanner:
     def __init__(self, workspace: Path, *, person: Path | None = None) -> None:
         self.workspace = workspace
         self.person = person
-        self._parsed: dict[Path, tuple[tuple[int, int], Skill | Problem]] = {}
+        self._parsed: dict[Path, tuple[tuple[int, int], Skill | ConfigProblem]] = {}
 
     def scan(self, *, trusted: bool) -> Snapshot:
         skills: dict[str, Skill] = {}
-        problems: list[Problem] = []
+        problems: list[ConfigProblem] = []
         clashes: list[str] = []
         ignored: list[str] = []
         seen: set[Path] = set()
@@ -115,7 +116,7 @@ class Scanner:
                 if parsed is None:
                     continue
                 seen.add(path)
-                if isinstance(parsed, Problem):
+                if isinstance(parsed, ConfigProblem):
                     problems.append(parsed)
                     continue
                 winner = skills.get(parsed.name)
@@ -141,7 +142,7 @@ class Scanner:
         except ValueError:
             return str(path)
 
-    def _read(self, path: Path, folder: Folder) -> Skill | Problem | None:
+    def _read(self, path: Path, folder: Folder) -> Skill | ConfigProblem | None:
         try:
             st = path.stat()
         except OSError:
@@ -155,26 +156,26 @@ class Scanner:
         return result
 
 
-def read_file(path: Path, folder: Folder) -> Skill | Problem:
+def read_file(path: Path, folder: Folder) -> Skill | ConfigProblem:
     """One skill or command file, or why it cannot be used."""
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
-            return Problem(path, f"larger than {MAX_FILE_BYTES // 1024} KB")
+            return ConfigProblem(str(path), f"larger than {MAX_FILE_BYTES // 1024} KB")
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
-        return Problem(path, "not UTF-8 text")
+        return ConfigProblem(str(path), "not UTF-8 text")
     except OSError as exc:
-        return Problem(path, f"cannot be read: {exc.strerror or exc}")
+        return ConfigProblem(str(path), f"cannot be read: {exc.strerror or exc}")
     try:
         fields, body = split(text, required=folder.kind == "skill")
     except FrontmatterError as exc:
-        return Problem(path, str(exc))
+        return ConfigProblem(str(path), str(exc))
     try:
         if folder.kind == "skill":
             return _skill(path, folder, fields, body)
         return _command(path, folder, fields, body)
     except ValueError as exc:
-        return Problem(path, str(exc))
+        return ConfigProblem(str(path), str(exc))
 
 
 def _text(fields: dict[str, Value], key: str) -> str | None:

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from baton.config import ConfigProblem
+
 Kind = Literal["skill", "command"]
 # Whose folder a file came from: the person's own config folder, or the workspace's.
 Origin = Literal["person", "workspace"]
@@ -34,22 +36,12 @@ class Skill:
 
 
 @dataclass(frozen=True)
-class Problem:
-    """A file that could not be used, and why."""
-
-    path: Path
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.reason}"
-
-
-@dataclass(frozen=True)
 class Snapshot:
     """Every skill and command in force at one scan, and what was wrong or left out."""
 
     skills: dict[str, Skill] = field(default_factory=dict)
-    problems: tuple[Problem, ...] = ()
+    # Files that could not be used: `source` is the path, `message` why.
+    problems: tuple[ConfigProblem, ...] = ()
     # A name defined twice: which file won, which lost.
     clashes: tuple[str, ...] = ()
     # An untrusted workspace's files, not in force (the trust notice lists them).

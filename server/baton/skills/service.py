@@ -132,7 +132,9 @@ class SkillsFeature:
     def kept(self, state: SessionState, view: View) -> list[str]:
         """The skill blocks after a compaction's checkpoint: every skill the session
         loaded in the part `view` compacted, verbatim, like the plan."""
-        key = (view.signature, len(state.reverted), len(state.messages))
+        # Frozen for the view, like the plan block: what later turns load is appended after
+        # it, never put into it, so the view's prefix holds.
+        key = (view.signature, len(state.reverted))
         cached = state.skill_blocks
         if cached is not None and cached[0] == key:
             return cached[1]
