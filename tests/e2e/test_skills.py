@@ -152,6 +152,16 @@ async def test_an_untrusted_workspace_offers_none_of_its_skills(
     notice = baton.updates(sid, "workspace_trust")
     assert notice and any("deploy" in x for x in notice[0]["ignored"])
 
+    # Trusted by the editor, live: the workspace's skills and commands count from now on.
+    await baton.request("baton/workspace/setTrust", {"trusted": True})
+    listed = by_name(await commands(baton))
+    assert listed["deploy"]["source"] == "skill" and listed["fix-issue"]["source"] == "command"
+    llm.add(text("fixing"))
+    await baton.prompt(sid, "/fix-issue 12")
+    request = llm.model_requests[-1]
+    assert request.last_user_text() == "Fix issue 12."
+    assert skill_enum(request) == ["deploy", "mine"]
+
 
 @pytest.mark.asyncio
 async def test_a_skill_enters_only_when_loaded_and_a_second_load_adds_nothing(
