@@ -77,6 +77,23 @@ export interface FileChange {
   reverted?: boolean;
 }
 /**
+ * One slash command: a built-in, a skill (`SKILL.md`) or a command file.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "CommandInfo".
+ */
+export interface CommandInfo {
+  name: string;
+  description: string;
+  source: "builtin" | "skill" | "command";
+  argumentHint?: string | null;
+  origin?: ("person" | "workspace") | null;
+  path?: string | null;
+  model?: string | null;
+  agent?: string | null;
+  modelInvocable?: boolean;
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "CommandRun".
  */
@@ -97,6 +114,21 @@ export interface RunFailure {
   run: number;
   exitCode: number | null;
   error: string;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "CommandsListParams".
+ */
+export interface CommandsListParams {
+  sessionId?: string | null;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "CommandsListResult".
+ */
+export interface CommandsListResult {
+  commands: CommandInfo[];
+  problems?: string[];
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -362,6 +394,7 @@ export interface Message {
   incomplete?: boolean;
   reverted?: boolean;
   origin?: ("feedback" | "approval" | "continue" | "pre_compact") | null;
+  command?: MessageCommand | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -406,6 +439,18 @@ export interface PreCompactPart {
   trigger: "manual" | "auto" | "overflow" | "model_switch";
   status?: "started" | "completed" | "failed";
   error?: string | null;
+}
+/**
+ * A person's `/name arguments`, as typed, on the message it was expanded into.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "MessageCommand".
+ */
+export interface MessageCommand {
+  name: string;
+  arguments: string;
+  typed: string;
+  source: "builtin" | "skill" | "command";
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -704,12 +749,21 @@ export interface PlanVersionContent {
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "PromptCommand".
+ */
+export interface PromptCommand {
+  name: string;
+  arguments?: string;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "PromptParams".
  */
 export interface PromptParams {
   sessionId: string;
   text: string;
   context?: ContextAttachment[] | null;
+  command?: PromptCommand | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -899,7 +953,8 @@ export interface SessionUpdateNotification {
     | TurnEnded
     | McpServerUpdate
     | ModelProgress
-    | WorkspaceTrustUpdate;
+    | WorkspaceTrustUpdate
+    | SkillsUpdate;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -972,6 +1027,19 @@ export interface WorkspaceTrustUpdate {
   source: "editor" | "cli" | "none";
   ignored?: string[];
   message: string;
+}
+/**
+ * Extension: the slash commands changed (a skill or command file was added, changed or
+ * removed, or trust changed), or a session sees them for the first time; with what could
+ * not be read.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "SkillsUpdate".
+ */
+export interface SkillsUpdate {
+  kind: "skills";
+  commands: CommandInfo[];
+  problems?: string[];
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -1071,6 +1139,8 @@ export interface WorkspaceTrustResult {
 export interface BatonRequests {
   /** Hold an API key in memory. */
   "baton/auth/set": { params: AuthSetParams; result: Record<string, never> };
+  /** Slash commands: built-ins, skills, command files. */
+  "baton/commands/list": { params: CommandsListParams; result: CommandsListResult };
   /** Configured MCP servers. */
   "baton/mcp/servers": { params: Record<string, never>; result: McpServersResult };
   /** Models to choose from. */

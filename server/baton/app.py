@@ -27,6 +27,7 @@ from baton.review.service import ReviewService
 from baton.session.events import ClientChannel
 from baton.session.seams import Seams
 from baton.session.service import SessionService
+from baton.skills.service import SkillsFeature
 from baton.store.compactions import CompactionStore
 from baton.store.db import Database, open_workspace_db
 from baton.tools.base import EditorFiles, EditorTerminal, ToolServices
@@ -49,11 +50,12 @@ class App:
     hooks: LifecycleHooks
     mcp: McpManager
     review: ReviewService
+    skills: SkillsFeature
     _trust_announced: set[str] = field(default_factory=set)
 
     def ignored(self) -> list[str]:
-        """What the workspace has that is not in force now (settings, plugins)."""
-        return self.config.ignored() + self.hooks.dispatcher.plugins.ignored
+        """What the workspace has that is not in force now (settings, plugins, skills)."""
+        return self.config.ignored() + self.hooks.dispatcher.plugins.ignored + self.skills.ignored()
 
     def trust_result(self) -> p.WorkspaceTrustResult:
         trust = self.config.trust
@@ -137,6 +139,7 @@ class App:
         problems = [str(problem) for problem in self.config.load()[1]]
         # Plugins that failed to load are shown like configuration problems.
         problems += [str(problem) for problem in self.hooks.dispatcher.plugins.problems]
+        problems += self.skills.problems()
         return problems
 
     async def close(self) -> None:
@@ -174,6 +177,11 @@ def build_app(
     # What the model is shown of a plan depends on the plan store alone; the plan methods
     # (which start turns) are built on the sessions.
     plan_context = PlanContext(PlanStore(workspace, db), channel)
+    # Skills are read before any session is: the context's head holds their list. The
+    # `skill` tool asks the sessions (made next) whether a skill is in a session's view.
+    skills = SkillsFeature(
+        workspace, config, channel, tools, lambda session_id: sessions.state(session_id)
+    )
     seams = Seams()
     sessions = SessionService(
         workspace,
@@ -185,6 +193,7 @@ def build_app(
         tools,
         plans=plan_context,
         seams=seams,
+        skills=skills,
     )
     hooks = build_hooks(sessions)
     engine = CompactionEngine(
@@ -209,11 +218,14 @@ def build_app(
         plan=plans, recall=RecallSource(sessions), files=editor_files, terminal=editor_terminal
     )
     seams.change_recorder = review.recorder
-    seams.before_step.append(mcp.prepare)
+    seams.before_step += [mcp.prepare, skills.before_step]
+    seams.commands = skills
     # Each restores its own part of a loaded session (the compaction view, the reverted
     # messages); neither reads the other's.
     seams.session_loaded += [engine.restore_view, review.attach]
     seams.after_turn.append(compaction.after_turn)
     seams.on_cancel.append(hooks.cancel_round)
     log.info("baton ready for workspace %s (store %s)", workspace, db.path)
-    return App(workspace, config, credentials, db, sessions, compaction, plans, hooks, mcp, review)
+    return App(
+        workspace, config, credentials, db, sessions, compaction, plans, hooks, mcp, review, skills
+    )

@@ -180,6 +180,12 @@ class McpSettings(_Section):
     servers: list[McpServerSettings] = Field(default_factory=list)
 
 
+class SkillsSettings(_Section):
+    # The share of the context window the skills list may take; beyond it descriptions
+    # are shortened (docs/skills.md).
+    catalog_share: float = Field(0.02, gt=0, le=0.5)
+
+
 class Settings(_Section):
     provider: ProviderId | None = None
     model: str | None = None
@@ -198,6 +204,7 @@ class Settings(_Section):
     agent: AgentSettings = Field(default_factory=AgentSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     env: EnvSettings = Field(default_factory=EnvSettings)
+    skills: SkillsSettings = Field(default_factory=SkillsSettings)
     # Which layer supplied each value (canonical dotted key -> layer); see `origin`.
     _origins: dict[str, Layer] = PrivateAttr(default_factory=dict)
     # `apiKeyEnv` as the person's own layers set it (the workspace's may differ).
@@ -498,6 +505,7 @@ UNTRUSTED_WORKSPACE_MAY_SET = frozenset(
         "local.topp",
         "local.seed",
         "local.maxtokens",
+        "skills.catalogshare",
     }
 )
 

@@ -24,7 +24,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from baton import prompts
 from baton.compaction.artifacts import server_thresholds
@@ -246,11 +246,29 @@ def tool_specs_tokens(tools: list[ToolSpec]) -> int:
     )
 
 
+class SkillBlocks(Protocol):
+    """What the context is sent of skills (baton.skills.service.SkillsFeature)."""
+
+    def catalog(self, settings: Settings, window: int) -> str | None:
+        """The skills block, with the instructions; None without skills."""
+        ...
+
+    def kept(self, state: SessionState, view: View) -> list[str]:
+        """The skills loaded before the view's compaction, each block verbatim."""
+        ...
+
+
 class ContextBuilder:
-    def __init__(self, workspace: Path, plans: PlanSource | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        plans: PlanSource | None = None,
+        skills: SkillBlocks | None = None,
+    ) -> None:
         self.workspace = workspace
         self.instruction_files = InstructionFiles(workspace)
         self.plans = plans
+        self.skills = skills
 
     def _history(
         self,
@@ -376,10 +394,16 @@ class ContextBuilder:
         parts: list[ContextPart] = []
         system = self.system_prompt(state, compact=compact)
         instruction_texts = self.instruction_files.texts()
-        instructions = "\n\n".join([system, *instruction_texts])
+        window = context_window(settings, identity)
+        # The skills list goes with the instructions: it changes only when the skills do,
+        # so the cached prefix holds across a session's requests.
+        catalog = self.skills.catalog(settings, window) if self.skills is not None else None
+        instructions = "\n\n".join([system, *instruction_texts, *([catalog] if catalog else [])])
         parts.append(ContextPart("system", estimate(system)))
         if instruction_texts:
             parts.append(ContextPart("instructions", estimate("\n\n".join(instruction_texts))))
+        if catalog:
+            parts.append(ContextPart("skills", estimate(catalog)))
         if tools:
             parts.append(ContextPart("tools", tool_specs_tokens(tools)))
 
@@ -402,7 +426,6 @@ class ContextBuilder:
             )
             items.append(block)
             parts.append(ContextPart("checkpoint", item_tokens(block)))
-        window = context_window(settings, identity)
         usable, threshold = threshold_tokens(settings, window)
         history = self._history(state, running_call_ids, view, candidate, before_seq)
         # A server chain carries the conversation in the server's own artifact (the person's
@@ -425,6 +448,12 @@ class ContextBuilder:
             block = ContextBlock(name="plan", text=_tag("plan", plan.text))
             items.append(block)
             parts.append(ContextPart("plan", item_tokens(block)))
+        # The skills the session loaded before the compaction, verbatim, like the plan.
+        kept = self.skills.kept(state, view) if self.skills is not None else []
+        if kept:
+            blocks = [ContextBlock(name="skill", text=text) for text in kept]
+            items.extend(blocks)
+            parts.append(ContextPart("skills_loaded", sum(item_tokens(b) for b in blocks)))
         items.extend(history.items)
         history_tokens, tool_output_tokens = history.history_tokens, history.tool_output_tokens
         parts.append(ContextPart("messages", history_tokens))

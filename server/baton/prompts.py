@@ -181,3 +181,29 @@ REPEATED_CALL_STOPPED = (
     "stopped: the model made the same {name} call {times} times in a row"
     " (tools.repeatLimit); ask again, perhaps more precisely"
 )
+
+# --------------------------------------------------------------------------- skills
+
+SKILLS_INTRO = (
+    "Skills: instructions the person keeps for particular kinds of work. When a request"
+    " matches a skill's description, call the `skill` tool with its name before you start,"
+    " then follow what it says."
+)
+SKILLS_CUT = "({count} of {total} descriptions are shortened to fit this list's budget.)"
+SKILL_TOOL = (
+    "Load a skill: the instructions for a kind of work, named in the skills list. Call it"
+    " when a request matches a skill's description, before doing the work. `file` reads one"
+    " of the files the skill lists as bundled."
+)
+SKILL_ALREADY_LOADED = (
+    "The skill {name} is already loaded above in this conversation; follow it as written"
+    " there (it has not changed)."
+)
+SKILL_FILES_READ = (
+    "Files bundled with this skill, in {folder} (read one with `read` at {folder}/<path>,"
+    " or with this tool's `file`):"
+)
+SKILL_FILES_OWN = (
+    "Files bundled with this skill (read one with this tool: `skill` with `name` and `file`):"
+)
+SKILL_ARGUMENTS = "The person invoked this skill with: {arguments}"

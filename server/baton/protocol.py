@@ -155,6 +155,18 @@ Part = Annotated[
 ]
 
 
+CommandSource = Literal["builtin", "skill", "command"]
+
+
+class MessageCommand(WireModel):
+    """A person's `/name arguments`, as typed, on the message it was expanded into."""
+
+    name: str
+    arguments: str
+    typed: str
+    source: CommandSource
+
+
 class Message(WireModel):
     id: str
     role: Role
@@ -170,6 +182,9 @@ class Message(WireModel):
     # Extension (sidebar issue): set on a user message Baton wrote itself, so clients show
     # it as Baton's instruction rather than as the person's words.
     origin: MessageOrigin | None = None
+    # Extension: the person's slash command this message was expanded from; the text part
+    # is what the model was sent, `command.typed` what the person wrote.
+    command: MessageCommand | None = None
 
 
 # --------------------------------------------------------------------------- sessions
@@ -237,11 +252,20 @@ class ContextAttachment(WireModel):
     text: str | None = Field(default=None, max_length=2_000_000)
 
 
+class PromptCommand(WireModel):
+    name: str = Field(min_length=1, max_length=200)
+    arguments: str = Field(default="", max_length=1_000_000)
+
+
 class PromptParams(WireModel):
     session_id: NonEmptyId
     text: str = Field(max_length=1_000_000)
     # Extension (review issue): editor context shown to the model with this prompt.
     context: list[ContextAttachment] | None = Field(default=None, max_length=50)
+    # Extension: run this slash command (a skill or command file) with `arguments`; `text`
+    # is what the person typed. Without it, a `text` of `/name arguments` naming a skill or
+    # command is run the same way.
+    command: PromptCommand | None = None
 
 
 class PromptResult(WireModel):
@@ -869,6 +893,44 @@ class WorkspaceTrustUpdate(WireModel):
     message: str
 
 
+class CommandInfo(WireModel):
+    """One slash command: a built-in, a skill (`SKILL.md`) or a command file."""
+
+    name: str
+    description: str
+    source: CommandSource
+    argument_hint: str | None = None
+    # skills and command files: whose folder it came from, and the file.
+    origin: Literal["person", "workspace"] | None = None
+    path: str | None = None
+    # Frontmatter `model` and `agent` (the command runs as a child of that agent).
+    model: str | None = None
+    agent: str | None = None
+    # Whether the model may load it itself (`skill` tool); false with
+    # `disable-model-invocation: true`, and for built-ins and command files.
+    model_invocable: bool = False
+
+
+class CommandsListParams(WireModel):
+    session_id: str | None = None
+
+
+class CommandsListResult(WireModel):
+    commands: list[CommandInfo]
+    # Files that could not be read (path: reason) and names defined twice.
+    problems: list[str] = Field(default_factory=list)
+
+
+class SkillsUpdate(WireModel):
+    """Extension: the slash commands changed (a skill or command file was added, changed or
+    removed, or trust changed), or a session sees them for the first time; with what could
+    not be read."""
+
+    kind: Literal["skills"] = "skills"
+    commands: list[CommandInfo]
+    problems: list[str] = Field(default_factory=list)
+
+
 class TurnEnded(WireModel):
     """Extension: a turn ended; lets clients that did not send the prompt finish their view."""
 
@@ -892,7 +954,8 @@ Update = Annotated[
     | TurnEnded
     | McpServerUpdate
     | ModelProgress
-    | WorkspaceTrustUpdate,
+    | WorkspaceTrustUpdate
+    | SkillsUpdate,
     Field(discriminator="kind"),
 ]
 
@@ -1020,6 +1083,9 @@ METHODS: dict[str, MethodSpec] = {
     ),
     "baton/workspace/setTrust": MethodSpec(
         SetTrustParams, WorkspaceTrustResult, "The editor's trust decision, taking effect now."
+    ),
+    "baton/commands/list": MethodSpec(
+        CommandsListParams, CommandsListResult, "Slash commands: built-ins, skills, command files."
     ),
     "baton/store/check": MethodSpec(Empty, StoreCheckResult, "Check the session store."),
     "baton/store/repair": MethodSpec(

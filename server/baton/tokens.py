@@ -34,7 +34,7 @@ def calibration(reported_input_tokens: int, estimated_input_tokens: int) -> floa
 
 # The parts of a request that are the same in every request of a session (until the
 # tool list or an instruction file changes); their provider count is inferred.
-FIXED_KINDS = frozenset({"system", "instructions", "tools"})
+FIXED_KINDS = frozenset({"system", "instructions", "skills", "tools"})
 # Evidence needed before the content rate replaces the whole-request ratio: estimated
 # tokens appended over requests whose reports could be compared.
 MIN_RATE_EVIDENCE = 64

@@ -633,3 +633,55 @@ async def test_approve_fresh_builds_in_a_fresh_context(
     sent = build.input_text()
     assert "keep it in one file" in sent and "<baton:plan>" in sent
     assert "long discussion of the options" not in sent
+
+
+def _skill_file(root: Path, name: str, description: str) -> None:
+    path = root / ".baton" / "skills" / name / "SKILL.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\nname: {name}\ndescription: {description}\n---\nDo {name} with $1.\n")
+
+
+@pytest.mark.asyncio
+async def test_available_commands_list_the_skills_and_change_when_a_file_is_added(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    _skill_file(workspace, "deploy", "Deploy the service")
+    _skill_file(workspace, "compact", "A skill that has a built-in's name")
+    hint = workspace / ".claude" / "commands" / "greet.md"
+    hint.parent.mkdir(parents=True)
+    hint.write_text("---\ndescription: Greet someone\nargument-hint: <name>\n---\nGreet $1.\n")
+    acp = await start_acp(meta={"baton": {"workspaceTrusted": True}})
+    sid = await acp.new()
+    await acp.client.wait(lambda: acp.client.of(sid, "available_commands_update"))
+    [first] = acp.client.of(sid, "available_commands_update")
+    names = [c["name"] for c in first["availableCommands"]]
+    assert names[:7] == ["compact", "plan", "approve", "review", "changes", "undo", "context"]
+    assert names[7:] == ["deploy", "greet"]  # `compact` the skill is not a second /compact
+    greet = next(c for c in first["availableCommands"] if c["name"] == "greet")
+    assert greet["description"] == "Greet someone" and greet["input"]["hint"] == "<name>"
+
+    # A skill's command runs expanded; the model is sent the framed body.
+    llm.add(text("Deployed."))
+    await acp.say(sid, "/deploy staging")
+    assert llm.model_requests[-1].last_user_text() == (
+        '<baton:skill name="deploy">\nDo deploy with staging.\n</baton:skill>'
+    )
+    assert len(acp.client.of(sid, "available_commands_update")) == 1
+
+    _skill_file(workspace, "release", "Cut a release")
+    llm.add(text("ok"))
+    await acp.say(sid, "hello")
+    updates = acp.client.of(sid, "available_commands_update")
+    assert len(updates) == 2
+    assert [c["name"] for c in updates[1]["availableCommands"]][7:] == [
+        "deploy",
+        "greet",
+        "release",
+    ]
+
+    # Loaded again, the command replays as typed, its expansion in _meta.
+    again = await start_acp(meta={"baton": {"workspaceTrusted": True}})
+    await again.conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+    users = again.client.of(sid, "user_message_chunk")
+    assert users[0]["content"]["text"] == "/deploy staging"
+    assert users[0]["_meta"]["batonCommand"]["expanded"].startswith('<baton:skill name="deploy">')

@@ -347,3 +347,28 @@ def test_plans_kept_elsewhere_get_no_ignore_file(llm: FakeLLM, workspace: Path, 
     assert "[plan v1: docs/plans/" in done.stderr, done.stderr
     assert not (workspace / ".baton" / ".gitignore").exists()
     assert "?? docs/" in git(workspace, "status", "--porcelain")
+
+
+def test_run_expands_a_slash_command_of_the_workspace_and_of_the_person(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    command = workspace / ".claude" / "commands" / "haiku.md"
+    command.parent.mkdir(parents=True)
+    command.write_text("---\ndescription: A haiku\n---\nWrite a haiku on $1 in $2 words.\n")
+    own = home / "config" / "baton" / "skills" / "tidy" / "SKILL.md"
+    own.parent.mkdir(parents=True)
+    own.write_text("---\nname: tidy\ndescription: Tidy up\n---\nTidy $ARGUMENTS with care.\n")
+    assert baton(["trust"], workspace, home, llm).returncode == 0
+    llm.add(text("Written."))
+    done = baton(["run", "/haiku autumn fifty"], workspace, home, llm)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Written."
+    assert llm.model_requests[-1].last_user_text() == "Write a haiku on autumn in fifty words."
+    llm.add(text("Tidied."))
+    done = baton(["run", "/tidy the docs"], workspace, home, llm)
+    assert done.returncode == 0, done.stderr
+    assert llm.model_requests[-1].last_user_text() == (
+        '<baton:skill name="tidy">\nTidy the docs with care.\n</baton:skill>'
+    )
+    listed = baton(["sessions"], workspace, home, llm)
+    assert "/haiku autumn fifty" in listed.stdout

@@ -19,6 +19,8 @@ Replies, decided per request so the order of requests does not matter:
 - SHOW CODE: an answer with a Python code block (the README's screenshots);
 - WHAT IS ATTACHED: how many times README.md's attachment block is in the request;
 - PLEASE READ: `read` README.md once per such prompt, then a line (a tool for hooks to follow);
+- a skill the person ran as `/name args` (the message is its framed body): "Skill <name>
+  said: " and the body's first line, as the model received it;
 - a session whose first prompt says "hello politely" (the README's screenshots,
   test/screenshots): read greet.py, write a two-step plan and submit it; once
   approved, edit greet.py, tick step 1, run the tests, tick step 2, plan_done, a summary;
@@ -170,6 +172,10 @@ def answer(req: Any) -> Any:
         if len(ran) < len(RUN_COMMANDS):
             return tool_call("bash", {"command": RUN_COMMANDS[len(ran)]})
         return text("The commands are done.")
+    if last.startswith("<baton:skill "):
+        head, _, body = last.partition(">\n")
+        name = head.removeprefix('<baton:skill name="').rstrip('"')
+        return text(f"Skill {name} said: {body.splitlines()[0] if body else ''}")
     if "SHOW CODE" in last:
         return text(CODE_ANSWER)
     if "WHAT IS ATTACHED" in last:

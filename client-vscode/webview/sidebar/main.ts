@@ -21,6 +21,8 @@ import { connectHost } from "../shared/vscodeApi";
 import { contextLine, contextTooltip } from "./numbers";
 import { renderPermission } from "./permissions";
 import { ReviewUi } from "./review";
+import { SlashMenu } from "./slashMenu";
+import { parseCommands } from "../../src/views/sidebar/commandMessages";
 import { Transcript } from "./transcript";
 
 interface SavedState {
@@ -71,6 +73,13 @@ const review = new ReviewUi({
   promptBox: byId("prompt"),
   post: (message) => host.post(message),
   sessionId: () => activeSessionId,
+  changed: () => save(),
+});
+// `/` at the start of the prompt box: the commands, built-ins and skills.
+const slash = new SlashMenu({
+  promptBox: byId("prompt"),
+  list: byId("slash-menu"),
+  post: (message) => host.post(message),
   changed: () => save(),
 });
 let mode: "build" | "plan" = saved?.mode ?? "build";
@@ -251,6 +260,7 @@ function handle(message: SidebarInbound): void {
       if (message.sessionId !== activeSessionId) return;
       const { update } = message;
       if (update.kind === "mode") mode = update.mode;
+      if (update.kind === "skills") slash.setCommands(parseCommands(update.commands) ?? []);
       if (update.kind === "turn_ended") {
         finishTurn(update.stopReason, update.error ?? undefined);
         return;
@@ -301,6 +311,9 @@ function handle(message: SidebarInbound): void {
     case "mentionResults":
       review.showMentions(message.query, message.paths);
       return;
+    case "commands":
+      slash.setCommands(message.commands);
+      return;
     case "messageMarks":
       review.applyMarks(message.sessionId, message.messages);
       return;
@@ -327,6 +340,14 @@ function handle(message: SidebarInbound): void {
 function send(): void {
   const text = promptBox.value.trim();
   if (!text || running || sendBlocked() !== undefined) return;
+  const builtin = slash.builtin(text);
+  if (builtin) {
+    // `/compact`, `/plan` …: the host runs them on its own commands.
+    promptBox.value = "";
+    host.post({ type: "builtinCommand", sessionId: activeSessionId, name: builtin[0], arguments: builtin[1] });
+    save();
+    return;
+  }
   const attachments = review.take();
   running = true;
   promptBox.value = "";

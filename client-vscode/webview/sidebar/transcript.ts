@@ -84,6 +84,7 @@ export class Transcript {
         for (const part of message.parts) if (part.type === "pre_compact") this.part(part, compacted);
         const text = message.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
         if (message.origin) this.baton(text, message.origin, compacted);
+        else if (message.command) this.command(message.command.typed, text, compacted);
         else this.user(text, compacted);
         return;
       }
@@ -121,6 +122,24 @@ export class Transcript {
   user(text: string, compacted = false): void {
     this.open = undefined;
     const node = el("div", { class: `msg user${compacted ? " compacted" : ""}`, "data-kind": "user" }, text);
+    this.root.append(node);
+    this.scroll();
+  }
+
+  /** The person's `/name arguments` as typed, with what the model was sent one click away. */
+  command(typed: string, expanded: string, compacted = false): void {
+    this.open = undefined;
+    const node = el(
+      "div",
+      { class: `msg user command${compacted ? " compacted" : ""}`, "data-kind": "user", "data-text": typed },
+      el("div", { class: "command-typed" }, typed),
+      el(
+        "details",
+        { class: "command-expanded" },
+        el("summary", { title: "What the agent was sent for this command" }, "Expanded"),
+        el("div", { class: "command-expanded-body" }, expanded),
+      ),
+    );
     this.root.append(node);
     this.scroll();
   }

@@ -355,16 +355,20 @@ class BatonAgent:
     def _announce(self, sid: str) -> None:
         """What an editor shows beside the prompt box: commands, and the plan if any."""
         channel = self._channel()
+        app = self.session_apps.get(sid)
         channel.update(
             sid,
             AvailableCommandsUpdate(
                 session_update="available_commands_update",
-                available_commands=commands.available_commands(),
+                available_commands=commands.available_commands(
+                    app.skills.commands() if app is not None else None
+                ),
             ),
         )
         channel.send_plan(sid)
-        app = self.session_apps.get(sid)
         if app is not None:
+            # Later changes of the skills arrive as `skills` updates (the channel).
+            app.skills.remember(sid)
             # What the VS Code extension shows as warnings: broken settings or plugins...
             for problem in app.config_problems():
                 channel.update(sid, agent_text(f"[Baton configuration: {problem}]\n"))

@@ -23,6 +23,7 @@ from acp.schema import (
     AgentPlanUpdate,
     AgentThoughtChunk,
     AllowedOutcome,
+    AvailableCommandsUpdate,
     ConfigOptionUpdate,
     CurrentModeUpdate,
     FileEditToolCallContent,
@@ -41,6 +42,7 @@ from acp.schema import (
 
 from baton import protocol as p
 from baton.acp import translate
+from baton.acp.commands import available_commands
 from baton.session.events import ProgressScope, no_progress
 
 if TYPE_CHECKING:
@@ -225,6 +227,16 @@ class AcpChannel:
                     ignored=update.ignored,
                 ),
             )
+        elif isinstance(update, p.SkillsUpdate):
+            self.update(
+                sid,
+                AvailableCommandsUpdate(
+                    session_update="available_commands_update",
+                    available_commands=available_commands(update.commands),
+                ),
+            )
+            for problem in update.problems:
+                self.update(sid, agent_text(f"[Baton skills: {problem}]\n"))
         elif isinstance(update, p.McpServerUpdate) and update.status == "failed":
             # ACP has no MCP server status: a server that cannot run is said plainly.
             self.update(

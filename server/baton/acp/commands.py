@@ -4,12 +4,12 @@ Each maps onto a core operation the LSP face exposes as a method: `/compact`
 on `baton/session/compact`, `/plan` on setMode, `/approve` on
 `baton/plan/approve`, `/review` on `baton/plan/get` (the plan numbered),
 `/changes` on `baton/plan/requestChanges` with annotations, `/undo` on
-`baton/session/revert`, `/context` on `baton/session/context`.
+`baton/session/revert`, `/context` on `baton/session/context`. Skills and command
+files follow them (`baton.skills`); their prompts are expanded by the core.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
@@ -17,45 +17,33 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 from baton import protocol as p
 from baton.errors import InvalidParams
 from baton.plan import annotate
+from baton.skills.builtins import BUILTINS
 
 if TYPE_CHECKING:
     from baton.app import App
 
 
-@dataclass(frozen=True)
-class Command:
-    name: str
-    description: str
-    hint: str | None  # the argument's hint, None for a command without one
+# ACP has `session/new` of its own; the other built-ins are offered as commands.
+COMMANDS = tuple(c for c in BUILTINS if c.name != "new")
 
 
-COMMANDS = (
-    Command("compact", "Compact the conversation now", "what the summary should focus on"),
-    Command("plan", "Switch to plan mode (optionally with a request to plan)", "what to plan"),
-    Command(
-        "approve",
-        "Approve the plan, switch to build mode and start building",
-        "`fresh`: build in a fresh context (the plan, the ledger and your requests only)",
-    ),
-    Command("review", "Show the plan with line numbers, to annotate with /changes", None),
-    Command(
-        "changes",
-        "Request changes to the plan, line by line",
-        "`7: comment`, `5-6 replace: text`, `9 delete`; other lines: overall feedback",
-    ),
-    Command("undo", "Take back the last prompt and the file changes it made", None),
-    Command("context", "Show what fills the model's context window", None),
-)
-
-
-def available_commands() -> list[AvailableCommand]:
+def available_commands(extra: list[p.CommandInfo] | None = None) -> list[AvailableCommand]:
+    """The built-ins, then every skill and command file (`extra`, the skills feature's
+    list) whose name is not a built-in's."""
+    builtin = {c.name for c in COMMANDS}
+    offered = [(c.name, c.description, c.hint) for c in COMMANDS]
+    offered += [
+        (c.name, c.description, c.argument_hint)
+        for c in extra or []
+        if c.source != "builtin" and c.name not in builtin and c.name != "new"
+    ]
     return [
         AvailableCommand(
-            name=c.name,
-            description=c.description,
-            input=AvailableCommandInput(UnstructuredCommandInput(hint=c.hint)) if c.hint else None,
+            name=name,
+            description=description,
+            input=AvailableCommandInput(UnstructuredCommandInput(hint=hint)) if hint else None,
         )
-        for c in COMMANDS
+        for name, description, hint in offered
     ]
 
 

@@ -67,12 +67,19 @@ def _part(
 ) -> list[Replayed]:
     if isinstance(part, p.TextPart):
         if message.role == "user":
+            # A slash command replays as the person typed it; the expansion rides in _meta.
+            command = message.command
             return [
                 UserMessageChunk(
                     session_update="user_message_chunk",
-                    content=_text(part.text),
+                    content=_text(command.typed if command is not None else part.text),
                     message_id=message.id,
-                    field_meta=meta,
+                    field_meta=meta
+                    if command is None
+                    else {
+                        **(meta or {}),
+                        "batonCommand": {"name": command.name, "expanded": part.text},
+                    },
                 )
             ]
         return [

@@ -59,6 +59,10 @@ def person_words(message: StoredMessage) -> str:
     """The message as the block shows it: plan feedback without Baton's own wrapper (the
     "Changes requested" opening and the "Revise it" direction, which the label and the plan
     block say), so what stays is what the person wrote."""
+    command = message.meta.get("command")
+    if isinstance(command, dict) and isinstance(command.get("typed"), str):
+        # A slash command as the person typed it: a skill's body is kept in its own block.
+        return str(command["typed"]).strip()
     text = message.text().strip()
     if message.kind == "feedback":
         text = text.removesuffix(prompts.PLAN_REVISE.strip()).rstrip()

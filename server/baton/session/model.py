@@ -147,7 +147,20 @@ class StoredMessage:
             compacted=compacted,
             incomplete=self.incomplete,
             origin=self.origin(),
+            command=_command(self.meta.get("command")) if self.role == "user" else None,
         )
+
+
+def _command(data: Any) -> p.MessageCommand | None:
+    """The slash command a person's message was expanded from (its `meta`)."""
+    if not isinstance(data, dict):
+        return None
+    return p.MessageCommand(
+        name=str(data.get("name", "")),
+        arguments=str(data.get("arguments", "")),
+        typed=str(data.get("typed", "")),
+        source="skill" if data.get("kind") == "skill" else "command",
+    )
 
 
 @dataclass

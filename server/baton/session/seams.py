@@ -100,11 +100,36 @@ class ChangeHooks(Protocol):
     async def after_change(self, paths: list[Path]) -> None: ...
 
 
+class CommandPrompt(Protocol):
+    """A person's slash command as the message it expands into."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def meta(self) -> dict[str, Any]: ...
+
+
+class PromptCommands(Protocol):
+    """Slash commands typed as a prompt (the skills feature: skills and command files)."""
+
+    async def expand(self, text: str, command: Any) -> CommandPrompt | None:
+        """The message `text` (or the explicit `command`) expands into; None: as typed."""
+        ...
+
+
+class NoPromptCommands:
+    async def expand(self, text: str, command: Any) -> CommandPrompt | None:
+        return None
+
+
 @dataclass
 class Seams:
     turn: TurnHooks = field(default_factory=NoTurnHooks)
     tools: ToolHooks = field(default_factory=NoToolHooks)
     server_compaction: ServerCompactionEvents = field(default_factory=NoServerCompaction)
+    # A prompt that is a slash command of a skill or command file, expanded.
+    commands: PromptCommands = field(default_factory=NoPromptCommands)
     # The features behind some tools (plans, recall, the editor's files and terminal).
     tool_services: ToolServices = field(default_factory=ToolServices)
     # Makes the checkpoint hooks of one tool call (the review feature; None: no checkpoints).

@@ -22,6 +22,7 @@ from baton.config import ConfigLoader, Settings
 from baton.context import (
     BuiltContext,
     ContextBuilder,
+    SkillBlocks,
     compact_prompt,
     context_window,
     threshold_tokens,
@@ -90,6 +91,7 @@ class SessionService:
         *,
         plans: PlanFeature | None = None,
         seams: Seams | None = None,
+        skills: SkillBlocks | None = None,
     ) -> None:
         self.workspace = workspace.resolve()
         self.db = db
@@ -101,7 +103,7 @@ class SessionService:
         self.channel = channel
         self.providers = providers
         self.tools = tools
-        self.context = ContextBuilder(self.workspace, plans)
+        self.context = ContextBuilder(self.workspace, plans, skills)
         # What changed since the model was last told (the mode, the plan): appended notes.
         self.notes = ContextNotes(self.store, plans)
         # What the features do at each seam of the loop (build_app fills it; no-ops here).
@@ -261,7 +263,10 @@ class SessionService:
 
     def provider_for(self, state: SessionState, settings: Settings) -> Provider:
         return self.providers.get(
-            settings, self.credentials, provider=state.row.provider, model=state.row.model
+            settings,
+            self.credentials,
+            provider=state.row.provider,
+            model=state.turn_model or state.row.model,
         )
 
     def identity_for(self, state: SessionState, settings: Settings) -> ProviderIdentity | None:
@@ -353,6 +358,7 @@ class SessionService:
         extra_parts: list[StoredPart] | None = None,
         max_steps: int | None = None,
         require_tools: Sequence[str | RequiredCall] = (),
+        meta: dict[str, Any] | None = None,
     ) -> asyncio.Task[p.PromptResult]:
         """Commit the user message and start the turn; the returned task ends with it.
         `max_steps` and `require_tools` shape it (`Turn`): `baton demo` gives each of its
@@ -368,11 +374,15 @@ class SessionService:
         try:
             self.refresh(state)
             if kind == "prompt" and state.row.title == DEFAULT_TITLE:
-                title = title_from_prompt(text)
+                # A slash command's title is what the person typed, not its expansion.
+                typed = ((meta or {}).get("command") or {}).get("typed")
+                title = title_from_prompt(typed if isinstance(typed, str) else text)
                 self.store.update_session(state.id, title=title)
                 state.row.title = title
             self.sync_notes(state)
-            self.add_user_message(state, text, kind, extra_parts=extra_parts)
+            self.add_user_message(state, text, kind, meta, extra_parts=extra_parts)
+            model = ((meta or {}).get("command") or {}).get("model")
+            state.turn_model = model if isinstance(model, str) else None
         except BaseException:
             self.leases.release(state.id)
             raise
@@ -384,6 +394,7 @@ class SessionService:
 
     def _turn_done(self, task: asyncio.Task[Any], state: SessionState) -> None:
         _log_task_failure(task, state.id)
+        state.turn_model = None
         try:
             for callback in self.seams.after_turn:
                 try:
@@ -398,7 +409,13 @@ class SessionService:
         state = self.state(params.session_id)
         # Editor context is read (and refused) before anything is stored.
         attachments = resolve_attachments(self.workspace, params.context or [])
-        task = self.start_turn(state, params.text, extra_parts=attachments)
+        # `/name arguments` of a skill or command file: the model is sent its expansion,
+        # the message keeps what the person typed.
+        expanded = await self.seams.commands.expand(params.text, params.command)
+        text, meta = (expanded.text, expanded.meta) if expanded is not None else (params.text, None)
+        if params.command is not None and expanded is None:
+            raise InvalidParams(f"params.command.name: no skill or command {params.command.name!r}")
+        task = self.start_turn(state, text, extra_parts=attachments, meta=meta)
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:

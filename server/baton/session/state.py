@@ -92,6 +92,11 @@ class SessionState:
     # The plan block frozen at the first request after a compaction: (its compaction id,
     # the block) (baton.context.ContextBuilder.plan_block).
     plan_block: tuple[str | None, PlanBlock | None] | None = None
+    # The skills loaded before the current compaction, kept in view: (the view's key, the
+    # blocks) (baton.skills.service.SkillsFeature.kept).
+    skill_blocks: tuple[tuple[Any, ...], list[str]] | None = None
+    # The model a slash command's `model:` asks for, for the turn it runs (then None).
+    turn_model: str | None = None
 
     @property
     def id(self) -> str:
@@ -113,6 +118,7 @@ class SessionState:
         self.pre_compact_round = None
         self.told = None
         self.plan_block = None
+        self.skill_blocks = None
 
     def add(self, message: StoredMessage) -> None:
         self.messages.append(message)

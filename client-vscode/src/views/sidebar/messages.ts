@@ -11,6 +11,14 @@ import {
   type ReviewInbound,
   type ReviewOutbound,
 } from "./reviewMessages";
+import {
+  COMMAND_INBOUND_TYPES,
+  COMMAND_OUTBOUND_TYPES,
+  parseCommandInbound,
+  parseCommandOutbound,
+  type CommandInbound,
+  type CommandOutbound,
+} from "./commandMessages";
 
 export type ServerStatus = "stopped" | "starting" | "running" | "failed";
 
@@ -85,7 +93,8 @@ export type SidebarInbound =
   /** A turn ended with this answer: the session can be forked after it. */
   | { type: "forkPoint"; sessionId: string; messageId: string }
   | { type: "sessionInfo"; sessionId: string; info: SessionInfoView }
-  | ReviewInbound;
+  | ReviewInbound
+  | CommandInbound;
 
 /** Webview → host. */
 export type SidebarOutbound =
@@ -102,6 +111,7 @@ export type SidebarOutbound =
   /** A code block's Copy / Insert (at the cursor of the active editor). */
   | { type: "codeAction"; action: "copy" | "insert"; text: string }
   | ReviewOutbound
+  | CommandOutbound
   | { type: "cancel"; sessionId: string }
   | { type: "setMode"; sessionId: string; mode: Mode }
   | { type: "permissionAnswer"; requestId: string; optionId: string }
@@ -117,6 +127,7 @@ export type SidebarOutbound =
 
 const OUTBOUND_TYPES = [
   ...REVIEW_OUTBOUND_TYPES,
+  ...COMMAND_OUTBOUND_TYPES,
   "ready",
   "newSession",
   "selectSession",
@@ -190,6 +201,9 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
     case "showPendingChange":
     case "mentionQuery":
       return parseReviewOutbound(value);
+    case "commandsQuery":
+    case "builtinCommand":
+      return parseCommandOutbound(value);
     case "setMode":
       return isId(m.sessionId) && isMode(m.mode) ? { type: "setMode", sessionId: m.sessionId, mode: m.mode } : undefined;
     case "permissionAnswer":
@@ -202,6 +216,7 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
 
 const INBOUND_TYPES = [
   ...REVIEW_INBOUND_TYPES,
+  ...COMMAND_INBOUND_TYPES,
   "server",
   "sessions",
   "history",
@@ -254,6 +269,8 @@ export function parseSidebarInbound(value: unknown): SidebarInbound | undefined 
     case "mentionResults":
     case "messageMarks":
       return parseReviewInbound(value);
+    case "commands":
+      return parseCommandInbound(value);
     case "forkPoint":
       return isId(m.sessionId) && isId(m.messageId) ? (value as unknown as SidebarInbound) : undefined;
     case "setup":

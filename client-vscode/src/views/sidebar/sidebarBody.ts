@@ -42,7 +42,8 @@ export const SIDEBAR_BODY = `
   <footer class="composer">
     <div id="attachments" class="attachments" aria-label="Attached to the next prompt" hidden></div>
     <ul id="mentions" class="mentions" role="listbox" aria-label="Workspace files" hidden></ul>
-    <vscode-textarea id="prompt" rows="3" resize="vertical" placeholder="Ask Baton… (@ to attach a file, Enter to send, Shift+Enter for a new line)"></vscode-textarea>
+    <ul id="slash-menu" class="mentions slash-menu" role="listbox" aria-label="Commands" hidden></ul>
+    <vscode-textarea id="prompt" rows="3" resize="vertical" placeholder="Ask Baton… (@ to attach a file, / for commands, Enter to send, Shift+Enter for a new line)"></vscode-textarea>
     <div class="composer-bar">
       <div class="mode-switch" role="radiogroup" aria-label="Mode">
         <button id="mode-build" type="button" role="radio" aria-checked="true" title="Build: the agent works on the files (asks before commands and writes)">Build</button>

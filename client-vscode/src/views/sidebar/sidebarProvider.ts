@@ -21,6 +21,7 @@ import {
 } from "./messages";
 import { countSteps } from "../plan/steps";
 import { SIDEBAR_BODY } from "./sidebarBody";
+import { listCommands, runBuiltin, type BuiltinHost } from "./slashCommands";
 
 export const SIDEBAR_VIEW_ID = "baton.agent";
 
@@ -215,6 +216,12 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       case "showPendingChange":
         await vscode.commands.executeCommand("baton.showPendingChange", message.toolCallId);
         return;
+      case "commandsQuery":
+        this.post(await listCommands(this.client, this.state.activeSessionId ?? null));
+        return;
+      case "builtinCommand":
+        await runBuiltin(this.builtinHost(), message.sessionId, message.name, message.arguments);
+        return;
       case "mentionQuery":
         this.post({ type: "mentionResults", query: message.query, paths: await this.files.search(message.query) });
         return;
@@ -258,6 +265,25 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         await vscode.commands.executeCommand("baton.selectModel", message.sessionId);
         return;
     }
+  }
+
+  /** What a built-in slash command runs on: the sidebar's own commands and methods. */
+  private builtinHost(): BuiltinHost {
+    return {
+      client: this.client,
+      executeCommand: (command, ...args) => vscode.commands.executeCommand(command, ...args),
+      newSession: (mode) => this.newSession(mode),
+      setMode: async (sessionId, mode) => {
+        const result = await this.client.request("baton/session/setMode", { sessionId, mode });
+        this.state.setMode(sessionId, result.mode);
+        this.post({ type: "mode", sessionId, mode: result.mode });
+      },
+      prompt: async (sessionId, text) => {
+        this.post({ type: "userMessage", sessionId, text });
+        await this.prompt(sessionId, text);
+      },
+      error: (message) => this.post({ type: "error", message }),
+    };
   }
 
   /** The welcome state's and the error actions' buttons: each runs one fixed command. */
@@ -332,7 +358,10 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         id: m.id,
         role: m.role,
         reverted: m.reverted === true,
-        ...(m.role === "user" ? { text: m.parts.map((part) => (part.type === "text" ? part.text : "")).join("") } : {}),
+        // A slash command's node shows what the person typed: it is matched by that.
+        ...(m.role === "user"
+          ? { text: m.command?.typed ?? m.parts.map((part) => (part.type === "text" ? part.text : "")).join("") }
+          : {}),
       })),
     });
   }

@@ -13,9 +13,18 @@ if TYPE_CHECKING:
 
 
 def register_all(server: Registrar) -> None:
-    from baton.lsp.features import auth, compaction, plans, review, sessions, store, trust
+    from baton.lsp.features import (
+        auth,
+        commands,
+        compaction,
+        plans,
+        review,
+        sessions,
+        store,
+        trust,
+    )
 
-    for module in (sessions, compaction, plans, auth, review, trust, store):
+    for module in (sessions, compaction, plans, auth, review, trust, store, commands):
         module.register(server)
     from baton.lsp.features import manage
 

@@ -1,0 +1,77 @@
+"""Which skills a session has loaded, and where: in the view, or before its compaction.
+
+A skill is loaded by a `skill` tool call (its result is the framed body) or by the
+person's `/name` (the message is the framed body, with their arguments). Both are
+in the store, so what was loaded is read from the history: nothing else to keep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from baton.session.model import StoredMessage
+from baton.session.state import SessionState, View
+
+TOOL_NAME = "skill"
+BLOCK_OPENING = "<baton:skill "
+
+
+@dataclass(frozen=True)
+class Load:
+    seq: int
+    name: str
+    text: str  # the framed block, as the model was sent it
+
+
+def loads(state: SessionState) -> Iterator[Load]:
+    for message in state.messages:
+        if message.id in state.reverted or message.kind == "compaction":
+            continue
+        yield from _loads(message)
+
+
+def _loads(message: StoredMessage) -> Iterator[Load]:
+    if message.role == "user":
+        command = message.meta.get("command")
+        if isinstance(command, dict) and command.get("kind") == "skill":
+            text = message.text()
+            if text.startswith(BLOCK_OPENING):
+                yield Load(message.seq, str(command.get("name")), text)
+        return
+    for part in message.tool_calls():
+        if part.data.get("name") != TOOL_NAME:
+            continue
+        args = part.data.get("input") or {}
+        if not isinstance(args, dict) or args.get("file"):
+            continue  # a bundled file read through the tool, not the skill itself
+        result = message.results.get(part.data.get("toolCallId", ""))
+        if result is None or result.status != "completed":
+            continue
+        if result.output.startswith(BLOCK_OPENING):
+            yield Load(message.seq, str(args.get("name")), result.output)
+
+
+def in_view(state: SessionState, name: str, kept: list[Load]) -> bool:
+    """Whether the model's current view holds `name`'s body already."""
+    first = state.view.first_kept_seq
+    if any(load.name == name for load in kept):
+        return True
+    return any(load.name == name and (first is None or load.seq >= first) for load in loads(state))
+
+
+def kept_after(state: SessionState, view: View) -> list[Load]:
+    """The skills loaded in the part of the history `view` compacted and not loaded again
+    in the part it keeps: the latest text of each, in the order they were last loaded."""
+    first = view.first_kept_seq
+    if first is None:
+        return []
+    latest: dict[str, Load] = {}
+    retained: set[str] = set()
+    for load in loads(state):
+        if load.seq < first:
+            latest.pop(load.name, None)
+            latest[load.name] = load
+        else:
+            retained.add(load.name)
+    return [load for name, load in latest.items() if name not in retained]
