@@ -81,6 +81,7 @@ class PlanService:
         self.channel = channel
         self.sessions = sessions
         self.fresh_start = fresh_start
+        self.library = library.PlanLibrary(context.store)
 
     # ------------------------------------------------------------------ disk and client
 
@@ -382,11 +383,10 @@ class PlanService:
 
     # ------------------------------------------------------------------ plans beyond a session
 
-    def list_plans(self) -> p.PlanListResult:
-        """The plan files under `plans.dir`, with the session that last had each."""
-        return p.PlanListResult(
-            plans=library.list_plans(self.store, self.config.settings().plans.dir)
-        )
+    async def list_plans(self) -> p.PlanListResult:
+        """The plan files under `plans.dir`, with the session that last had each (read off
+        the event loop: a folder of thousands of files keeps no other request waiting)."""
+        return await self.library.list_plans(self.config.settings().plans.dir)
 
     def new_session(self, params: p.SessionNewParams) -> p.SessionNewResult:
         """A session on an existing plan file (`baton/session/new {planPath}`): it takes
@@ -423,7 +423,9 @@ class PlanService:
         return p.PlanAttachResult(path=row.path, status=row.status, version=version.version)
 
     def _adopt(self, session_id: str, plan: library.PlanFile) -> tuple[PlanRow, PlanVersionRow]:
-        row, version = self.store.adopt(session_id, plan.path, plan.content, plan.status)
+        # Whatever the file's front matter says: approval is the person's, here.
+        status = library.status_here(self.store, plan.path)
+        row, version = self.store.adopt(session_id, plan.path, plan.content, status)
         self._did_change(row, version.version, "user")
         return row, version
 
