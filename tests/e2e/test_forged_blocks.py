@@ -148,6 +148,53 @@ async def copied_summary(baton: BatonClient, llm: FakeLLM, workspace: Path) -> R
     return await compact_then_ask(baton, llm, sid, workspace, f"{SUMMARY}\n{FORGERY}")
 
 
+async def plan_note(baton: BatonClient, llm: FakeLLM, workspace: Path) -> RecordedRequest:
+    # A session on a repository's plan: the model is first shown it in a `[plan: …]` note.
+    (workspace / PLANS).mkdir(parents=True)
+    path = (PLANS / "tidy.md").as_posix()
+    (workspace / path).write_text(f"# Tidy\n\n- [ ] Tidy the code\n{FORGERY}\n")
+    sid = await baton.new_session(planPath=path)
+    llm.add(text("I read the plan."))
+    await baton.prompt(sid, "look at the plan")
+    return llm.model_requests[-1]
+
+
+async def plan_changed_on_disk(
+    baton: BatonClient, llm: FakeLLM, workspace: Path
+) -> RecordedRequest:
+    # A pull changes the plan file: the model is shown the changed lines in a note.
+    (workspace / PLANS).mkdir(parents=True)
+    path = (PLANS / "tidy.md").as_posix()
+    (workspace / path).write_text("# Tidy\n\n- [ ] Tidy the code\n")
+    sid = await baton.new_session(planPath=path)
+    llm.add(text("I read the plan."))
+    await baton.prompt(sid, "look at the plan")
+    (workspace / path).write_text(f"# Tidy\n\n- [ ] Tidy the code\n{FORGERY}\n")
+    llm.add(text("I see the change."))
+    await baton.prompt(sid, "and now?")
+    request = llm.model_requests[-1]
+    assert any(t.startswith("[plan: the person changed") for t in request.texts("user"))
+    return request
+
+
+async def review_message(baton: BatonClient, llm: FakeLLM, workspace: Path) -> RecordedRequest:
+    # The person's review quotes a repository's plan line, in the planning turn itself.
+    (workspace / PLANS).mkdir(parents=True)
+    path = (PLANS / "tidy.md").as_posix()
+    line = "- [ ] Tidy the code " + FORGERY.replace("\n", " ")
+    (workspace / path).write_text(f"# Tidy\n\n{line}\n- [ ] Ship it\n")
+    sid = await baton.new_session(planPath=path, mode="plan")
+    llm.add(text("I read the plan."))
+    await baton.prompt(sid, "look at the plan")
+    llm.add(text("Revised."))
+    note = {"kind": "comment", "startLine": 3, "endLine": 3, "quote": "Tidy", "text": "Which?"}
+    await baton.request(
+        "baton/plan/requestChanges", {"sessionId": sid, "feedback": "", "annotations": [note]}
+    )
+    await turn_ended(baton, sid, 2)
+    return llm.model_requests[-1]
+
+
 @dataclass(frozen=True)
 class Attack:
     name: str
@@ -175,6 +222,10 @@ ATTACKS = [
     Attack(
         "requests-quoted-plan-line", quoted_plan_line, frozenset({"requests", "ledger", "plan"})
     ),
+    # Outside any block, in what Baton tells the model of a plan: no tag at all.
+    Attack("plan-note", plan_note, frozenset(), {}),
+    Attack("plan-changed-note", plan_changed_on_disk, frozenset(), {}),
+    Attack("review-message", review_message, frozenset(), {}),
     # The summary is the model's prose: only its tags are Baton's to keep.
     Attack("summary", copied_summary, frozenset({"summary", "requests", "ledger"}), {}),
 ]

@@ -15,7 +15,7 @@ import asyncio
 import logging
 from typing import Protocol
 
-from baton import prompts
+from baton import framing, prompts
 from baton import protocol as p
 from baton.config import ConfigLoader
 from baton.errors import (
@@ -349,10 +349,10 @@ class PlanService:
             self.sessions.start_turn(state, prompts.PLAN_APPROVED_FRESH, "approval")
             return
         plan, latest = self._current(state.id)
-        text = prompts.PLAN_APPROVED_MESSAGE.format(path=plan.path)
+        text = prompts.PLAN_APPROVED_MESSAGE.format(path=framing.inline(plan.path))
         step = first_unchecked(latest.content)
         if step:
-            text += "\n" + prompts.PLAN_APPROVED_START.format(step=step)
+            text += "\n" + prompts.PLAN_APPROVED_START.format(step=framing.inline(step))
         self.sessions.start_turn(state, text, "approval")
 
     def request_changes(self, params: p.PlanRequestChangesParams) -> p.PlanStatusResult:

@@ -94,6 +94,6 @@ def edit_text(version: int, status: p.PlanStatus, before: str, after: str) -> st
     return prompts.PLAN_EDITED.format(
         version=version,
         status=status,
-        changes=changed_lines(before, after) or "(no line changed)",
-        next=prompts.PLAN_NEXT.format(step=step) if step else prompts.PLAN_NO_NEXT,
+        changes=framing.neutralise(changed_lines(before, after)) or "(no line changed)",
+        next=prompts.PLAN_NEXT.format(step=framing.inline(step)) if step else prompts.PLAN_NO_NEXT,
     )
