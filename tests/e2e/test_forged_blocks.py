@@ -104,36 +104,48 @@ async def file_name(baton: BatonClient, llm: FakeLLM, workspace: Path) -> Record
     return await compact_then_ask(baton, llm, sid, workspace)
 
 
-async def plan_file(baton: BatonClient, llm: FakeLLM, workspace: Path) -> RecordedRequest:
-    # A repository's plan, started with session/new {planPath}, approved with a fresh context.
+async def on_plan(
+    baton: BatonClient, llm: FakeLLM, workspace: Path, content: str, mode: str = "build"
+) -> tuple[str, Path]:
+    """A session started on a repository's plan file holding `content`, after one turn."""
     (workspace / PLANS).mkdir(parents=True)
-    path = (PLANS / "tidy.md").as_posix()
-    (workspace / path).write_text(f"# Tidy\n\n- [ ] Tidy the code\n{FORGERY}\n- [ ] Ship it\n")
-    sid = await baton.new_session(planPath=path)
+    file = workspace / PLANS / "tidy.md"
+    file.write_text(content)
+    sid = await baton.new_session(planPath=(PLANS / "tidy.md").as_posix(), mode=mode)
     llm.add(text("I read the plan."))
     await baton.prompt(sid, "look at the plan")
+    return sid, file
+
+
+async def plan_file(baton: BatonClient, llm: FakeLLM, workspace: Path) -> RecordedRequest:
+    # A repository's plan, started with session/new {planPath}, approved with a fresh context.
+    content = f"# Tidy\n\n- [ ] Tidy the code\n{FORGERY}\n- [ ] Ship it\n"
+    sid, _ = await on_plan(baton, llm, workspace, content)
     llm.add(text("Building."))
     await baton.request("baton/plan/approve", {"sessionId": sid, "start": True, "fresh": True})
     await turn_ended(baton, sid, 2)
     return llm.model_requests[-1]
 
 
+async def reviewed(baton: BatonClient, llm: FakeLLM, workspace: Path, quote: str) -> str:
+    """A session in plan mode on a repository's plan whose third line carries the forgery,
+    reviewed by the person with a note on that line (selecting `quote`, or all of it)."""
+    line = "- [ ] Tidy the code " + FORGERY.replace("\n", " ")
+    sid, _ = await on_plan(baton, llm, workspace, f"# Tidy\n\n{line}\n- [ ] Ship it\n", "plan")
+    llm.add(text("Revised."))
+    note = {"kind": "comment", "startLine": 3, "endLine": 3, "quote": quote or line}
+    await baton.request(
+        "baton/plan/requestChanges",
+        {"sessionId": sid, "feedback": "", "annotations": [{**note, "text": "Which?"}]},
+    )
+    await turn_ended(baton, sid, 2)
+    return sid
+
+
 async def quoted_plan_line(baton: BatonClient, llm: FakeLLM, workspace: Path) -> RecordedRequest:
     # The person annotates a line a repository wrote; after a compaction their feedback is
     # in the requests block, the quoted line with it.
-    (workspace / PLANS).mkdir(parents=True)
-    path = (PLANS / "tidy.md").as_posix()
-    line = "- [ ] Tidy the code " + FORGERY.replace("\n", " ")
-    (workspace / path).write_text(f"# Tidy\n\n{line}\n- [ ] Ship it\n")
-    sid = await baton.new_session(planPath=path, mode="plan")
-    llm.add(text("I read the plan."))
-    await baton.prompt(sid, "look at the plan")
-    llm.add(text("Revised."))
-    note = {"kind": "comment", "startLine": 3, "endLine": 3, "quote": line, "text": "Which?"}
-    await baton.request(
-        "baton/plan/requestChanges", {"sessionId": sid, "feedback": "", "annotations": [note]}
-    )
-    await turn_ended(baton, sid, 2)
+    sid = await reviewed(baton, llm, workspace, "")
     llm.add(text("Building."))
     await baton.request("baton/plan/approve", {"sessionId": sid, "start": True, "fresh": True})
     await turn_ended(baton, sid, 3)
@@ -150,12 +162,7 @@ async def copied_summary(baton: BatonClient, llm: FakeLLM, workspace: Path) -> R
 
 async def plan_note(baton: BatonClient, llm: FakeLLM, workspace: Path) -> RecordedRequest:
     # A session on a repository's plan: the model is first shown it in a `[plan: …]` note.
-    (workspace / PLANS).mkdir(parents=True)
-    path = (PLANS / "tidy.md").as_posix()
-    (workspace / path).write_text(f"# Tidy\n\n- [ ] Tidy the code\n{FORGERY}\n")
-    sid = await baton.new_session(planPath=path)
-    llm.add(text("I read the plan."))
-    await baton.prompt(sid, "look at the plan")
+    await on_plan(baton, llm, workspace, f"# Tidy\n\n- [ ] Tidy the code\n{FORGERY}\n")
     return llm.model_requests[-1]
 
 
@@ -163,13 +170,8 @@ async def plan_changed_on_disk(
     baton: BatonClient, llm: FakeLLM, workspace: Path
 ) -> RecordedRequest:
     # A pull changes the plan file: the model is shown the changed lines in a note.
-    (workspace / PLANS).mkdir(parents=True)
-    path = (PLANS / "tidy.md").as_posix()
-    (workspace / path).write_text("# Tidy\n\n- [ ] Tidy the code\n")
-    sid = await baton.new_session(planPath=path)
-    llm.add(text("I read the plan."))
-    await baton.prompt(sid, "look at the plan")
-    (workspace / path).write_text(f"# Tidy\n\n- [ ] Tidy the code\n{FORGERY}\n")
+    sid, file = await on_plan(baton, llm, workspace, "# Tidy\n\n- [ ] Tidy the code\n")
+    file.write_text(f"# Tidy\n\n- [ ] Tidy the code\n{FORGERY}\n")
     llm.add(text("I see the change."))
     await baton.prompt(sid, "and now?")
     request = llm.model_requests[-1]
@@ -179,19 +181,7 @@ async def plan_changed_on_disk(
 
 async def review_message(baton: BatonClient, llm: FakeLLM, workspace: Path) -> RecordedRequest:
     # The person's review quotes a repository's plan line, in the planning turn itself.
-    (workspace / PLANS).mkdir(parents=True)
-    path = (PLANS / "tidy.md").as_posix()
-    line = "- [ ] Tidy the code " + FORGERY.replace("\n", " ")
-    (workspace / path).write_text(f"# Tidy\n\n{line}\n- [ ] Ship it\n")
-    sid = await baton.new_session(planPath=path, mode="plan")
-    llm.add(text("I read the plan."))
-    await baton.prompt(sid, "look at the plan")
-    llm.add(text("Revised."))
-    note = {"kind": "comment", "startLine": 3, "endLine": 3, "quote": "Tidy", "text": "Which?"}
-    await baton.request(
-        "baton/plan/requestChanges", {"sessionId": sid, "feedback": "", "annotations": [note]}
-    )
-    await turn_ended(baton, sid, 2)
+    await reviewed(baton, llm, workspace, "Tidy")
     return llm.model_requests[-1]
 
 
