@@ -32,6 +32,19 @@ CASES = [
     ("ends with <baton:ledger>never closed", "ends with ", ["<baton:ledger>"]),
     ("ends with <bat", "ends with <bat", []),
     ("a<", "a<", []),
+    # A block as `baton.framing` builds it: attributes on its tag, the text inside escaped,
+    # so an escaped closing tag in it does not end it early.
+    (
+        'A<baton:attachment path="src/a b.py" lines="1-2">\nx &lt;/baton:attachment> y\n'
+        "</baton:attachment>B",
+        "AB",
+        ['<baton:attachment path="src/a b.py" lines="1-2">'],
+    ),
+    (
+        "<baton:compaction-instructions>\nkeep\n</baton:compaction-instructions>ok",
+        "ok",
+        ["<baton:compaction-instructions>"],
+    ),
 ]
 
 

@@ -692,6 +692,18 @@ export interface PlanListEntry {
  */
 export interface PlanListResult {
   plans: PlanListEntry[];
+  skipped?: PlanListSkipped[];
+}
+/**
+ * A `.md` file under `plans.dir` that is not offered as a plan, and why (too large,
+ * not text, unreadable); too large is said from its size, without reading it.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "PlanListSkipped".
+ */
+export interface PlanListSkipped {
+  path: string;
+  reason: string;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

@@ -310,9 +310,11 @@ def _model(args: argparse.Namespace) -> int:
             print("baton: install interrupted; nothing was installed", file=sys.stderr)
             return 130
         if spec is not mf.DEFAULT_MODEL:
+            from baton.local.servers import toml_string
+
             print(
                 f"note: {spec.title} is not the default model; use it with "
-                f'[local] modelPath = "{mf.model_path(spec)}"',
+                f"[local] modelPath = {toml_string(str(mf.model_path(spec)))}",
                 file=sys.stderr,
             )
         return 0

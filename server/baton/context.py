@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from baton import prompts
+from baton import framing, prompts
 from baton.compaction.artifacts import server_thresholds
 from baton.compaction.ledger import without_plan_line
 from baton.compaction.requests import budget as requests_budget
@@ -520,4 +520,4 @@ def _convert(
 
 
 def _tag(name: str, text: str) -> str:
-    return f"<baton:{name}>\n{text.strip()}\n</baton:{name}>"
+    return framing.block(name, text.strip())

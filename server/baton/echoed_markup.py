@@ -14,10 +14,17 @@ from __future__ import annotations
 import re
 
 # A complete tag: an opening or closing block tag, or a special token.
-_TAG = re.compile(r"<(/?)(tool_call|tool_response|tools|baton:[a-z_]+)>|<\|[a-z_]+\|>")
+# A block tag may carry attributes (`<baton:attachment path="…">`); what `baton.framing`
+# put inside a block is escaped (`&lt;/baton:plan>`), so it never ends the block early.
+_TAG = re.compile(
+    r'<(/?)(tool_call|tool_response|tools|baton:[a-z][a-z0-9_-]*)(?:\s+[a-z_-]+="[^"<>]*")*>'
+    r"|<\|[a-z_]+\|>"
+)
 # What may still grow into a tag (no `>` yet).
-_PARTIAL = re.compile(r"</?(?:[a-z_]*(?::[a-z_]*)?|\|[a-z_]*\|?)$")
-_MAX_TAG = 40
+_PARTIAL = re.compile(
+    r'</?(?:[a-z_]*(?::[a-z0-9_-]*(?:\s+[a-z_-]*(?:=(?:"[^"<>]*"?)?)?)*)?|\|[a-z_]*\|?)$'
+)
+_MAX_TAG = 400  # a block tag with its attributes (an attached file's path)
 
 
 class MarkupFilter:

@@ -23,13 +23,20 @@ from __future__ import annotations
 
 import re
 
+# An opening angle bracket, or a look-alike a model reads as one (full-width, small form).
+_LT = "[<\uff1c\ufe64]"
+# Space a model reads past: white space and the invisible format characters.
+_GAP = "[\\s\u200b-\u200f\u2060\ufeff]*"
 # `<baton:`, `</baton:`, `< / BATON :` … : whatever a model could read as a Baton tag.
-_BATON_TAG = re.compile(r"<(\s*/?\s*)(baton\s*:)", re.IGNORECASE)
+_BATON_TAG = re.compile(rf"{_LT}({_GAP}/?{_GAP})(baton{_GAP}:)", re.IGNORECASE)
 # The chat templates' markup: special tokens and the tool-call tags they render.
 _TEMPLATE_TAG = re.compile(
-    r"<(\s*/?\s*)(\|[a-z_]+\|?|tool_call\b|tool_response\b|tools\b|function_calls\b)",
+    rf"{_LT}({_GAP}/?{_GAP})"
+    r"(\|[a-z_]+\|?|tool_call\b|tool_response\b|tools\b|function_calls\b)",
     re.IGNORECASE,
 )
+# Every character a model or a renderer may take for the end of a line.
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
 _NAME = re.compile(r"[a-z][a-z0-9_-]*")
 _ATTR_NAME = re.compile(r"[a-z][a-z0-9_-]*")
@@ -53,7 +60,7 @@ def inline(text: str) -> str:
 
 def entry(text: str, indent: str = "  ") -> str:
     """`text` as one entry's text: its first line as it is, every further line indented."""
-    first, *rest = neutralise(text).split("\n")
+    first, *rest = _LINE_BREAK.sub("\n", neutralise(text)).split("\n")
     return "\n".join([first, *(indent + line if line.strip() else "" for line in rest)])
 
 
@@ -79,5 +86,7 @@ def block(
         if not _ATTR_NAME.fullmatch(key):
             raise ValueError(f"not an attribute name: {key!r}")
         opening += f" {key}={attribute(value)}"
-    text = body.strip() if trusted else neutralise(body.strip())
+    # Only blank lines are trimmed: a body's first line may be indented (an attached range).
+    body = body.strip("\n")
+    text = body if trusted else neutralise(body)
     return f"{opening}>\n{text}\n</baton:{name}>"

@@ -162,11 +162,10 @@ Request changes line by line with /changes, one note a line: `7: comment`,
 # Editor context the person attached to a prompt (baton.review.attachments), shown once,
 # in the prompt's own user message, before the prompt's text.
 
-ATTACHMENT_BLOCK = """<baton:attachment path="{path}"{lines}{source}>
-{text}
-</baton:attachment>"""
-ATTACHMENT_LINES = ' lines="{start}-{end}"'
-ATTACHMENT_UNSAVED = ' source="unsaved editor buffer"'
+# The block is built by `baton.framing.block("attachment", text, attrs)`: its path, its
+# line range and where its text came from are attributes.
+ATTACHMENT_LINES = "{start}-{end}"
+ATTACHMENT_UNSAVED = "unsaved editor buffer"
 ATTACHMENT_TRUNCATED = "[... attachment cut at {limit} characters; read the file for the rest]"
 
 # --------------------------------------------------------------------------- repeated calls

@@ -663,8 +663,17 @@ class PlanListEntry(WireModel):
     updated_at: str
 
 
+class PlanListSkipped(WireModel):
+    """A `.md` file under `plans.dir` that is not offered as a plan, and why (too large,
+    not text, unreadable); too large is said from its size, without reading it."""
+
+    path: str
+    reason: str
+
+
 class PlanListResult(WireModel):
     plans: list[PlanListEntry]
+    skipped: list[PlanListSkipped] = Field(default_factory=list)
 
 
 class PlanAttachParams(WireModel):

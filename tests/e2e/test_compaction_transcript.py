@@ -70,7 +70,7 @@ async def test_every_summary_request_fits_the_smaller_window_by_the_providers_co
         assert provider_count(request.body) + answer + answer // 2 <= SMALL
     # Each request updates the summary of the ones before; the first reads the oldest part.
     assert "helper_0_7 multiplies" in asked[0].input_text()
-    assert "<previous-summary>" in asked[1].input_text()
+    assert "<baton:previous-summary>" in asked[1].input_text()
     assert "- read" in asked[1].input_text()
     assert any("transcript showing" in n for n in record["notes"])
     for name in SECTIONS:

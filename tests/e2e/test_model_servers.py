@@ -80,3 +80,43 @@ def test_the_usual_ports_are_named_for_their_servers() -> None:
         8000: "vLLM",
     }
     assert port_name(9999) == "port 9999"
+
+
+def test_the_offered_line_runs_baton_and_nothing_else_whatever_the_model_id(
+    workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    # A server's answer chooses the model id; the line printed to paste must not run it.
+    hostile = "qwen;touch rt-pasted;#"
+    with FakeLLM(models=(hostile,)) as server:
+        done = baton_model(["find", "--port", str(server.port)], workspace, home)
+    assert done.returncode == 0, done.stderr
+    [line] = [line.strip() for line in done.stdout.splitlines() if "baton run" in line]
+
+    # Pasted into bash, with a `baton` on the PATH that records what it was given.
+    bin_dir, pasted_in = tmp_path / "bin", tmp_path / "pasted-in"
+    bin_dir.mkdir()
+    pasted_in.mkdir()
+    fake = bin_dir / "baton"
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$BATON_MODEL" "$@" > ran-baton\n')
+    fake.chmod(0o755)
+    ran = subprocess.run(
+        ["bash", "-c", line],
+        cwd=pasted_in,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert not (pasted_in / "rt-pasted").exists()
+    assert (pasted_in / "ran-baton").read_text() == f"{hostile}\nrun\n...\n"
+
+    # The settings for good are valid TOML that names the same model.
+    import tomllib
+
+    toml = "\n".join(
+        line.strip()
+        for line in done.stdout.splitlines()
+        if line.strip().startswith(("provider =", "baseUrl =", "model ="))
+    )
+    assert tomllib.loads(toml)["model"] == hostile

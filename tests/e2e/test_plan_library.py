@@ -55,9 +55,10 @@ async def test_a_second_session_continues_the_plan_of_the_first(
     }
     assert (mine["lastSessionId"], mine["lastSessionTitle"]) == (first, "Login page")
     team = by_path["docs/plans/rate-limits.md"]
+    # Its front matter says approved; nobody approved it here, so it is a draft.
     assert (team["title"], team["status"], team["stepsDone"], team["stepsTotal"]) == (
         "rate limiting",
-        "approved",
+        "draft",
         1,
         2,
     )
@@ -104,7 +105,7 @@ async def test_a_second_session_continues_the_plan_of_the_first(
     attached = await baton.request(
         "baton/plan/attach", {"sessionId": third, "path": "docs/plans/rate-limits.md"}
     )
-    assert attached == {"path": "docs/plans/rate-limits.md", "status": "approved", "version": 1}
+    assert attached == {"path": "docs/plans/rate-limits.md", "status": "draft", "version": 1}
     llm.add(text("Rejecting above the limit next."))
     await baton.prompt(third, "what next?")
     notes = [t for t in llm.model_requests[-1].texts("user") if t.startswith("[plan: ")]

@@ -411,7 +411,8 @@ async def test_unsaved_buffers_whole_files_and_refused_attachments(
         '<baton:attachment path="notes.md" source="unsaved editor buffer">\nunsaved edit\n' in sent
     )
     assert '<baton:attachment path="untitled:Untitled-1" source="unsaved editor buffer">' in sent
-    assert '<baton:attachment path="notes.md">\non disk\n\n</baton:attachment>' in sent
+    # Blank lines at its ends are trimmed by the framing (baton.framing.block).
+    assert '<baton:attachment path="notes.md">\non disk\n</baton:attachment>' in sent
 
     refusals = [
         ({"uri": outside.as_uri()}, "params.context.0.uri: path escapes the workspace"),

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from baton import protocol as p
 from baton.compaction.outputs import config_values, error_excerpt, value_excerpt
+from baton.framing import entry, inline
 from baton.plan.steps import MARKS
 from baton.session.model import StoredMessage
 
@@ -241,12 +242,14 @@ def render_ledger(ledger: p.Ledger) -> str:
         shown = ledger.files_read[-MAX_FILES_SHOWN:]
         more = len(ledger.files_read) - len(shown)
         lines.append(
-            "Files read: " + ", ".join(shown) + (f" (and {more} earlier)" if more > 0 else "")
+            "Files read: "
+            + ", ".join(map(inline, shown))
+            + (f" (and {more} earlier)" if more > 0 else "")
         )
     if ledger.files_modified:
         lines.append("Files changed:")
         for touch in ledger.files_modified[-MAX_FILES_SHOWN:]:
-            lines.append(f"- {touch.path} ({touch.action} by {touch.tool})")
+            lines.append(f"- {inline(touch.path)} ({touch.action} by {inline(touch.tool)})")
     else:
         lines.append("Files changed: none")
     if ledger.commands:
@@ -261,18 +264,17 @@ def render_ledger(ledger: p.Ledger) -> str:
         }
         for run in shown_cmds:
             codes = run.exit_codes or [run.exit_code]
-            lines.append(f"- `{run.command}` → {_runs(codes)}")
+            lines.append(f"- `{inline(run.command)}` → {_runs(codes)}")
             for failure in run.failures:
                 if failure.error not in shown_errors:
                     code = "killed" if failure.exit_code is None else failure.exit_code
-                    lines.append(f"  run {failure.run} ({code}): {failure.error}")
+                    lines.append(f"  run {failure.run} ({code}): {entry(failure.error, '    ')}")
             if run.output and codes[-1] == 0:
-                lines.append(f"  printed: {run.output}")
+                lines.append(f"  printed: {entry(run.output, '    ')}")
     if ledger.errors:
         lines.append("Unresolved errors (not yet followed by a success):")
         for error in ledger.errors[-MAX_ERRORS_SHOWN:]:
-            message = error.message.replace("\n", "\n  ")
-            lines.append(f"- {error.source}: {message}")
+            lines.append(f"- {inline(error.source)}: {entry(error.message)}")
     if ledger.resolved_errors:
         lines.append("Resolved errors (failed, then fixed; do not repeat what failed):")
         shown_resolved = ledger.resolved_errors[-MAX_RESOLVED_SHOWN:]
@@ -280,8 +282,8 @@ def render_ledger(ledger: p.Ledger) -> str:
         if more > 0:
             lines.append(f"- … {more} earlier")
         for done in shown_resolved:
-            by = f" (resolved by {done.resolved_by})" if done.resolved_by else ""
-            lines.append(f"- {done.source}: {done.message}{by}")
+            by = f" (resolved by {inline(done.resolved_by)})" if done.resolved_by else ""
+            lines.append(f"- {inline(done.source)}: {entry(done.message)}{by}")
     if ledger.config_values:
         lines.append("Values in config files read (as read; the file may have changed since):")
         budget = MAX_CONFIG_VALUES_SHOWN
@@ -290,10 +292,10 @@ def render_ledger(ledger: p.Ledger) -> str:
                 break
             values = config.values[:budget]
             budget -= len(values)
-            lines.append(f"- {config.path}: " + "; ".join(values))
+            lines.append(f"- {inline(config.path)}: " + "; ".join(map(inline, values)))
     if ledger.plan is not None:
         plan = ledger.plan
-        line = f"{PLAN_LINE}{plan.path} ({plan.status}, version {plan.version})"
+        line = f"{PLAN_LINE}{inline(plan.path)} ({plan.status}, version {plan.version})"
         if plan.steps:
             line += "; " + _steps_line(plan.steps)
         lines.append(line)
@@ -318,5 +320,5 @@ def _steps_line(steps: list[p.PlanStep]) -> str:
     line = f"{len(steps)} steps: " + ", ".join(parts)
     for step in steps:
         if step.state in ("in_progress", "blocked"):
-            line += f"; [{MARKS[step.state]}] {step.text}"
+            line += f"; [{MARKS[step.state]}] {inline(step.text)}"
     return line

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from baton import prompts
+from baton import framing, prompts
 from baton.session.model import StoredMessage
 from baton.tokens import estimate
 
@@ -110,7 +110,8 @@ def render_requests(messages: list[StoredMessage], budget_tokens: int) -> str | 
         )
         # No message id unless it is needed (a cut message names its own): ids cost
         # tokens, and a fork's copies have other ids but should send the same view.
-        lines.append(f"[{label}] {text}")
+        # Every further line indented: no line of theirs can read as another entry.
+        lines.append(f"[{label}] {framing.entry(text)}")
     return "\n".join(lines)
 
 

@@ -36,6 +36,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from baton import framing
 from baton import protocol as p
 from baton.compaction.artifacts import (
     ServerArtifact,
@@ -149,16 +150,14 @@ class ServerStrategy:
             )
 
     def _instructions(self, job: CompactionJob, base: str) -> str:
-        lines = [f"- {c}" for c in job.hook_context]
+        lines = [f"- {framing.entry(c)}" for c in job.hook_context]
         if job.request.instructions:
-            lines.append(f"- The person asked: {job.request.instructions}")
+            lines.append(f"- The person asked: {framing.entry(job.request.instructions)}")
         if not lines:
             return base  # unchanged, so the prompt cache keeps the whole prefix
         body = "\n".join(lines)
-        return (
-            f"{base}\n\n<baton:compaction-instructions>\nWhen compacting this conversation, "
-            f"keep:\n{body}\n</baton:compaction-instructions>"
-        )
+        instructions = f"When compacting this conversation, keep:\n{body}"
+        return f"{base}\n\n{framing.block('compaction-instructions', instructions)}"
 
     async def _call(
         self,

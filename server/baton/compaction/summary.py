@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 
+from baton import framing
 from baton import protocol as p
 from baton.session.model import StoredMessage
 from baton.tokens import estimate
@@ -60,9 +61,7 @@ message, is being compacted. {instructions}
 {rules}
 
 The ledger as it stands now (authoritative; do not restate it):
-<ledger>
-{ledger}
-</ledger>{anchor}"""
+{ledger}{anchor}"""
 
 ANCHOR_IN_PLACE = """
 
@@ -74,9 +73,7 @@ ANCHORED = """Here is the summary written at the previous compaction. Update it 
 happened since: keep what is still true, correct what changed, drop what is obsolete, add what \
 is new. Keep the same five sections.
 
-<previous-summary>
-{previous}
-</previous-summary>"""
+{previous}"""
 
 _HEADING = re.compile(r"^\s{0,3}#{1,4}\s*(.+?)\s*#*\s*$")
 
@@ -185,7 +182,7 @@ def instructions_text(
 ) -> str:
     parts = [base_instructions]
     if hook_context:
-        parts.append("Also keep:\n" + "\n".join(f"- {c}" for c in hook_context))
+        parts.append("Also keep:\n" + "\n".join(f"- {framing.entry(c)}" for c in hook_context))
     if instructions:
         parts.append(
             f"The person asked for this compaction with these instructions:\n{instructions}"
@@ -205,7 +202,7 @@ def in_place_prompt(
     return IN_PLACE.format(
         instructions=instructions_text(instructions, hook_context, base_instructions),
         rules=system_prompt(words),
-        ledger=ledger.strip(),
+        ledger=framing.block("ledger", ledger.strip()),
         anchor=ANCHOR_IN_PLACE if anchored else "",
     )
 
@@ -311,15 +308,16 @@ def render_transcript(
             continue
         if message.role == "user":
             label = {"continue": "baton", "pre_compact": "hook"}.get(message.kind, "user")
-            lines.append(f"[{label}] {_clip(message.text(), TEXT_CHARS)}")
+            lines.append(f"[{label}] {framing.entry(_clip(message.text(), TEXT_CHARS))}")
             continue
         for part in message.parts:
             if part.type == "text" and part.data.get("text"):
-                lines.append(f"[assistant] {_clip(part.data['text'], TEXT_CHARS)}")
+                lines.append(f"[assistant] {framing.entry(_clip(part.data['text'], TEXT_CHARS))}")
             elif part.type == "tool_call":
                 call_id = part.data["toolCallId"]
                 args = json.dumps(part.data.get("input", {}), ensure_ascii=False)
-                lines.append(f"[tool call] {part.data['name']} {_clip(args, TEXT_CHARS)}")
+                name = framing.inline(part.data["name"])
+                lines.append(f"[tool call] {name} {framing.entry(_clip(args, TEXT_CHARS))}")
                 result = message.results.get(call_id)
                 if call_id in masked:
                     output = masked[call_id]
@@ -328,7 +326,7 @@ def render_transcript(
                 else:
                     output = "[no result recorded]"
                 status = result.status if result else "failed"
-                lines.append(f"[tool result, {status}] {output}")
+                lines.append(f"[tool result, {status}] {framing.entry(output)}")
         if message.incomplete:
             lines.append("[assistant response was interrupted]")
     return "\n\n".join(lines)
@@ -345,12 +343,12 @@ def user_prompt(
 ) -> str:
     parts = [instructions_text(instructions, hook_context, base_instructions)]
     parts.append(
-        f"The ledger as it stands now (authoritative; do not restate it):\n<ledger>\n"
-        f"{ledger.strip()}\n</ledger>"
+        "The ledger as it stands now (authoritative; do not restate it):\n"
+        + framing.block("ledger", ledger.strip())
     )
     if previous:
-        parts.append(ANCHORED.format(previous=previous.strip()))
-    parts.append(f"<conversation>\n{transcript}\n</conversation>")
+        parts.append(ANCHORED.format(previous=framing.block("previous-summary", previous)))
+    parts.append(framing.block("conversation", transcript))
     return "\n\n".join(parts)
 
 

@@ -10,6 +10,7 @@ settings that use it. Only loopback is asked, never through a proxy.
 from __future__ import annotations
 
 import asyncio
+import shlex
 from dataclasses import dataclass
 
 import httpx
@@ -85,15 +86,43 @@ def offer_lines(found: list[FoundServer], ports: list[int]) -> list[str]:
             continue
         shown = ", ".join(visible(m) for m in server.models[:5])
         more = f" and {len(server.models) - 5} more" if len(server.models) > 5 else ""
-        model = visible(server.models[0])
+        lines.append(f"  {server.name} at {server.base_url}: {shown}{more}")
+        # A model id is the server's to choose: one that a terminal would not show as it
+        # is (a control character) is not offered in a line to paste.
+        model = next((m for m in server.models if visible(m) == m), None)
+        if model is None:
+            lines.append("    its model ids hold control characters: none is offered to paste")
+            continue
+        # Every value quoted (an assignment's value, so it stays an assignment): pasted, the
+        # line runs `baton` and nothing else.
+        run = " ".join(
+            [
+                "BATON_PROVIDER=openai-compatible",
+                f"BATON_BASE_URL={shlex.quote(server.base_url)}",
+                f"BATON_MODEL={shlex.quote(model)}",
+                'baton run "..."',
+            ]
+        )
         lines += [
-            f"  {server.name} at {server.base_url}: {shown}{more}",
             "    use it for one run:",
-            f"      BATON_PROVIDER=openai-compatible BATON_BASE_URL={server.base_url}"
-            f' BATON_MODEL={model} baton run "..."',
-            f"    or for good, in {user_config_file()}:",
-            '      provider = "openai-compatible"',
-            f'      baseUrl = "{server.base_url}"',
-            f'      model = "{model}"',
+            f"      {run}",
+            f"    or for good, in {visible(str(user_config_file()))}:",
+            f"      provider = {toml_string('openai-compatible')}",
+            f"      baseUrl = {toml_string(server.base_url)}",
+            f"      model = {toml_string(model)}",
         ]
     return lines
+
+
+def toml_string(value: str) -> str:
+    """`value` as a TOML basic string: quotes, backslashes and control characters escaped."""
+    out = ['"']
+    for ch in value:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from baton import prompts
+from baton import framing, prompts
 from baton import protocol as p
 from baton.errors import InvalidParams
 from baton.plan.diff import numbered
@@ -49,12 +49,14 @@ def message(content: str, version: int, annotations: list[p.PlanAnnotation], fee
         first, last = note.start_line, note.end_line
         where = f"line {first}" if first == last else f"lines {first}-{last}"
         quoted = "\n".join(
-            f"> {first + k}| {line}" for k, line in enumerate(lines[first - 1 : last])
+            # The plan's lines may be a repository's: quoted, they cannot read as a tag.
+            f"> {first + k}| {framing.neutralise(line)}"
+            for k, line in enumerate(lines[first - 1 : last])
         )
         parts = [f"{n}. {where} ({note.kind}):", quoted]
         whole = _squash("\n".join(lines[first - 1 : last]))
         if note.quote.strip() and _squash(note.quote) != whole:
-            parts.append(f"Selected: {note.quote.strip()!r}")
+            parts.append(f"Selected: {framing.neutralise(repr(note.quote.strip()))}")
         if note.kind == "replace":
             parts.append("Replace with:\n" + (note.text or "").strip("\n"))
         elif note.kind == "delete":

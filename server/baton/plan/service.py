@@ -15,7 +15,7 @@ import asyncio
 import logging
 from typing import Protocol
 
-from baton import prompts
+from baton import framing, prompts
 from baton import protocol as p
 from baton.config import ConfigLoader
 from baton.errors import (
@@ -81,6 +81,7 @@ class PlanService:
         self.channel = channel
         self.sessions = sessions
         self.fresh_start = fresh_start
+        self.library = library.PlanLibrary(context.store)
 
     # ------------------------------------------------------------------ disk and client
 
@@ -348,10 +349,10 @@ class PlanService:
             self.sessions.start_turn(state, prompts.PLAN_APPROVED_FRESH, "approval")
             return
         plan, latest = self._current(state.id)
-        text = prompts.PLAN_APPROVED_MESSAGE.format(path=plan.path)
+        text = prompts.PLAN_APPROVED_MESSAGE.format(path=framing.inline(plan.path))
         step = first_unchecked(latest.content)
         if step:
-            text += "\n" + prompts.PLAN_APPROVED_START.format(step=step)
+            text += "\n" + prompts.PLAN_APPROVED_START.format(step=framing.inline(step))
         self.sessions.start_turn(state, text, "approval")
 
     def request_changes(self, params: p.PlanRequestChangesParams) -> p.PlanStatusResult:
@@ -382,11 +383,10 @@ class PlanService:
 
     # ------------------------------------------------------------------ plans beyond a session
 
-    def list_plans(self) -> p.PlanListResult:
-        """The plan files under `plans.dir`, with the session that last had each."""
-        return p.PlanListResult(
-            plans=library.list_plans(self.store, self.config.settings().plans.dir)
-        )
+    async def list_plans(self) -> p.PlanListResult:
+        """The plan files under `plans.dir`, with the session that last had each (read off
+        the event loop: a folder of thousands of files keeps no other request waiting)."""
+        return await self.library.list_plans(self.config.settings().plans.dir)
 
     def new_session(self, params: p.SessionNewParams) -> p.SessionNewResult:
         """A session on an existing plan file (`baton/session/new {planPath}`): it takes
@@ -423,7 +423,9 @@ class PlanService:
         return p.PlanAttachResult(path=row.path, status=row.status, version=version.version)
 
     def _adopt(self, session_id: str, plan: library.PlanFile) -> tuple[PlanRow, PlanVersionRow]:
-        row, version = self.store.adopt(session_id, plan.path, plan.content, plan.status)
+        # Whatever the file's front matter says: approval is the person's, here.
+        status = library.status_here(self.store, plan.path)
+        row, version = self.store.adopt(session_id, plan.path, plan.content, status)
         self._did_change(row, version.version, "user")
         return row, version
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import NamedTuple, Protocol
 
-from baton import prompts
+from baton import framing, prompts
 from baton import protocol as p
 from baton.errors import BatonError
 from baton.plan.diff import changed_lines
@@ -135,12 +135,15 @@ class PlanContext:
             return snapshot.version, full
         step = first_unchecked(snapshot.content)
         diff = prompts.PLAN_PERSON_EDITED.format(
-            path=snapshot.path,
+            path=framing.inline(snapshot.path),
             old=told,
             version=snapshot.version,
             status=snapshot.status,
-            changes=changed_lines(seen.content, snapshot.content) or "(no line changed)",
-            next=prompts.PLAN_NEXT.format(step=step) if step else prompts.PLAN_NO_NEXT,
+            changes=framing.neutralise(changed_lines(seen.content, snapshot.content))
+            or "(no line changed)",
+            next=prompts.PLAN_NEXT.format(step=framing.inline(step))
+            if step
+            else prompts.PLAN_NO_NEXT,
         )
         return snapshot.version, diff if estimate(diff) < estimate(full) else full
 

@@ -33,6 +33,8 @@ from baton.tools.sandbox import SandboxError, display_path, resolve_in_workspace
 
 # Enough candidates for any realistic number of same-day plans on one subject.
 MAX_NAME_ATTEMPTS = 1000
+# A plan file larger than this is not read (a repository's file could be any size).
+MAX_PLAN_BYTES = 2_000_000
 
 
 def sha256(content: str) -> str:
@@ -139,7 +141,7 @@ class PlanStore:
         """The content of the plan file as it is on disk now (None when it is missing)."""
         path = self.file_path(plan)
         try:
-            data = read_bytes(self.workspace, path)
+            data = read_bytes(self.workspace, path, MAX_PLAN_BYTES)
         except ToolFailure as exc:
             raise StorageError(f"cannot read the plan file {plan.path}: {exc}") from None
         if data is None:

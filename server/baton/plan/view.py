@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from baton import prompts
+from baton import framing, prompts
 from baton import protocol as p
 from baton.plan.diff import changed_lines
 from baton.plan.steps import current_step, parse_steps
@@ -50,9 +50,11 @@ def block_text(plan: PlanSnapshot, mode: p.Mode, *, text_below: bool = False) ->
     """The `<baton:plan>` block's text: header, a direction fitting the status, the plan
     (or, `text_below`, a line saying the retained `plan_write` below carries it)."""
     if plan.status == "done":
-        return prompts.PLAN_DONE_BLOCK.format(path=plan.path, version=plan.version)
+        return prompts.PLAN_DONE_BLOCK.format(path=framing.inline(plan.path), version=plan.version)
     lines = [
-        prompts.PLAN_BLOCK_HEADER.format(path=plan.path, status=plan.status, version=plan.version)
+        prompts.PLAN_BLOCK_HEADER.format(
+            path=framing.inline(plan.path), status=plan.status, version=plan.version
+        )
     ]
     if plan.missing_on_disk:
         lines.append(prompts.PLAN_MISSING.format(version=plan.version))
@@ -72,16 +74,17 @@ def block_text(plan: PlanSnapshot, mode: p.Mode, *, text_below: bool = False) ->
         if step is None:
             blocked = [s.text for s in parse_steps(plan.content) if s.state == "blocked"]
             lines.append(
-                prompts.PLAN_ONLY_BLOCKED.format(steps="; ".join(blocked))
+                prompts.PLAN_ONLY_BLOCKED.format(steps="; ".join(map(framing.inline, blocked)))
                 if blocked
                 else prompts.PLAN_ALL_CHECKED
             )
         else:
-            lines.append(prompts.PLAN_CONTINUE.format(step=step.text))
+            lines.append(prompts.PLAN_CONTINUE.format(step=framing.inline(step.text)))
         lines.append(prompts.PLAN_STEP_STATES)
     if text_below:
         return "\n".join([*lines, prompts.PLAN_TEXT_BELOW.format(version=plan.version)])
-    return "\n".join(lines) + "\n\n" + plan.content.strip("\n")
+    # Neutralised here, not only in the block: a note carries this text outside one.
+    return "\n".join(lines) + "\n\n" + framing.neutralise(plan.content.strip("\n"))
 
 
 def edit_text(version: int, status: p.PlanStatus, before: str, after: str) -> str:
@@ -91,6 +94,6 @@ def edit_text(version: int, status: p.PlanStatus, before: str, after: str) -> st
     return prompts.PLAN_EDITED.format(
         version=version,
         status=status,
-        changes=changed_lines(before, after) or "(no line changed)",
-        next=prompts.PLAN_NEXT.format(step=step) if step else prompts.PLAN_NO_NEXT,
+        changes=framing.neutralise(changed_lines(before, after)) or "(no line changed)",
+        next=prompts.PLAN_NEXT.format(step=framing.inline(step)) if step else prompts.PLAN_NO_NEXT,
     )

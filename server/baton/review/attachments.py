@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from baton import prompts
+from baton import framing, prompts
 from baton import protocol as p
 from baton.errors import InvalidParams
 from baton.session.model import StoredPart
@@ -115,9 +115,9 @@ def render_attachment(data: dict[str, Any]) -> str:
     text = data.get("text", "")
     if data.get("truncated"):
         text += "\n" + prompts.ATTACHMENT_TRUNCATED.format(limit=MAX_ATTACHMENT_CHARS)
-    return prompts.ATTACHMENT_BLOCK.format(
-        path=data.get("path", ""),
-        lines=prompts.ATTACHMENT_LINES.format(start=start, end=end) if start else "",
-        source=prompts.ATTACHMENT_UNSAVED if data.get("source") == "editor" else "",
-        text=text,
-    )
+    attrs = {"path": str(data.get("path", ""))}
+    if start:
+        attrs["lines"] = prompts.ATTACHMENT_LINES.format(start=start, end=end)
+    if data.get("source") == "editor":
+        attrs["source"] = prompts.ATTACHMENT_UNSAVED
+    return framing.block("attachment", text, attrs)

@@ -38,8 +38,8 @@ def register(server: Registrar) -> None:
         return app.plans.get_version(params)
 
     @method(server, "baton/plan/list")
-    def list_(app: App, params: p.Empty) -> p.PlanListResult:
-        return app.plans.list_plans()
+    async def list_(app: App, params: p.Empty) -> p.PlanListResult:
+        return await app.plans.list_plans()
 
     @method(server, "baton/plan/attach")
     def attach(app: App, params: p.PlanAttachParams) -> p.PlanAttachResult:
