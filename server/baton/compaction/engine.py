@@ -295,7 +295,12 @@ class CompactionEngine:
                 else:
                     # 5. The commit.
                     record = self._commit(
-                        job, view, pre, candidate.author, (*job.notes, *candidate.notes)
+                        job,
+                        view,
+                        pre,
+                        candidate.author,
+                        (*job.notes, *candidate.notes),
+                        candidate.corrections,
                     )
                     report("Done", 100)
         except BaseException as exc:
@@ -350,6 +355,7 @@ class CompactionEngine:
         pre: list[p.PreCompactOutcome],
         strategy: p.Strategy,
         notes: Sequence[str],
+        corrections: Sequence[p.ClaimCorrection] = (),
     ) -> p.CompactionRecord:
         state = job.state
         compaction_id = new_id("cmp")
@@ -380,6 +386,7 @@ class CompactionEngine:
             pre_compact=pre,
             created_at=utc_now(),
             notes=list(notes),
+            corrections=list(corrections),
         )
         interrupted = job.request.interrupted and job.settings.compaction.auto_continue
         continue_text = CONTINUE_TEXT if interrupted else None

@@ -119,6 +119,8 @@ class Candidate:
     notes: tuple[str, ...] = ()
     # Summary model calls made (the notes report them too).
     summary_calls: int = 0
+    # The summary statements the ledger contradicted (`claims.py`), as data.
+    corrections: tuple[p.ClaimCorrection, ...] = ()
     # What the view was measured against when not the job's `before`: the local history
     # a native compaction behind a server chain started from (the chain's own size is a
     # guess from encrypted bytes, so "never bigger" and the record use this).

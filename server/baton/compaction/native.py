@@ -147,6 +147,7 @@ class _Levels:
         self.base = old
         self.notes: list[str] = []
         self.calls = 0
+        self.corrections: list[p.ClaimCorrection] = []
 
     def keep(self) -> int:
         """The verbatim budget at level 1: the kept share, and no more than leaves room
@@ -194,6 +195,7 @@ class _Levels:
         )
         self.notes.extend(made.notes)
         self.calls += made.calls
+        self.corrections.extend(c.wire() for c in made.corrections)
         self.summary, self.summarised = made.text, boundary
         view = View(
             first_kept_seq=boundary
@@ -214,7 +216,13 @@ class _Levels:
 
     def candidate(self, view: View, note: str | None = None) -> Candidate:
         notes = (*self.notes, note) if note is not None else tuple(self.notes)
-        return Candidate(view, "native", notes=notes, summary_calls=self.calls)
+        return Candidate(
+            view,
+            "native",
+            notes=notes,
+            summary_calls=self.calls,
+            corrections=tuple(self.corrections),
+        )
 
 
 def _settle(

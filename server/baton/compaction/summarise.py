@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from baton.compaction import guard
 from baton.compaction import summary as summaries
-from baton.compaction.claims import check_summary
+from baton.compaction.claims import Correction, check_summary
 from baton.compaction.cut import message_tokens
 from baton.compaction.job import CompactionJob
 from baton.errors import ProviderError
@@ -76,6 +76,8 @@ class Summary:
     text: str
     notes: tuple[str, ...]
     calls: int
+    # The statements the ledger contradicted, replaced in `text`.
+    corrections: tuple[Correction, ...] = ()
 
 
 class Summariser:
@@ -169,7 +171,7 @@ class Summariser:
             f"summary: {self.calls} model call(s), "
             f"max_output_tokens {max_out}, {estimate(text)} tokens replacing {replaced}"
         )
-        return Summary(text, tuple(self.notes), self.calls)
+        return Summary(text, tuple(self.notes), self.calls, tuple(corrections))
 
     async def _attempt(
         self,
