@@ -40,6 +40,7 @@ class StubHooks:
     def __init__(self) -> None:
         self.calls: list[str] = []
         self.compacted_records: list[p.CompactionRecord] = []
+        self.compacted_seen = asyncio.Event()
 
     async def pre_compact(
         self, state: SessionState, request: CompactRequest
@@ -55,6 +56,7 @@ class StubHooks:
 
     async def compacted(self, state: SessionState, record: p.CompactionRecord) -> None:
         self.compacted_records.append(record)
+        self.compacted_seen.set()
 
 
 @pytest_asyncio.fixture
@@ -95,8 +97,8 @@ async def test_an_in_stream_compaction_skips_the_hooks_it_cannot_wait_for(
     sid = app.sessions.new_session(p.SessionNewParams()).session_id
     llm.add(compaction(), text("hello"))
     await app.sessions.prompt(p.PromptParams(session_id=sid, text="hi"))
-    for _ in range(5):
-        await asyncio.sleep(0)  # the compacted hook runs as a task
+    # The compacted hook runs as a task of its own.
+    await asyncio.wait_for(hooks.compacted_seen.wait(), 5)
     [record] = app.compaction.compactions(sid).compactions
     assert (record.trigger, record.strategy) == ("auto", "server")
     assert hooks.calls == []  # the server had already compacted: nothing to run before it
@@ -161,8 +163,6 @@ async def test_a_failed_call_behind_a_chain_falls_back_to_native_from_the_local_
         await app.sessions.prompt(p.PromptParams(session_id=sid, text=f"which port? {turn}"))
     llm.add(compaction(), text("noted"))
     await app.sessions.prompt(p.PromptParams(session_id=sid, text="remember it"))
-    for _ in range(5):
-        await asyncio.sleep(0)  # the compacted hook runs as a task
     assert app.sessions.state(sid).view.server_window is not None
     llm.add_compact(error(400, "compaction is not available for this model"))
     summary = "\n\n".join(f"## {name}\nthe port is 8431" for name in SECTIONS)
