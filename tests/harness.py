@@ -116,6 +116,15 @@ class BatonClient:
         assert process is not None
         return await asyncio.wait_for(process.wait(), timeout)  # type: ignore[union-attr]
 
+    async def stderr_forwarded(self, timeout: float = 15.0) -> None:
+        """Wait until the server has ended and pytest-lsp has forwarded everything it
+        wrote to stderr (its forwarder reads the pipe to end of file)."""
+        await self.wait_exit(timeout)
+        forwarder = self.lsp._stderr_forwarder
+        if forwarder is not None:
+            await asyncio.wait_for(asyncio.shield(forwarder), timeout)
+        sys.stderr.flush()
+
     def kill(self) -> None:
         """SIGKILL the server; requests in flight fail at once."""
         os.kill(self.pid, signal.SIGKILL)

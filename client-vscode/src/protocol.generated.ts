@@ -77,6 +77,18 @@ export interface FileChange {
   reverted?: boolean;
 }
 /**
+ * A summary statement the ledger contradicts, replaced by code before the summary
+ * was accepted (`compaction/claims.py`).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ClaimCorrection".
+ */
+export interface ClaimCorrection {
+  line: string;
+  reason: string;
+  files?: string[];
+}
+/**
  * One slash command: a built-in, a skill (`SKILL.md`) or a command file.
  *
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -175,6 +187,7 @@ export interface CompactionRecord {
   notes?: string[];
   undone?: boolean;
   committed?: boolean;
+  corrections?: ClaimCorrection[];
 }
 /**
  * Facts extracted by code, never by the model; cumulative across compactions.

@@ -528,6 +528,16 @@ class PreCompactOutcome(WireModel):
     error: str | None = None
 
 
+class ClaimCorrection(WireModel):
+    """A summary statement the ledger contradicts, replaced by code before the summary
+    was accepted (`compaction/claims.py`)."""
+
+    line: str
+    reason: str
+    # A file-change claim: the files it named that the ledger records no change to.
+    files: list[str] = Field(default_factory=list)
+
+
 class CompactionRecord(WireModel):
     compaction_id: str
     session_id: str
@@ -547,6 +557,8 @@ class CompactionRecord(WireModel):
     # Extension: false when nothing could be gained ("nothing to compact", figures in
     # `notes`): no record was stored and the view is unchanged.
     committed: bool = True
+    # Extension: the summary statements the ledger contradicted (the notes say so too).
+    corrections: list[ClaimCorrection] = Field(default_factory=list)
 
 
 class CompactionsResult(WireModel):

@@ -151,3 +151,11 @@ def test_a_stop_inside_backticks_or_after_an_abbreviation_does_not_split() -> No
         "See e.g. Foo and src/calc.py.",
         "Done",
     ]
+
+
+def test_a_file_claim_names_each_file_as_data() -> None:
+    _, found = check_summary("- Modified stats.py and README.md to fix mean().", ledger())
+    [correction] = found
+    assert correction.files == ("stats.py", "README.md")
+    wire = correction.wire()
+    assert wire.files == ["stats.py", "README.md"] and wire.reason == correction.reason

@@ -25,11 +25,12 @@ from baton.compaction.artifacts import (
 )
 from baton.compaction.compact_request import CompactRequest
 from baton.compaction.engine import view_from_json, view_to_json
+from baton.compaction.summary import SECTIONS
 from baton.config import Settings
 from baton.providers.base import Native, OpaqueItem, ProviderIdentity, Route
 from baton.session.events import NullChannel
 from baton.session.state import SessionState, View
-from tests.fake_llm import FakeLLM, compaction, text
+from tests.fake_llm import FakeLLM, compaction, error, text
 
 ME = ProviderIdentity("openai", "gpt-5.1", Route("https://api.openai.com/v1", "api_key"))
 ITEM = {"type": "compaction", "id": "cmp_1", "encrypted_content": "ENC==", "created_by": None}
@@ -39,6 +40,7 @@ class StubHooks:
     def __init__(self) -> None:
         self.calls: list[str] = []
         self.compacted_records: list[p.CompactionRecord] = []
+        self.compacted_seen = asyncio.Event()
 
     async def pre_compact(
         self, state: SessionState, request: CompactRequest
@@ -54,6 +56,7 @@ class StubHooks:
 
     async def compacted(self, state: SessionState, record: p.CompactionRecord) -> None:
         self.compacted_records.append(record)
+        self.compacted_seen.set()
 
 
 @pytest_asyncio.fixture
@@ -94,8 +97,8 @@ async def test_an_in_stream_compaction_skips_the_hooks_it_cannot_wait_for(
     sid = app.sessions.new_session(p.SessionNewParams()).session_id
     llm.add(compaction(), text("hello"))
     await app.sessions.prompt(p.PromptParams(session_id=sid, text="hi"))
-    for _ in range(5):
-        await asyncio.sleep(0)  # the compacted hook runs as a task
+    # The compacted hook runs as a task of its own.
+    await asyncio.wait_for(hooks.compacted_seen.wait(), 5)
     [record] = app.compaction.compactions(sid).compactions
     assert (record.trigger, record.strategy) == ("auto", "server")
     assert hooks.calls == []  # the server had already compacted: nothing to run before it
@@ -148,3 +151,33 @@ def test_a_chain_is_foreign_to_any_other_model_or_route() -> None:
     ):
         assert foreign_artifacts(window, other)
     assert not foreign_artifacts(None, None) and not foreign_artifacts([], ME)
+
+
+@pytest.mark.asyncio
+async def test_a_failed_call_behind_a_chain_falls_back_to_native_from_the_local_history(
+    app: App, llm: FakeLLM
+) -> None:
+    sid = app.sessions.new_session(p.SessionNewParams()).session_id
+    for turn in range(4):
+        llm.add(text(f"answer {turn}: " + "the API listens on port 8431. " * 60))
+        await app.sessions.prompt(p.PromptParams(session_id=sid, text=f"which port? {turn}"))
+    llm.add(compaction(), text("noted"))
+    await app.sessions.prompt(p.PromptParams(session_id=sid, text="remember it"))
+    assert app.sessions.state(sid).view.server_window is not None
+    llm.add_compact(error(400, "compaction is not available for this model"))
+    summary = "\n\n".join(f"## {name}\nthe port is 8431" for name in SECTIONS)
+    llm.add(text(summary))
+
+    record = await app.compaction.compact(sid)
+
+    assert record.committed and record.strategy == "native", record.notes
+    request = llm.model_requests[-1]
+    assert request.is_summary
+    # The chain covered the first exchange; the native summary reads it from the store.
+    assert "which port? 0" in request.input_text()
+    # Measured against that history, not the chain's guessed size (a few tokens).
+    assert record.tokens_before > 1_000 > record.tokens_after
+    notes = "\n".join(record.notes)
+    assert "compaction call failed" in notes and "fell back to native compaction" in notes
+    assert "model call(s), max_output_tokens" in notes  # the native summary's own note
+    assert app.sessions.state(sid).view.server_window is None

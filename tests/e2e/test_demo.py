@@ -193,7 +193,7 @@ def test_at_a_terminal_the_demo_shows_the_spinner_while_the_model_works(
 
 def test_plan_and_summary_departures() -> None:
     from baton import protocol as p
-    from baton.demo import plan_departures, summary_departures
+    from baton.demo.checks import plan_departures, summary_departures
 
     assert plan_departures(PLAN) == []
     assert plan_departures("- [ ] fix things\n- [ ] more things") == [
@@ -275,7 +275,7 @@ def test_an_edit_the_check_finds_wrong_gets_one_more_try_with_what_was_found(
 
 
 def test_mean_results_run_the_edited_function(tmp_path: Path) -> None:
-    from baton.demo import mean_results
+    from baton.demo.checks import mean_results
 
     (tmp_path / "stats.py").write_text(
         "def mean(values):\n    return sum(values) / len(values) if values else 0\n"
@@ -299,13 +299,13 @@ def test_mean_results_run_the_edited_function(tmp_path: Path) -> None:
 
 
 def test_the_build_edit_is_narrowed_to_stats_py_and_the_lines_of_mean() -> None:
-    from baton.demo import _edit_call, _read_span, function_lines
+    from baton.demo.scenario import edit_call, function_lines, read_span
 
     source = (Path(__file__).parents[2] / "server/baton/demo_project/stats.py").read_text()
     first, lines = function_lines(source, "mean")
     assert first == 13 and lines[0].startswith("def mean(") and len(lines) == 4
-    assert _read_span(source) == {"offset": 13, "limit": 4}
-    call = _edit_call(source)
+    assert read_span(source) == {"offset": 13, "limit": 4}
+    call = edit_call(source)
     assert not isinstance(call, str)
     assert call.narrowed["path"] == {"enum": ["stats.py"]}
     # The lines of its code: not the `def` line nor the docstring.
@@ -314,7 +314,7 @@ def test_the_build_edit_is_narrowed_to_stats_py_and_the_lines_of_mean() -> None:
     # A line found elsewhere too comes with the lines above it that make it unique: the
     # edit refuses an old_string found more than once.
     after = source.replace("    return sum(values) / len(values)", "    return 0.0", 1)
-    choices = _edit_call(after).narrowed["old_string"]["enum"]  # type: ignore[union-attr]
+    choices = edit_call(after).narrowed["old_string"]["enum"]  # type: ignore[union-attr]
     assert choices == [lines[2], lines[2] + "\n    return 0.0"]
     # A docstring over several lines is left out whole.
     long_doc = source.replace(
@@ -322,12 +322,12 @@ def test_the_build_edit_is_narrowed_to_stats_py_and_the_lines_of_mean() -> None:
         '    """The arithmetic mean\n    of `values`.\n    """',
         1,
     )
-    choices = _edit_call(long_doc).narrowed["old_string"]["enum"]  # type: ignore[union-attr]
+    choices = edit_call(long_doc).narrowed["old_string"]["enum"]  # type: ignore[union-attr]
     assert choices == lines[2:]
 
 
 def test_mean_departures_read_the_edited_code() -> None:
-    from baton.demo import mean_departures
+    from baton.demo.checks import mean_departures
 
     head = "def mean(values):\n"
     assert (
@@ -352,3 +352,23 @@ def test_mean_departures_read_the_edited_code() -> None:
         "mean() has no `if` that returns 0.0 for an empty list"
     ]
     assert mean_departures("def median(v):\n    return 1\n") == ["stats.py has no mean() any more"]
+
+
+def test_a_correction_naming_several_files_is_noticed_for_each(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    # Nothing was changed before the compaction: the claim names two files the ledger
+    # records no change to, and Baton removes it from the summary.
+    section = "summary of changed files and work in progress"
+    claim = SUMMARY.replace(section, f"{section}\n- Modified stats.py and README.md to fix mean().")
+    assert claim != SUMMARY
+    serve(llm, good_model(), summary=text(claim))
+    done = run_demo(llm, workspace, home)
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    noticed = out[out.index("also noticed:") :]
+    for name in ("stats.py", "README.md"):
+        assert (
+            f"the summary says {name} was changed, but the ledger records no change to it "
+            "(Baton removed the statement from the summary)"
+        ) in noticed, noticed

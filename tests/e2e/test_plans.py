@@ -9,7 +9,6 @@ compaction.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -74,11 +73,14 @@ def latest_copy(req: RecordedRequest) -> str:
 
 async def turn_ended(baton: BatonClient, sid: str, count: int) -> None:
     """Wait until `count` turns of `sid` have ended (turns started by plan methods)."""
-    for _ in range(300):
-        if len(baton.updates(sid, "turn_ended")) >= count:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"turn {count} of {sid} did not end")
+
+    def ended(method: str, params: dict[str, Any]) -> bool:
+        return len(baton.updates(sid, "turn_ended")) >= count
+
+    try:
+        await baton.wait_for(ended, timeout=15)
+    except TimeoutError:
+        raise AssertionError(f"turn {count} of {sid} did not end") from None
 
 
 @pytest.mark.asyncio

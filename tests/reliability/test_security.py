@@ -282,7 +282,7 @@ async def test_api_keys_appear_in_no_file_log_notification_or_hook_input(
         responses.append(await baton.request(method, {"sessionId": sid}))
     responses.append(await baton.request("baton/session/context", {"sessionId": sid}))
     await baton.lsp.shutdown_session()
-    await asyncio.sleep(0.5)  # let the forwarded stderr drain
+    await baton.stderr_forwarded()
     log = capfd.readouterr().err
     bodies += [req.raw or b"" for req in llm.requests]
 

@@ -83,10 +83,21 @@ _PROGRAM = re.compile(r"^(?:[A-Z_]+=\S*\s+)*[a-z0-9_./~-][\w./~+-]*$")
 CORRECTION = "- [Baton] Removed a summary statement the ledger contradicts: {reason}."
 
 
-@dataclass
+@dataclass(frozen=True)
 class Correction:
     line: str
     reason: str
+    # The files a change claim named that the ledger records no change to.
+    files: tuple[str, ...] = ()
+
+    def wire(self) -> p.ClaimCorrection:
+        return p.ClaimCorrection(line=self.line, reason=self.reason, files=list(self.files))
+
+
+@dataclass(frozen=True)
+class _FileClaim:
+    reason: str
+    files: tuple[str, ...]
 
 
 def check_summary(
@@ -116,9 +127,12 @@ def check_summary(
         kept: list[str] = []
         found: list[Correction] = []
         for sentence in sentences(line):
+            file_claim = _file_claim(sentence, changed, runs, printed)
+            if file_claim is not None:
+                found.append(Correction(sentence.strip(), file_claim.reason, file_claim.files))
+                continue
             reason = (
-                _file_claim(sentence, changed, runs, printed)
-                or _command_claim(sentence, runs, printed)
+                _command_claim(sentence, runs, printed)
                 or _tests_claim(sentence, runs)
                 or _step_claim(sentence, steps, next_action="next" in section)
                 or _cause_claim(sentence, ruled_out)
@@ -189,7 +203,7 @@ def _unquoted(line: str, printed: str) -> str:
 
 def _file_claim(
     line: str, changed: list[str], runs: dict[str, list[int | None]], printed: str = ""
-) -> str | None:
+) -> _FileClaim | None:
     line = _unquoted(line, printed)
     if not _CHANGED.search(line) or _NEGATION.search(line):
         return None
@@ -205,7 +219,10 @@ def _file_claim(
     if any(f.split("/")[-1] in command for f in files for command in runs):
         return None  # a command may have changed it; the ledger cannot tell
     listed = ", ".join(changed) if changed else "none"
-    return f"the ledger records no change to {', '.join(dict.fromkeys(files))} (files changed: {listed})"
+    named = tuple(dict.fromkeys(files))
+    return _FileClaim(
+        f"the ledger records no change to {', '.join(named)} (files changed: {listed})", named
+    )
 
 
 def _printed(ledger: p.Ledger) -> str:

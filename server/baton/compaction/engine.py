@@ -5,8 +5,9 @@
 1. hooks: pre-compact (an autonomous round, if a hook asks for one), then
    compacting (summary instructions);
 2. the ledger, built by code from the whole history (`ledger.py`), with the plan;
-3. the strategy makes the new view (`native.py`: prune, summarise, escalate;
-   `server.py`: the provider's artifact; `native.FreshStrategy`: no summary);
+3. the strategy answers with a candidate (`native.py`: prune, summarise,
+   escalate; `server.py`: the provider's artifact; `native.FreshStrategy`: no
+   summary): its view, what made it and its notes, from a job it only reads;
 4. the check: "never bigger" for native views (`planning.never_bigger`), and a
    fresh view must fit the usable window;
 5. the commit: the record and the new view in one store transaction, then the
@@ -20,14 +21,22 @@ Nothing is deleted: a compaction only changes the view.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from baton import protocol as p
 from baton.compaction import planning
 from baton.compaction.artifacts import window_from_json, window_to_json
 from baton.compaction.compact_request import CompactRequest
-from baton.compaction.job import CompactionHooks, CompactionJob, NoHooks, Strategy
+from baton.compaction.job import (
+    Candidate,
+    Choice,
+    CompactionHooks,
+    CompactionJob,
+    NoHooks,
+    Strategy,
+)
 from baton.compaction.ledger import build_ledger, render_ledger
 from baton.compaction.native import FreshStrategy, NativeStrategy
 from baton.compaction.planning import NothingToCompact
@@ -45,6 +54,8 @@ if TYPE_CHECKING:
     from baton.session.service import SessionService
 
 __all__ = [
+    "Candidate",
+    "Choice",
     "CompactRequest",
     "CompactionEngine",
     "CompactionHooks",
@@ -90,18 +101,19 @@ def view_from_json(data: dict[str, Any]) -> View:
 class StrategyChooser(Protocol):
     """Chooses how a compaction job produces its view; given the engine it runs in."""
 
-    def choose(self, engine: CompactionEngine, job: CompactionJob) -> Strategy: ...
+    def choose(self, engine: CompactionEngine, job: CompactionJob) -> Choice: ...
 
 
 class NativeOnly:
     """The chooser without server-side compaction: always the native strategy."""
 
-    def choose(self, engine: CompactionEngine, job: CompactionJob) -> Strategy:
+    def choose(self, engine: CompactionEngine, job: CompactionJob) -> Choice:
         if job.request.strategy == "server":
-            job.notes.append(
-                "server-side compaction is not available for this provider; used native"
+            return Choice(
+                engine.native,
+                ("server-side compaction is not available for this provider; used native",),
             )
-        return engine.native
+        return Choice(engine.native)
 
 
 class CompactionEngine:
@@ -162,6 +174,10 @@ class CompactionEngine:
         settings: Settings,
         provider: Provider,
         report: ProgressReporter,
+        *,
+        hook_context: Sequence[str] = (),
+        prompt_override: str | None = None,
+        notes: Sequence[str] = (),
     ) -> CompactionJob:
         """A job over the session as it is now (its `before` is what a step would send)."""
 
@@ -192,6 +208,18 @@ class CompactionEngine:
             summary_provider=self._summary_provider(settings, provider),
             record_usage=record_usage,
             show_progress=show_progress,
+            hook_context=tuple(hook_context),
+            prompt_override=prompt_override,
+            notes=tuple(notes),
+        )
+
+    def prepare(self, job: CompactionJob, choice: Choice, ledger: p.Ledger) -> CompactionJob:
+        """The job the strategy runs: with the choice's notes and base view (then `before`
+        is measured over it) and the ledger."""
+        if choice.base_view is not None:
+            job = replace(job, base_view=choice.base_view, before=job.build(choice.base_view))
+        return replace(
+            job, notes=(*job.notes, *choice.notes), ledger=ledger, ledger_text=render_ledger(ledger)
         )
 
     def _summary_provider(self, settings: Settings, provider: Provider) -> Provider:
@@ -214,10 +242,19 @@ class CompactionEngine:
                 # 1. Hooks.
                 report("Running pre-compact hooks", 5)
                 pre = await self.hooks.pre_compact(state, request)
-                job = self.new_job(state, request, settings, provider, report)
-                job.hook_context, job.prompt_override = await self.hooks.compacting(state, request)
-                job.notes.extend(request.notes)
-                strategy = FRESH if request.fresh else self.chooser.choose(self, job)
+                hook_context, prompt_override = await self.hooks.compacting(state, request)
+                job = self.new_job(
+                    state,
+                    request,
+                    settings,
+                    provider,
+                    report,
+                    hook_context=hook_context,
+                    prompt_override=prompt_override,
+                    notes=request.notes,
+                )
+                choice = Choice(FRESH) if request.fresh else self.chooser.choose(self, job)
+                strategy = choice.strategy
                 strategy_name = strategy.name
                 channel.send_update(
                     state.id, p.CompactionStarted(trigger=request.trigger, strategy=strategy.name)
@@ -228,14 +265,16 @@ class CompactionEngine:
                     [m for m in state.messages if m.id not in state.reverted],
                     self.plan_state(state),
                 )
-                job.ledger_text = render_ledger(ledger)
-                job.ledger = ledger
+                job = self.prepare(job, choice, ledger)
                 try:
                     # 3. The strategy: prune, summarise, escalate (or the server, or fresh).
-                    view = await strategy.run(job)
-                    view.ledger_text = job.ledger_text
+                    candidate = await strategy.run(job)
+                    view = replace(candidate.view, ledger_text=job.ledger_text)
+                    if candidate.before is not None:
+                        # Measured against the local history behind a server chain.
+                        job = replace(job, before=candidate.before)
                     # 4. The check, once.
-                    self._check(job, strategy, job.build(view, None))
+                    self._check(job, candidate, job.build(view, None))
                 except NothingToCompact as nothing:
                     before = job.before
                     if request.trigger != "manual" and before.tokens >= before.threshold_tokens:
@@ -246,10 +285,23 @@ class CompactionEngine:
                             "workspace instruction files, or use a model with a larger window."
                         ) from nothing
                     report("Nothing to compact", 100)
-                    record = self._uncommitted(job, ledger, pre, strategy.name, str(nothing))
+                    record = self._uncommitted(
+                        job,
+                        pre,
+                        nothing.author or strategy.name,
+                        str(nothing),
+                        (*job.notes, *nothing.notes),
+                    )
                 else:
                     # 5. The commit.
-                    record = self._commit(job, view, ledger, pre, strategy.name)
+                    record = self._commit(
+                        job,
+                        view,
+                        pre,
+                        candidate.author,
+                        (*job.notes, *candidate.notes),
+                        candidate.corrections,
+                    )
                     report("Done", 100)
         except BaseException as exc:
             if isinstance(exc, BatonError):
@@ -278,19 +330,19 @@ class CompactionEngine:
             log.exception("a compacted hook failed; the compaction stands")
         return record
 
-    def _check(self, job: CompactionJob, strategy: Strategy, after: BuiltContext) -> None:
+    def _check(self, job: CompactionJob, candidate: Candidate, after: BuiltContext) -> None:
         """Never bigger (native views), and a fresh view must fit the usable window."""
         reason = planning.never_bigger(
-            strategy.name,
+            candidate.author,
             job.request.trigger,
             before=job.before.tokens,
             history=planning.history_tokens(job.before),
             after=after.tokens,
-            made_by=job.made_by,
+            made_by=candidate.made_by,
         )
         if reason is not None:
-            raise NothingToCompact(reason)
-        if strategy.name == "fresh" and after.tokens > after.usable_window:
+            raise NothingToCompact(reason, candidate.notes, candidate.author)
+        if candidate.author == "fresh" and after.tokens > after.usable_window:
             raise CompactionError(
                 f"a fresh start would still send {after.tokens} tokens, over the usable "
                 f"window of {after.usable_window} ({planning.largest_parts(after)})"
@@ -300,9 +352,10 @@ class CompactionEngine:
         self,
         job: CompactionJob,
         view: View,
-        ledger: p.Ledger,
         pre: list[p.PreCompactOutcome],
         strategy: p.Strategy,
+        notes: Sequence[str],
+        corrections: Sequence[p.ClaimCorrection] = (),
     ) -> p.CompactionRecord:
         state = job.state
         compaction_id = new_id("cmp")
@@ -329,10 +382,11 @@ class CompactionEngine:
             tokens_after=after.tokens,
             first_kept_message_id=first_kept.id if first_kept else None,
             summary=view.summary if strategy == "native" else None,
-            ledger=ledger,
+            ledger=job.ledger,
             pre_compact=pre,
             created_at=utc_now(),
-            notes=job.notes,
+            notes=list(notes),
+            corrections=list(corrections),
         )
         interrupted = job.request.interrupted and job.settings.compaction.auto_continue
         continue_text = CONTINUE_TEXT if interrupted else None
@@ -355,10 +409,10 @@ class CompactionEngine:
     def _uncommitted(
         self,
         job: CompactionJob,
-        ledger: p.Ledger,
         pre: list[p.PreCompactOutcome],
         strategy: p.Strategy,
         reason: str,
+        notes: Sequence[str],
     ) -> p.CompactionRecord:
         """The answer when nothing could be gained: record-shaped, stored nowhere."""
         log.info("compaction of %s not committed: %s", job.state.id, reason)
@@ -370,10 +424,10 @@ class CompactionEngine:
             tokens_before=job.before.tokens,
             tokens_after=job.before.tokens,
             first_kept_message_id=None,
-            ledger=ledger,
+            ledger=job.ledger,
             pre_compact=pre,
             created_at=utc_now(),
-            notes=[reason, *job.notes],
+            notes=[reason, *notes],
             committed=False,
         )
 

@@ -1,7 +1,10 @@
-"""What one compaction is asked and knows while it runs; the strategies' interface.
+"""What one compaction is asked and knows (read-only), and what a strategy returns.
 
 Shared by the runner (`engine.py`), the strategies (`native.py`, `server.py`) and
 the summary calls (`summarise.py`), so none of them imports another to know it.
+The job is prepared before the strategy runs and never changes while it runs; a
+strategy answers with a `Candidate` (its view, what made it, its notes), which
+the runner checks and commits.
 """
 
 from __future__ import annotations
@@ -49,7 +52,15 @@ class NoHooks:
 
 
 # What the model would be sent with a view (only the messages before a seq, when given).
-__all__ = ["CompactRequest", "CompactionHooks", "CompactionJob", "NoHooks", "Strategy"]
+__all__ = [
+    "Candidate",
+    "Choice",
+    "CompactRequest",
+    "CompactionHooks",
+    "CompactionJob",
+    "NoHooks",
+    "Strategy",
+]
 
 Builder = Callable[[View, "int | None"], BuiltContext]
 # Records a summary request's usage with the session's model requests.
@@ -66,9 +77,9 @@ def _no_progress(progress: Progress) -> None:
     return None
 
 
-@dataclass
+@dataclass(frozen=True)
 class CompactionJob:
-    """Everything one compaction knows while it runs."""
+    """Everything one compaction knows while it runs (prepared by the runner; read-only)."""
 
     state: SessionState
     request: CompactRequest
@@ -81,21 +92,39 @@ class CompactionJob:
     summary_provider: Provider | None = None
     record_usage: UsageRecorder = _no_usage
     show_progress: ProgressShower = _no_progress
-    hook_context: list[str] = field(default_factory=list)
+    hook_context: tuple[str, ...] = ()
     prompt_override: str | None = None
-    notes: list[str] = field(default_factory=list)
+    # What was noted before the strategy ran (the request's, the strategy choice's).
+    notes: tuple[str, ...] = ()
     ledger_text: str = ""
     ledger: p.Ledger = field(default_factory=p.Ledger)
-    # Summary model calls made so far (the record's notes report them).
-    summary_calls: int = 0
-    # What made the candidate view, for "never bigger"'s message ("a summary", "pruning").
-    made_by: str = "a summary"
     # The view a native compaction starts from instead of the session's current one
-    # (the server feature: a native view of the local history behind a server chain).
+    # (the server feature: a native view of the local history behind a server chain);
+    # `before` is then what the model would be sent with it.
     base_view: View | None = None
 
     def build(self, view: View, before_seq: int | None = None) -> BuiltContext:
         return self.builder(view, before_seq)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A strategy's answer: the view it offers and how it came to be."""
+
+    view: View
+    # The strategy that made the view (a server strategy that fell back: "native").
+    author: p.Strategy
+    # What made it, for "never bigger"'s message ("a summary", "pruning").
+    made_by: str = "a summary"
+    notes: tuple[str, ...] = ()
+    # Summary model calls made (the notes report them too).
+    summary_calls: int = 0
+    # The summary statements the ledger contradicted (`claims.py`), as data.
+    corrections: tuple[p.ClaimCorrection, ...] = ()
+    # What the view was measured against when not the job's `before`: the local history
+    # a native compaction behind a server chain started from (the chain's own size is a
+    # guess from encrypted bytes, so "never bigger" and the record use this).
+    before: BuiltContext | None = None
 
 
 class Strategy(Protocol):
@@ -103,4 +132,15 @@ class Strategy(Protocol):
 
     name: p.Strategy
 
-    async def run(self, job: CompactionJob) -> View: ...
+    async def run(self, job: CompactionJob) -> Candidate: ...
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A strategy chooser's answer: the strategy, what to note about the choice, and
+    the view to compact from when it is not the session's (the runner then measures
+    `before` over it)."""
+
+    strategy: Strategy
+    notes: tuple[str, ...] = ()
+    base_view: View | None = None

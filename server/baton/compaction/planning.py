@@ -7,8 +7,12 @@ choice they make is one of these, so each is unit-tested without a server
 * `should_compact`: whether the automatic trigger fires;
 * `Budgets` / `budgets`: the target size and the protected and kept budgets;
 * `prune_is_enough`: the first step, prune only or go on to summarise;
-* `LEVELS` / `level_keeps` and `after_level`: the escalation (keep a quarter as
-  much verbatim, then mask every old output too), and when to stop;
+* `keep_recent_tokens`: the verbatim budget's default (a quarter of the usable window,
+  within 1,000 and 20,000 tokens), for the native and the server strategies;
+* `escalation` (from `LEVELS`) and `after_level`: the whole escalation plan (keep a
+  quarter as much verbatim, then mask every old output too), and when to stop;
+* `escalate`: the level loop both strategies run, given what one level tries
+  (a summary, a server call) and how a tried level is judged;
 * `outcome`: which candidate a native compaction offers (a summary, pruning
   alone, nothing to gain, or a session that cannot fit);
 * `never_bigger`: the one check that a committed native view is smaller.
@@ -19,7 +23,7 @@ too and live in their own modules.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -45,7 +49,17 @@ AfterLevel = Literal["done", "escalate", "stop"]
 
 
 class NothingToCompact(Exception):
-    """Nothing can be gained: the result is not committed; the message has the figures."""
+    """Nothing can be gained: the result is not committed; the message has the figures.
+
+    `notes` are what the strategy had found before it gave up (the record shows them);
+    `author` the strategy that gave up, when it is not the one chosen (a fallback)."""
+
+    def __init__(
+        self, message: str, notes: Sequence[str] = (), author: p.Strategy | None = None
+    ) -> None:
+        super().__init__(message)
+        self.notes = tuple(notes)
+        self.author = author
 
 
 def history_tokens(built: BuiltContext) -> int:
@@ -93,11 +107,15 @@ def budgets(
     return Budgets(
         target=target,
         protect=protect if protect is not None else min(40_000, usable // 4),
-        keep_recent=keep_recent
-        if keep_recent is not None
-        else max(1_000, min(20_000, usable // 4)),
+        keep_recent=keep_recent_tokens(keep_recent, usable),
         forced=forced,
     )
+
+
+def keep_recent_tokens(setting: int | None, usable: int) -> int:
+    """The most recent messages kept verbatim (`compaction.keepRecentTokens`, else a
+    quarter of the usable window within 1,000 and 20,000 tokens)."""
+    return setting if setting is not None else max(1_000, min(20_000, usable // 4))
 
 
 def prune_is_enough(pruned_tokens: int | None, budgets: Budgets) -> bool:
@@ -117,9 +135,27 @@ def room(
     return max(0, int((target - blocks_tokens) / calibration) - summary - ITEM_OVERHEAD)
 
 
+@dataclass(frozen=True)
+class Level:
+    """One escalation level: how much it keeps verbatim, and whether it is the last
+    (which also masks every old output, and after which nothing is left to try)."""
+
+    number: int
+    keep: int
+    last: bool
+
+
+def escalation(keep: int) -> tuple[Level, ...]:
+    """The whole escalation plan for a verbatim budget of `keep` tokens."""
+    return tuple(
+        Level(number, int(keep * share), number == len(LEVELS))
+        for number, share in enumerate(LEVELS, start=1)
+    )
+
+
 def level_keeps(keep: int) -> tuple[int, ...]:
     """The verbatim budget at each escalation level."""
-    return tuple(int(keep * share) for share in LEVELS)
+    return tuple(level.keep for level in escalation(keep))
 
 
 def worth_summarising(region_tokens: int, *, anchored: bool) -> bool:
@@ -136,6 +172,51 @@ def after_level(level: int, built: int, kept: int, target: int) -> AfterLevel:
     if level < len(LEVELS) and built - kept > target:
         return "stop"
     return "escalate"
+
+
+@dataclass(frozen=True)
+class Tried:
+    """What one level made: its view and its counted size, and how many of those tokens
+    are the messages it kept verbatim (counted)."""
+
+    view: View
+    tokens: int
+    kept: int = 0
+    # The view as the model would be sent it, when the level built it (its parts say
+    # what a view that cannot fit is made of).
+    built: BuiltContext | None = None
+
+
+@dataclass(frozen=True)
+class Escalated:
+    """The loop's answer: the level that met its target with what it made (`met`), or
+    neither, and the smallest candidate any level made (`best`)."""
+
+    level: Level | None
+    met: Tried | None
+    best: Tried | None
+
+
+async def escalate(
+    levels: Sequence[Level],
+    attempt: Callable[[Level], Awaitable[Tried | None]],
+    judge: Callable[[Level, Tried], AfterLevel],
+) -> Escalated:
+    """Try each level in turn (`attempt` returns None when the level has nothing to try:
+    the next keeps fewer), until `judge` says one is done or that another gains nothing."""
+    best: Tried | None = None
+    for level in levels:
+        tried = await attempt(level)
+        if tried is None:
+            continue
+        if best is None or tried.tokens < best.tokens:
+            best = tried
+        step = judge(level, tried)
+        if step == "done":
+            return Escalated(level, tried, best)
+        if step == "stop":
+            break
+    return Escalated(None, None, best)
 
 
 def outcome(

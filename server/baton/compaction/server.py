@@ -46,9 +46,20 @@ from baton.compaction.artifacts import (
 )
 from baton.compaction.compact_request import CompactRequest
 from baton.compaction.engine import CompactionEngine
-from baton.compaction.job import CompactionJob, Strategy
-from baton.compaction.ledger import build_ledger, render_ledger
-from baton.compaction.planning import choose_boundary, in_view, kept_masks
+from baton.compaction.job import Candidate, Choice, CompactionJob
+from baton.compaction.ledger import build_ledger
+from baton.compaction.planning import (
+    AfterLevel,
+    Level,
+    NothingToCompact,
+    Tried,
+    choose_boundary,
+    escalate,
+    escalation,
+    in_view,
+    keep_recent_tokens,
+    kept_masks,
+)
 from baton.context import BuiltContext
 from baton.errors import ProviderError
 from baton.providers.base import (
@@ -81,47 +92,52 @@ class NoCompactionItem(Exception):
 
 
 class ServerStrategy:
-    """One compaction on the server; falls back to native in the same operation.
+    """One compaction on the server; falls back to native in the same operation (the
+    candidate's author then says "native")."""
 
-    A fresh instance serves each job: `name` becomes "native" when it falls back,
-    and the engine records the strategy by that name once the run is over.
-    """
+    name: p.Strategy = "server"
 
     def __init__(self, engine: CompactionEngine) -> None:
         self.engine = engine
-        self.name: p.Strategy = "server"
 
-    async def run(self, job: CompactionJob) -> View:
+    async def run(self, job: CompactionJob) -> Candidate:
+        notes: list[str] = []
         try:
-            return await self._on_server(job)
+            return await self._on_server(job, notes)
         except ProviderError as exc:
             reason = f"the server compaction call failed ({exc.message})"
         except NoCompactionItem as exc:
             reason = str(exc)
         log.warning("server compaction in %s fell back to native: %s", job.state.id, reason)
-        self.name = "native"
-        job.notes.append(f"{reason}; fell back to native compaction")
-        return await native_strategy(self.engine, job).run(job)
+        notes.append(f"{reason}; fell back to native compaction")
+        try:
+            candidate = await run_native(self.engine, job)
+        except NothingToCompact as nothing:
+            raise NothingToCompact(
+                str(nothing), (*notes, *nothing.notes), nothing.author or "native"
+            ) from nothing
+        return dataclasses.replace(candidate, notes=(*notes, *candidate.notes))
 
-    async def _on_server(self, job: CompactionJob) -> View:
+    async def _on_server(self, job: CompactionJob, notes: list[str]) -> Candidate:
+        """The escalation plan of the native strategy (`planning.escalation`), each level
+        a server call over the messages before its cut, until the view fits."""
         state, settings = job.state, job.settings
         old = state.view
-        keep = settings.compaction.keep_recent_tokens
-        if keep is None:
-            keep = max(1_000, min(20_000, job.before.usable_window // 4))
-        self._note_instructions(job)
+        keep = keep_recent_tokens(settings.compaction.keep_recent_tokens, job.before.usable_window)
+        notes.extend(self._instruction_notes(job))
         current = old
-        levels = [keep, keep // 4, 0]
-        for level, keep_tokens in enumerate(levels, start=1):
+
+        async def attempt(level: Level) -> Tried | None:
+            nonlocal current
             messages = in_view(state.messages, state.reverted, current)
-            boundary = choose_boundary(messages, current.masked, keep_tokens, state)
+            boundary = choose_boundary(messages, current.masked, level.keep, state)
             covered = [m for m in messages if boundary is not None and m.seq < boundary]
-            if not covered and level < len(levels):
-                continue  # keep fewer recent messages before asking the server for nothing
-            if not covered and current is not old:
-                break
-            job.report(f"Compacting on the server (level {level})", 30 + 20 * level)
-            window = await self._call(job, current, boundary, covered)
+            if not covered and (not level.last or current is not old):
+                # Keep fewer recent messages before asking the server for nothing; after
+                # a level that did not fit, there is nothing left to ask it.
+                return None
+            job.report(f"Compacting on the server (level {level.number})", 30 + 20 * level.number)
+            window = await self._call(job, current, boundary, covered, notes)
             first_kept = boundary if boundary is not None else current.first_kept_seq
             current = View(
                 first_kept_seq=first_kept,
@@ -129,25 +145,33 @@ class ServerStrategy:
                 ledger_text=job.ledger_text,
                 masked=kept_masks(current.masked, messages, first_kept),
             )
-            if job.build(current).tokens <= job.before.threshold_tokens:
-                if level > 1:
-                    job.notes.append(f"kept fewer recent messages (level {level}) to fit")
-                return current
-        raise NoCompactionItem(
-            "the server-compacted view still did not fit under the compaction threshold"
-        )
+            return Tried(current, job.build(current).tokens)
 
-    def _note_instructions(self, job: CompactionJob) -> None:
+        def judge(level: Level, tried: Tried) -> AfterLevel:
+            return "done" if tried.tokens <= job.before.threshold_tokens else "escalate"
+
+        result = await escalate(escalation(keep), attempt, judge)
+        if result.met is None or result.level is None:
+            raise NoCompactionItem(
+                "the server-compacted view still did not fit under the compaction threshold"
+            )
+        if result.level.number > 1:
+            notes.append(f"kept fewer recent messages (level {result.level.number}) to fit")
+        return Candidate(result.met.view, "server", notes=tuple(notes))
+
+    def _instruction_notes(self, job: CompactionJob) -> list[str]:
+        notes = []
         if job.prompt_override:
-            job.notes.append(
+            notes.append(
                 "a compacting hook's replacement prompt is not applicable to server-side "
                 "compaction: the server writes the artifact"
             )
         if job.hook_context or job.request.instructions:
-            job.notes.append(
+            notes.append(
                 "compaction instructions were sent in the compaction call's `instructions`; "
                 "how far the server follows them is its own"
             )
+        return notes
 
     def _instructions(self, job: CompactionJob, base: str) -> str:
         lines = [f"- {framing.entry(c)}" for c in job.hook_context]
@@ -165,6 +189,7 @@ class ServerStrategy:
         view: View,
         boundary: int | None,
         covered: Sequence[StoredMessage],
+        notes: list[str],
     ) -> list[OpaqueItem | Item]:
         """Ask for a compaction item covering the view's checkpoint, blocks and `covered`.
 
@@ -203,34 +228,13 @@ class ServerStrategy:
             else:
                 window.append(ServerArtifact(native))
         if dropped:
-            job.notes.append(f"dropped {dropped} tool call(s) the compaction call returned")
+            notes.append(f"dropped {dropped} tool call(s) the compaction call returned")
         if usage is not None:
-            job.notes.append(
+            notes.append(
                 f"compacted {len(covered)} messages on the server (compaction_trigger): "
                 f"{usage.input_tokens} input tokens, {usage.cached_tokens} cached"
             )
         return window
-
-
-class LocalHistoryNative:
-    """Native compaction from the local history behind a server chain.
-
-    A native summary of only the messages after an artifact would lose what the
-    artifact covered, so it starts from the latest native view before the chain
-    (its summary anchors the new one) or from the whole history.
-    """
-
-    name: p.Strategy = "native"
-
-    def __init__(self, engine: CompactionEngine, base: View) -> None:
-        self.engine = engine
-        self.base = base
-
-    async def run(self, job: CompactionJob) -> View:
-        local = dataclasses.replace(job, base_view=self.base, before=job.build(self.base, None))
-        view = await self.engine.native.run(local)
-        job.made_by, job.summary_calls = local.made_by, local.summary_calls
-        return view
 
 
 class ServerStrategies:
@@ -238,7 +242,7 @@ class ServerStrategies:
     server for the official OpenAI provider (unless native is asked for), native
     otherwise, and native from the local history behind a chain another identity made."""
 
-    def choose(self, engine: CompactionEngine, job: CompactionJob) -> Strategy:
+    def choose(self, engine: CompactionEngine, job: CompactionJob) -> Choice:
         identity = job.provider.identity
         view = job.state.view
         if foreign_artifacts(view.server_window, identity):
@@ -250,32 +254,57 @@ class ServerStrategies:
                 ),
                 None,
             )
-            job.notes.append(
-                f"the server chain was made by {_describe(old)} and is never sent to "
-                f"{_describe(identity)}: compacted natively from the local history"
+            # What this model would be sent without the chain: the local history.
+            return Choice(
+                engine.native,
+                (
+                    f"the server chain was made by {_describe(old)} and is never sent to "
+                    f"{_describe(identity)}: compacted natively from the local history",
+                ),
+                base_view=native_base(engine, job.state),
             )
-            strategy = native_strategy(engine, job)
-            if isinstance(strategy, LocalHistoryNative):
-                # What this model would be sent without the chain: the local history.
-                job.before = engine.build_with_view(
-                    job.state, job.settings, job.provider, strategy.base
-                )
-            return strategy
         requested = job.request.strategy or job.settings.compaction.strategy
         if requested != "native" and server_allowed(identity):
-            return ServerStrategy(engine)
+            return Choice(ServerStrategy(engine))
+        notes: tuple[str, ...] = ()
         if requested == "server":
-            job.notes.append(
-                "server-side compaction is only available with the openai provider; used native"
+            notes = (
+                "server-side compaction is only available with the openai provider; used native",
             )
-        return native_strategy(engine, job)
+        return Choice(LocalHistoryNative(engine), notes)
 
 
-def native_strategy(engine: CompactionEngine, job: CompactionJob) -> Strategy:
-    """Native compaction; from the local history when the view is a server chain."""
-    if job.state.view.server_window is None:
-        return engine.native
-    return LocalHistoryNative(engine, native_base(engine, job.state))
+class LocalHistoryNative:
+    """Native compaction, from the local history when the view is a server chain
+    (`run_native`)."""
+
+    name: p.Strategy = "native"
+
+    def __init__(self, engine: CompactionEngine) -> None:
+        self.engine = engine
+
+    async def run(self, job: CompactionJob) -> Candidate:
+        return await run_native(self.engine, job)
+
+
+async def run_native(engine: CompactionEngine, job: CompactionJob) -> Candidate:
+    """Native compaction; from the local history when the view is a server chain (a
+    native summary of only the messages after an artifact would lose what the artifact
+    covered, so it starts from the latest native view before the chain, whose summary
+    anchors the new one, or from the whole history)."""
+    base = chain_base(engine, job)
+    if base is None:
+        return await engine.native.run(job)
+    local = dataclasses.replace(job, base_view=base, before=job.build(base, None))
+    candidate = await engine.native.run(local)
+    return dataclasses.replace(candidate, before=local.before)
+
+
+def chain_base(engine: CompactionEngine, job: CompactionJob) -> View | None:
+    """The view a native compaction starts from when the session's is a server chain."""
+    if job.base_view is not None or job.state.view.server_window is None:
+        return None
+    return native_base(engine, job.state)
 
 
 def native_base(engine: CompactionEngine, state: SessionState) -> View:
@@ -330,12 +359,17 @@ class ServerCompactionFeature:
         try:
             settings = service.settings()
             job = engine.new_job(state, CompactRequest("auto"), settings, provider, _no_report)
-            job.notes.append(
-                "compacted by the server in-stream (context_management); pre-compact and "
-                "compacting hooks are not applicable"
+            job = engine.prepare(
+                job,
+                Choice(
+                    ServerStrategy(engine),
+                    (
+                        "compacted by the server in-stream (context_management); pre-compact "
+                        "and compacting hooks are not applicable",
+                    ),
+                ),
+                build_ledger(state.messages, engine.plan_state(state)),
             )
-            ledger = build_ledger(state.messages, engine.plan_state(state))
-            job.ledger_text = render_ledger(ledger)
             covered = [m for m in state.messages if m.seq < message.seq and m.kind != "compaction"]
             view = View(
                 first_kept_seq=message.seq,
@@ -344,7 +378,7 @@ class ServerCompactionFeature:
                 ],
                 ledger_text=job.ledger_text,
             )
-            record = engine._commit(job, view, ledger, [], "server")
+            record = engine._commit(job, view, [], "server", job.notes)
         except Exception as exc:
             log.exception("could not record the server's compaction in %s", state.id)
             channel.send_update(state.id, p.CompactionFailed(error=f"{type(exc).__name__}: {exc}"))

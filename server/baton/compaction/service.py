@@ -13,6 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Protocol
 
 from baton import protocol as p
+from baton.compaction import planning
 from baton.compaction.compact_request import CompactRequest
 from baton.compaction.engine import CompactionEngine
 from baton.context import BuiltContext
@@ -141,7 +142,9 @@ class CompactionService:
             # A server chain another model or route made cannot be replayed: the server
             # feature compacts natively now (lazily, trigger model_switch) and rebuilds.
             built = await self.model_switch(turn, built, provider)
-        if not settings.compaction.auto or built.tokens < built.threshold_tokens:
+        if not planning.should_compact(
+            built.tokens, built.threshold_tokens, auto=settings.compaction.auto
+        ):
             return built
         record = await self.engine.compact(
             turn.state, CompactRequest("auto", interrupted=turn.steps > 0)

@@ -12,19 +12,20 @@ region as a transcript in chunks. Every answer is checked as it streams:
   if that is cut too, the model's summary is rejected (issue 27);
 * a timeout, an empty answer or one over twice its bound is rejected.
 
-Then the statements the ledger contradicts are replaced (`claims.py`), and the
-record's notes say what happened.
+Then the statements the ledger contradicts are replaced (`claims.py`). The
+answer is a `Summary`: the text, the notes saying what happened and the calls
+made; the compaction's job is only read.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from baton.compaction import guard
 from baton.compaction import summary as summaries
-from baton.compaction.claims import check_summary
+from baton.compaction.claims import Correction, check_summary
 from baton.compaction.cut import message_tokens
 from baton.compaction.job import CompactionJob
 from baton.errors import ProviderError
@@ -68,8 +69,23 @@ def _short(line: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+@dataclass(frozen=True)
+class Summary:
+    """One summary: its text, what the record's notes say about it, its model calls."""
+
+    text: str
+    notes: tuple[str, ...]
+    calls: int
+    # The statements the ledger contradicted, replaced in `text`.
+    corrections: tuple[Correction, ...] = ()
+
+
 class Summariser:
-    """Runs a compaction's summary calls (the native strategy holds one)."""
+    """Runs one summary's calls (one instance a summary: it tallies the notes and calls)."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+        self.calls = 0
 
     async def summarise(
         self,
@@ -80,7 +96,7 @@ class Summariser:
         previous: str | None,
         boundary: int | None,
         base: View,
-    ) -> str:
+    ) -> Summary:
         """The summary of `previous` plus `region` (everything before `boundary`).
 
         `base` is the view the request is built over: the session's view at the
@@ -92,7 +108,6 @@ class Summariser:
             replaced, job.before.usable_window, previous_tokens=estimate(previous or "")
         )
         deadline = asyncio.get_running_loop().time() + job.settings.compaction.summary_timeout
-        calls_before = job.summary_calls
         text: str | None = None
         for attempt, sampling in enumerate(guard.ATTEMPTS, start=1):
             answer, problem = await self._attempt(
@@ -101,7 +116,7 @@ class Summariser:
             if problem is None and estimate(answer) > OVER_BUDGET * max_out:
                 # A provider that ignores max_output_tokens (or a proxy that drops it):
                 # copying code into the summary is what made views bigger than before.
-                job.notes.append(
+                self.notes.append(
                     f"the summary was {estimate(answer)} tokens, over {OVER_BUDGET}× its bound "
                     f"of {max_out}, and was rejected"
                 )
@@ -110,7 +125,7 @@ class Summariser:
                 text = answer.strip()
                 break
             if problem == "timeout":
-                job.notes.append(
+                self.notes.append(
                     f"the summary request ran past compaction.summaryTimeout "
                     f"({job.settings.compaction.summary_timeout:g} s) and was stopped"
                 )
@@ -118,23 +133,23 @@ class Summariser:
             if problem in (CUT, TOO_BIG):
                 break  # the note says why
             if problem is None:
-                job.notes.append("the model returned an empty summary")
+                self.notes.append("the model returned an empty summary")
                 break
-            job.notes.append(f"summary attempt {attempt} looped ({problem}) and was rejected")
+            self.notes.append(f"summary attempt {attempt} looped ({problem}) and was rejected")
         if text is not None:
             text, echoed = summaries.drop_echoes(text)
             if echoed:
-                job.notes.append(
+                self.notes.append(
                     f"dropped {len(echoed)} summary sentence(s) restating Baton's summary "
                     "request: " + "; ".join(repr(_short(e)) for e in echoed)
                 )
         next_step = summaries.current_step(job.ledger)
         if text is None:
-            job.notes.append("used a summary built from the ledger, the plan and the messages")
+            self.notes.append("used a summary built from the ledger, the plan and the messages")
             text = summaries.structured_summary(region, previous, next_step)
         text, missing = summaries.complete_sections(text, region, next_step)
         if missing:
-            job.notes.append(
+            self.notes.append(
                 "summary accepted without sections: "
                 + ", ".join(missing)
                 + " (the next action built by code, the others as none)"
@@ -148,15 +163,15 @@ class Summariser:
         ]
         text, corrections = check_summary(text, job.ledger, said=said)
         if corrections:
-            job.notes.append(
+            self.notes.append(
                 f"corrected {len(corrections)} summary statement(s) the ledger contradicts: "
                 + "; ".join(f"{c.reason} (removed: {_short(c.line)!r})" for c in corrections)
             )
-        job.notes.append(
-            f"summary: {job.summary_calls - calls_before} model call(s), "
+        self.notes.append(
+            f"summary: {self.calls} model call(s), "
             f"max_output_tokens {max_out}, {estimate(text)} tokens replacing {replaced}"
         )
-        return text
+        return Summary(text, tuple(self.notes), self.calls, tuple(corrections))
 
     async def _attempt(
         self,
@@ -219,7 +234,7 @@ class Summariser:
                     transcript,
                     previous=summary,
                     instructions=job.request.instructions,
-                    hook_context=job.hook_context,
+                    hook_context=list(job.hook_context),
                     ledger=job.ledger_text,
                     base_instructions=job.prompt_override or summaries.INSTRUCTIONS,
                 )
@@ -227,7 +242,7 @@ class Summariser:
             fixed = estimate(system) + estimate(prompt("")) + 2 * ITEM_OVERHEAD
             room = int((window - answer) / rate) - fixed
             if room < MIN_CHUNK_TOKENS:
-                job.notes.append(
+                self.notes.append(
                     f"the summary request cannot fit the window ({window} tokens): the rules, "
                     f"the ledger and the summary so far take {round(fixed * rate)} and the "
                     f"answer up to {answer}"
@@ -250,13 +265,13 @@ class Summariser:
                 if not exc.overflow:
                     raise
                 # The rate was measured on other text: a summary built by code, not a failure.
-                job.notes.append(f"the provider refused a summary request for size ({exc})")
+                self.notes.append(f"the provider refused a summary request for size ({exc})")
                 return summary or "", TOO_BIG
             if problem is not None or not text.strip():
                 return text, problem
             summary = text.strip()
         if clip < summaries.TOOL_OUTPUT_CHARS:
-            job.notes.append(
+            self.notes.append(
                 f"summarised from a transcript showing {clip} characters of each tool output "
                 "(their facts are in the ledger, their text one `recall` away)"
             )
@@ -281,7 +296,7 @@ class Summariser:
             ledger=job.ledger_text,
             anchored=base.summary is not None,
             instructions=job.request.instructions,
-            hook_context=job.hook_context,
+            hook_context=list(job.hook_context),
             base_instructions=job.prompt_override or summaries.INSTRUCTIONS,
         )
         # A provider whose cached prefix holds the tools (llama.cpp renders them in the
@@ -330,25 +345,25 @@ class Summariser:
         )
         more, problem = await self._ask(job, provider, follow, deadline)
         if problem is not None and problem != CUT:
-            job.notes.append(f"{stopped}; the call asking for them was stopped ({problem})")
+            self.notes.append(f"{stopped}; the call asking for them was stopped ({problem})")
             return more, problem
         combined = (kept.rstrip() + "\n\n" + more.strip()).strip()
         still = [name for name in summaries.missing_sections(combined) if name in missing]
         if problem == CUT or still or not more.strip():
             why = "was cut too" if problem == CUT else "left out " + ", ".join(still or missing)
-            job.notes.append(
+            self.notes.append(
                 f"{stopped}; asked for them in one more call, whose answer {why}: the model's "
                 "summary was rejected"
             )
             return combined, CUT
-        job.notes.append(f"{stopped}; completed by one more call asking for them")
+        self.notes.append(f"{stopped}; completed by one more call asking for them")
         return combined, None
 
     async def _ask(
         self, job: CompactionJob, provider: Provider, request: ModelRequest, deadline: float
     ) -> tuple[str, str | None]:
         """Stream one summary; stop as soon as it loops or the deadline passes."""
-        job.summary_calls += 1
+        self.calls += 1
         deltas: list[str] = []
         final: list[str] = []
         size = checked = 0
