@@ -38,7 +38,6 @@ async def ended(baton: BatonClient, sid: str) -> dict[str, Any]:
     raise AssertionError("the step build did not end")
 
 
-
 @pytest.mark.asyncio
 async def test_build_steps_ticks_each_step_in_its_own_child(
     start_baton: Any, llm: FakeLLM, workspace: Path
