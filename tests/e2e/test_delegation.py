@@ -274,6 +274,13 @@ async def test_children_are_listed_under_their_parent_and_resume_continues_one(
     loaded = await baton.load(child)
     assert [m["role"] for m in loaded["messages"]] == ["user", "assistant", "user", "assistant"]
 
+    # Deleting the parent deletes its children.
+    await baton.request("baton/session/delete", {"sessionId": parent})
+    sessions = (await baton.request("baton/session/list", {}))["sessions"]
+    assert [row["sessionId"] for row in sessions] == []
+    error = await baton.error("baton/session/load", {"sessionId": child})
+    assert error.code == -32001
+
 
 @pytest.mark.asyncio
 async def test_a_child_cannot_start_children_nor_call_a_tool_it_is_not_offered(
