@@ -410,3 +410,28 @@ async def test_in_plan_mode_a_child_that_can_write_is_not_started(
     assert output.startswith("[task not started: the build agent can change files")
     sessions = (await baton.request("baton/session/list", {}))["sessions"]
     assert child_ids(sessions, parent) == []
+
+
+@pytest.mark.asyncio
+async def test_a_persons_agent_counts_anywhere_with_its_model_and_steps(
+    start_baton: Any, llm: FakeLLM, home: Path
+) -> None:
+    agents = home / "config" / "baton" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "scout.md").write_text(
+        "---\ndescription: Scouts quickly.\ntools: [glob]\nmodel: gpt-fake-mini\n"
+        "maxSteps: 1\n---\nScout. Say SCOUT-WORDS.\n"
+    )
+    baton = await start_baton(trusted=False)
+    llm.add(task("scout", "Scout the files.", "scout"))
+    llm.add(tool_call("glob", {"pattern": "*"}))
+    llm.add(text("Scouted."))
+    parent = await baton.new_session()
+    await baton.prompt(parent, "scout")
+    child_request = llm.model_requests[1]
+    assert child_request.model == "gpt-fake-mini"
+    assert llm.model_requests[0].model != "gpt-fake-mini"
+    assert child_request.tool_names == ["glob"]
+    assert "SCOUT-WORDS" in child_request.input_text()
+    output = next(iter(llm.model_requests[-1].tool_outputs().values()))
+    assert "status: max_steps" in output and "step limit (1)" in output
