@@ -77,6 +77,69 @@ export interface FileChange {
   reverted?: boolean;
 }
 /**
+ * Which step of a plan a child builds (`baton/plan/approve {build: "steps"}`): 1-based.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ChildStep".
+ */
+export interface ChildStep {
+  index: number;
+  total: number;
+}
+/**
+ * Extension (delegation): on the parent's stream, a `task` child started, changed its
+ * current tool, or ended. `callId` is the parent's `task` tool call (for a step of
+ * `build: "steps"`, Baton's own id for the step); `tokens` the child's input and output
+ * tokens so far.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ChildUpdate".
+ */
+export interface ChildUpdate {
+  kind: "child";
+  callId: string;
+  childId: string;
+  agent: string;
+  description: string;
+  status: "running" | "done" | "failed" | "cancelled" | "max_steps";
+  currentTool?: string | null;
+  tokens?: number;
+  step?: ChildStep | null;
+}
+/**
+ * Extension (delegation): the files a `task` child changed and the commands it ran.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ChildWork".
+ */
+export interface ChildWork {
+  childId: string;
+  filesModified?: string[];
+  commands?: CommandRun[];
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "CommandRun".
+ */
+export interface CommandRun {
+  command: string;
+  exitCode: number | null;
+  exitCodes?: (number | null)[];
+  failures?: RunFailure[];
+  output?: string | null;
+}
+/**
+ * Extension: one failing run of a command: its first error line and last lines.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "RunFailure".
+ */
+export interface RunFailure {
+  run: number;
+  exitCode: number | null;
+  error: string;
+}
+/**
  * A summary statement the ledger contradicts, replaced by code before the summary
  * was accepted (`compaction/claims.py`).
  *
@@ -104,28 +167,6 @@ export interface CommandInfo {
   model?: string | null;
   agent?: string | null;
   modelInvocable?: boolean;
-}
-/**
- * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
- * via the `definition` "CommandRun".
- */
-export interface CommandRun {
-  command: string;
-  exitCode: number | null;
-  exitCodes?: (number | null)[];
-  failures?: RunFailure[];
-  output?: string | null;
-}
-/**
- * Extension: one failing run of a command: its first error line and last lines.
- *
- * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
- * via the `definition` "RunFailure".
- */
-export interface RunFailure {
-  run: number;
-  exitCode: number | null;
-  error: string;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -203,6 +244,7 @@ export interface Ledger {
   plan?: PlanState | null;
   resolvedErrors?: ResolvedError[];
   configValues?: ConfigValues[];
+  children?: ChildWork[];
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -555,6 +597,8 @@ export interface PermissionRequestParams {
   options: PermissionOption[];
   diff?: string | null;
   reason?: string | null;
+  parentId?: string | null;
+  agent?: string | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -606,6 +650,7 @@ export interface PlanApproveParams {
   sessionId: string;
   start?: boolean;
   fresh?: boolean;
+  build?: "steps" | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -891,6 +936,8 @@ export interface SessionInfo {
   mode: "build" | "plan";
   createdAt: string;
   updatedAt: string;
+  parentId?: string | null;
+  agent?: string | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -979,7 +1026,9 @@ export interface SessionUpdateNotification {
     | McpServerUpdate
     | ModelProgress
     | WorkspaceTrustUpdate
-    | SkillsUpdate;
+    | SkillsUpdate
+    | ChildUpdate;
+  parentId?: string | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

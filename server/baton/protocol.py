@@ -196,6 +196,11 @@ class SessionInfo(WireModel):
     mode: Mode
     created_at: str
     updated_at: str
+    # Extension (delegation): the session that started this one as a `task` child, and
+    # the child's agent; null for a top-level session. A default factory, not a default,
+    # so the rows carry the null rather than leaving the field out.
+    parent_id: str | None = Field(default_factory=lambda: None)
+    agent: str | None = Field(default_factory=lambda: None)
 
 
 class SessionNewParams(WireModel):
@@ -508,6 +513,14 @@ class PlanState(WireModel):
     steps: list[PlanStep] = Field(default_factory=list)
 
 
+class ChildWork(WireModel):
+    """Extension (delegation): the files a `task` child changed and the commands it ran."""
+
+    child_id: str
+    files_modified: list[str] = Field(default_factory=list)
+    commands: list[CommandRun] = Field(default_factory=list)
+
+
 class Ledger(WireModel):
     """Facts extracted by code, never by the model; cumulative across compactions."""
 
@@ -520,6 +533,8 @@ class Ledger(WireModel):
     resolved_errors: list[ResolvedError] = Field(default_factory=list)
     # Extension: values in config-like files read (*.toml, *.ini, *.env, *.yaml, settings).
     config_values: list[ConfigValues] = Field(default_factory=list)
+    # Extension (delegation): what the session's `task` children changed and ran.
+    children: list[ChildWork] = Field(default_factory=list)
 
 
 class PreCompactOutcome(WireModel):
@@ -610,6 +625,9 @@ class PlanApproveParams(WireModel):
     # Extension (issue 26): build in a fresh context (no summary model call; the view
     # becomes the person's requests, the ledger and the approved plan).
     fresh: bool = False
+    # Extension (delegation): "steps" builds each open step of the plan in a fresh
+    # `build` child, in order, Baton (not the model) driving them.
+    build: Literal["steps"] | None = None
 
 
 class PlanApproveResult(WireModel):
@@ -952,6 +970,33 @@ class SkillsUpdate(WireModel):
     problems: list[str] = Field(default_factory=list)
 
 
+ChildStatus = Literal["running", "done", "failed", "cancelled", "max_steps"]
+
+
+class ChildStep(WireModel):
+    """Which step of a plan a child builds (`baton/plan/approve {build: "steps"}`): 1-based."""
+
+    index: int
+    total: int
+
+
+class ChildUpdate(WireModel):
+    """Extension (delegation): on the parent's stream, a `task` child started, changed its
+    current tool, or ended. `callId` is the parent's `task` tool call (for a step of
+    `build: "steps"`, Baton's own id for the step); `tokens` the child's input and output
+    tokens so far."""
+
+    kind: Literal["child"] = "child"
+    call_id: str
+    child_id: str
+    agent: str
+    description: str
+    status: ChildStatus
+    current_tool: str | None = None
+    tokens: int = 0
+    step: ChildStep | None = None
+
+
 class TurnEnded(WireModel):
     """Extension: a turn ended; lets clients that did not send the prompt finish their view."""
 
@@ -976,7 +1021,8 @@ Update = Annotated[
     | McpServerUpdate
     | ModelProgress
     | WorkspaceTrustUpdate
-    | SkillsUpdate,
+    | SkillsUpdate
+    | ChildUpdate,
     Field(discriminator="kind"),
 ]
 
@@ -984,6 +1030,8 @@ Update = Annotated[
 class SessionUpdateNotification(WireModel):
     session_id: str
     update: Update
+    # Extension (delegation): set when `sessionId` is a `task` child: its parent session.
+    parent_id: str | None = None
 
 
 class PlanDidChangeNotification(WireModel):
@@ -1025,6 +1073,10 @@ class PermissionRequestParams(WireModel):
     # "allow" or was answered "Always allow" (a protected path); "Always allow" is then
     # not offered.
     reason: str | None = None
+    # Extension (delegation): the request comes from a `task` child (`sessionId`): its
+    # parent session and its agent.
+    parent_id: str | None = None
+    agent: str | None = None
 
 
 class SelectedOutcome(WireModel):

@@ -15,6 +15,7 @@ from baton.compaction.outputs import config_values, error_excerpt, value_excerpt
 from baton.framing import entry, inline
 from baton.plan.steps import MARKS
 from baton.session.model import StoredMessage
+from baton.tools.base import Fact
 
 # Rendering caps, far above what a working session reaches (the record keeps every
 # fact regardless): they only stop a runaway session from growing the block forever.
@@ -35,6 +36,8 @@ MAX_FAILURES_KEPT = 6
 # Config files whose values are shown (the latest read ones), and values in all.
 MAX_CONFIG_FILES = 20
 MAX_CONFIG_VALUES_SHOWN = 120
+# The meta key of a note carrying a child's facts (a plan step built in a child).
+CHILD_FACTS = "childFacts"
 RECALL_HINT = "Anything compaction hid (pruned outputs, older messages) is one `recall` away."
 PLAN_LINE = "Plan: "
 # Lines worth keeping when an error is cut: counts ("3 failed, 12 passed"), rule or
@@ -49,6 +52,7 @@ _IMPORTANT = re.compile(
 
 
 def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) -> p.Ledger:
+    messages = list(messages)
     files_read: dict[str, None] = {}
     modified: dict[str, p.FileTouch] = {}
     commands: dict[str, list[int | None]] = {}
@@ -68,6 +72,8 @@ def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) ->
             if result is None:
                 continue
             for fact in result.facts:
+                if fact.session is not None:
+                    continue  # a child's, listed by child (children_work)
                 if fact.kind == "read" and fact.path:
                     files_read.setdefault(fact.path, None)
                     values = config_values(fact.path, result.output)
@@ -139,6 +145,7 @@ def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) ->
             p.ConfigValues(path=path, values=values)
             for path, values in list(configs.items())[-MAX_CONFIG_FILES:]
         ],
+        children=children_work(messages),
     )
 
 
@@ -293,6 +300,7 @@ def render_ledger(ledger: p.Ledger) -> str:
             values = config.values[:budget]
             budget -= len(values)
             lines.append(f"- {inline(config.path)}: " + "; ".join(map(inline, values)))
+    lines += render_children(ledger.children)
     if ledger.plan is not None:
         plan = ledger.plan
         line = f"{PLAN_LINE}{inline(plan.path)} ({plan.status}, version {plan.version})"
@@ -303,6 +311,47 @@ def render_ledger(ledger: p.Ledger) -> str:
         lines.append("(no tool activity yet)")
     lines.append(RECALL_HINT)
     return "\n".join(lines)
+
+
+def children_work(messages: Iterable[StoredMessage]) -> list[p.ChildWork]:
+    """The files and commands of the session's `task` children, by child, from the facts
+    their results carry (each marked with the child's session)."""
+    work: dict[str, tuple[dict[str, None], dict[str, list[int | None]]]] = {}
+    for message in messages:
+        # A `task` result carries them; so does the note of a step built in a child.
+        noted = [Fact.from_json(data) for data in message.meta.get(CHILD_FACTS, [])]
+        for fact in [*noted, *(f for r in message.results.values() for f in r.facts)]:
+            if fact.session is None:
+                continue
+            files, commands = work.setdefault(fact.session, ({}, {}))
+            if fact.kind == "modified" and fact.path:
+                files.setdefault(fact.path, None)
+            elif fact.kind == "command" and fact.command is not None:
+                commands.setdefault(fact.command, []).append(fact.exit_code)
+    return [
+        p.ChildWork(
+            child_id=child,
+            files_modified=list(files),
+            commands=[
+                p.CommandRun(command=c, exit_code=runs[-1], exit_codes=runs)
+                for c, runs in commands.items()
+            ],
+        )
+        for child, (files, commands) in work.items()
+    ]
+
+
+def render_children(children: list[p.ChildWork]) -> list[str]:
+    if not children:
+        return []
+    lines = ["Done by task children (each one's own ledger has the rest):"]
+    for child in children[-MAX_FILES_SHOWN:]:
+        files = ", ".join(map(inline, child.files_modified)) or "no file changed"
+        runs = "; ".join(
+            f"`{inline(run.command)}` → {_runs(run.exit_codes)}" for run in child.commands
+        )
+        lines.append(f"- {inline(child.child_id)}: {files}" + (f"; ran {runs}" if runs else ""))
+    return lines
 
 
 def without_plan_line(text: str) -> str:

@@ -38,7 +38,12 @@ class DemoChannel:
         """The model has been asked: say so until it reports more."""
         self.status.show("waiting", what)
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
+    def send_update(
+        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+    ) -> None:
+        if parent_id is not None:
+            # A `task` child's own progress: shown through its parent's `child` updates.
+            return
         match update:
             case p.AgentMessageChunk(text=text):
                 self.text.append(text)

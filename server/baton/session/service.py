@@ -296,7 +296,8 @@ class SessionService:
         return self.context.build(
             state,
             settings,
-            tools=self.tools.specs(compact=compact),
+            # A `task` child is offered its agent's tools only (seams.tool_offer).
+            tools=self.seams.tool_offer.specs(state, self.tools.specs(compact=compact)),
             identity=identity,
             running_call_ids=running,
             compact=compact,
@@ -491,6 +492,10 @@ class SessionService:
             files=services.files,
             terminal=services.terminal,
         )
+        # A tool a `task` child is not offered is not run either (seams.tool_offer).
+        refusal = self.seams.tool_offer.refusal(state, call.name)
+        if refusal is not None:
+            return ToolResult(output=refusal, is_error=True)
         hooks = self.seams.tools
         args = parse_arguments(call.arguments) or {}
         denied = await hooks.tool_before(state, call.name, args)
@@ -499,6 +504,10 @@ class SessionService:
         result = await self.tools.run(call.name, call.arguments, ctx)
         await hooks.tool_after(state, call.name, args, result.output)
         return result
+
+    def concurrency(self, state: SessionState, calls: Sequence[ToolCall]) -> int:
+        """How many of one response's `calls` may run at once (read-only `task` children)."""
+        return self.seams.tool_offer.parallel(state, calls)
 
     def tool_settings(self, state: SessionState) -> Settings:
         """The settings a tool runs with: its output limit sized to the model's window."""
@@ -540,6 +549,9 @@ class SessionService:
             options=options,
             diff=diff,
             reason=reason,
+            # A `task` child's request names its parent and agent.
+            parent_id=state.row.parent_id,
+            agent=state.row.agent,
         )
         answer = await self._permission_answer(params, turn)
         if answer is None or answer.outcome == "cancelled":
