@@ -79,6 +79,9 @@ export type SidebarInbound =
       diff?: string;
       /** Why it asks although allowed (a protected path); "Always allow" is then not offered. */
       reason?: string;
+      /** A child session's tool asks (`sessionId` is the child's): its parent and agent. */
+      parentId?: string;
+      agent?: string;
     }
   | { type: "permissionClosed"; requestId: string }
   | { type: "error"; message: string }
@@ -103,6 +106,8 @@ export type SidebarOutbound =
   | { type: "codeAction"; action: "copy" | "insert"; text: string }
   | ReviewOutbound
   | { type: "cancel"; sessionId: string }
+  /** A child's card: open the child's own transcript, read-only. */
+  | { type: "openChild"; sessionId: string }
   | { type: "setMode"; sessionId: string; mode: Mode }
   | { type: "permissionAnswer"; requestId: string; optionId: string }
   | { type: "showPlan"; sessionId: string }
@@ -122,6 +127,7 @@ const OUTBOUND_TYPES = [
   "selectSession",
   "prompt",
   "cancel",
+  "openChild",
   "setMode",
   "permissionAnswer",
   "showPlan",
@@ -148,6 +154,7 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
       return isMode(m.mode) ? { type: "newSession", mode: m.mode } : undefined;
     case "selectSession":
     case "cancel":
+    case "openChild":
     case "showPlan":
     case "compact":
     case "contextMenu":
