@@ -258,7 +258,12 @@ class Channel:
         self.steps = 0
         self.nudges = 0
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
+    def send_update(
+        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+    ) -> None:
+        if parent_id is not None:
+            # A `task` child's own progress: shown through its parent's `child` updates.
+            return
         data = update.wire()
         kind = data.get("kind")
         if kind == "agent_message_chunk":

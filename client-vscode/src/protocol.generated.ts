@@ -77,6 +77,36 @@ export interface FileChange {
   reverted?: boolean;
 }
 /**
+ * Which step of a plan a child builds (`baton/plan/approve {build: "steps"}`): 1-based.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ChildStep".
+ */
+export interface ChildStep {
+  index: number;
+  total: number;
+}
+/**
+ * Extension (delegation): on the parent's stream, a `task` child started, changed its
+ * current tool, or ended. `callId` is the parent's `task` tool call (for a step of
+ * `build: "steps"`, Baton's own id for the step); `tokens` the child's input and output
+ * tokens so far.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ChildUpdate".
+ */
+export interface ChildUpdate {
+  kind: "child";
+  callId: string;
+  childId: string;
+  agent: string;
+  description: string;
+  status: "running" | "done" | "failed" | "cancelled" | "max_steps";
+  currentTool?: string | null;
+  tokens?: number;
+  step?: ChildStep | null;
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "CommandRun".
  */
@@ -497,6 +527,8 @@ export interface PermissionRequestParams {
   options: PermissionOption[];
   diff?: string | null;
   reason?: string | null;
+  parentId?: string | null;
+  agent?: string | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -548,6 +580,7 @@ export interface PlanApproveParams {
   sessionId: string;
   start?: boolean;
   fresh?: boolean;
+  build?: "steps" | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -812,6 +845,8 @@ export interface SessionInfo {
   mode: "build" | "plan";
   createdAt: string;
   updatedAt: string;
+  parentId?: string | null;
+  agent?: string | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -899,7 +934,9 @@ export interface SessionUpdateNotification {
     | TurnEnded
     | McpServerUpdate
     | ModelProgress
-    | WorkspaceTrustUpdate;
+    | WorkspaceTrustUpdate
+    | ChildUpdate;
+  parentId?: string | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

@@ -14,6 +14,8 @@ from baton.compaction.recall import RecallSource
 from baton.compaction.server import ServerCompactionFeature, ServerStrategies
 from baton.compaction.service import CompactionService
 from baton.config import ConfigLoader
+from baton.delegation.channel import DelegationChannel
+from baton.delegation.feature import Delegation, TaskTool
 from baton.errors import BatonError, SessionBusy
 from baton.hooks import build_hooks
 from baton.hooks.lifecycle import LifecycleHooks
@@ -29,6 +31,7 @@ from baton.session.seams import Seams
 from baton.session.service import SessionService
 from baton.store.compactions import CompactionStore
 from baton.store.db import Database, open_workspace_db
+from baton.store.sessions import SessionStore
 from baton.tools.base import EditorFiles, EditorTerminal, ToolServices
 from baton.tools.plan import plan_tools
 from baton.tools.registry import default_registry
@@ -49,11 +52,16 @@ class App:
     hooks: LifecycleHooks
     mcp: McpManager
     review: ReviewService
+    delegation: Delegation
     _trust_announced: set[str] = field(default_factory=set)
 
     def ignored(self) -> list[str]:
         """What the workspace has that is not in force now (settings, plugins)."""
-        return self.config.ignored() + self.hooks.dispatcher.plugins.ignored
+        return (
+            self.config.ignored()
+            + self.hooks.dispatcher.plugins.ignored
+            + self.delegation.ignored()
+        )
 
     def trust_result(self) -> p.WorkspaceTrustResult:
         trust = self.config.trust
@@ -168,6 +176,8 @@ def build_app(
     config = ConfigLoader(workspace, client_settings, environ, trust=trust)
     credentials = Credentials(environ)
     db = open_workspace_db(workspace)
+    # Every update of a `task` child reaches the face labelled with its parent.
+    channel = DelegationChannel(channel, SessionStore(db).parent_of)
     tools = default_registry()
     for tool in plan_tools():
         tools.register(tool)
@@ -201,6 +211,8 @@ def build_app(
     # MCP servers start lazily, at the first model step that needs the tool list.
     mcp = McpManager(workspace, config, tools, channel)
     review = ReviewService(sessions, db, after_revert=[plans.restore_before])
+    delegation = Delegation(workspace, config, sessions, channel)
+    tools.register(TaskTool(delegation))
 
     seams.turn = compaction
     seams.tools = hooks
@@ -209,11 +221,24 @@ def build_app(
         plan=plans, recall=RecallSource(sessions), files=editor_files, terminal=editor_terminal
     )
     seams.change_recorder = review.recorder
-    seams.before_step.append(mcp.prepare)
+    seams.tool_offer = delegation
+    seams.before_step += [mcp.prepare, delegation.before_step]
     # Each restores its own part of a loaded session (the compaction view, the reverted
     # messages); neither reads the other's.
     seams.session_loaded += [engine.restore_view, review.attach]
     seams.after_turn.append(compaction.after_turn)
-    seams.on_cancel.append(hooks.cancel_round)
+    seams.on_cancel += [hooks.cancel_round, delegation.cancel_children]
     log.info("baton ready for workspace %s (store %s)", workspace, db.path)
-    return App(workspace, config, credentials, db, sessions, compaction, plans, hooks, mcp, review)
+    return App(
+        workspace,
+        config,
+        credentials,
+        db,
+        sessions,
+        compaction,
+        plans,
+        hooks,
+        mcp,
+        review,
+        delegation,
+    )

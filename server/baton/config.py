@@ -164,6 +164,20 @@ class AgentSettings(_Section):
     nudge_no_tool: bool = True
 
 
+class DelegationSettings(_Section):
+    """`task` children (baton.delegation)."""
+
+    # A child's final message comes back cut to this many tokens (the whole of it is
+    # one `recall` of the task call away).
+    result_tokens: int = Field(1_000, ge=50, le=100_000)
+    # Read-only children of one response that run at the same time.
+    max_parallel: int = Field(4, ge=1, le=32)
+    # Model steps a child may take (an agent's own `maxSteps` may lower it).
+    max_steps: int = Field(40, ge=1, le=10_000)
+    # Input and output tokens a child may spend; reached, it ends with what it did.
+    token_budget: int = Field(400_000, ge=1_000)
+
+
 class McpServerSettings(_Section):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_-]+$")
     command: list[str] | None = None
@@ -196,6 +210,7 @@ class Settings(_Section):
     local: LocalSettings = Field(default_factory=LocalSettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    delegation: DelegationSettings = Field(default_factory=DelegationSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     env: EnvSettings = Field(default_factory=EnvSettings)
     # Which layer supplied each value (canonical dotted key -> layer); see `origin`.
@@ -483,6 +498,7 @@ UNTRUSTED_WORKSPACE_MAY_SET = frozenset(
         "maxretries",
         "compaction",
         "agent",
+        "delegation",
         "plans.dir",
         "tools.bashtimeoutms",
         "tools.maxoutputchars",

@@ -180,7 +180,12 @@ class DemoChannel:
         """The model has been asked: say so until it reports more."""
         self.status.show("waiting", what)
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
+    def send_update(
+        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+    ) -> None:
+        if parent_id is not None:
+            # A `task` child's own progress: shown through its parent's `child` updates.
+            return
         data = update.wire()
         kind = data.get("kind")
         if kind == "agent_message_chunk":

@@ -181,6 +181,11 @@ class SessionInfo(WireModel):
     mode: Mode
     created_at: str
     updated_at: str
+    # Extension (delegation): the session that started this one as a `task` child, and
+    # the child's agent; null for a top-level session. A default factory, not a default,
+    # so the rows carry the null rather than leaving the field out.
+    parent_id: str | None = Field(default_factory=lambda: None)
+    agent: str | None = Field(default_factory=lambda: None)
 
 
 class SessionNewParams(WireModel):
@@ -574,6 +579,9 @@ class PlanApproveParams(WireModel):
     # Extension (issue 26): build in a fresh context (no summary model call; the view
     # becomes the person's requests, the ledger and the approved plan).
     fresh: bool = False
+    # Extension (delegation): "steps" builds each open step of the plan in a fresh
+    # `build` child, in order, Baton (not the model) driving them.
+    build: Literal["steps"] | None = None
 
 
 class PlanApproveResult(WireModel):
@@ -869,6 +877,33 @@ class WorkspaceTrustUpdate(WireModel):
     message: str
 
 
+ChildStatus = Literal["running", "done", "failed", "cancelled", "max_steps"]
+
+
+class ChildStep(WireModel):
+    """Which step of a plan a child builds (`baton/plan/approve {build: "steps"}`): 1-based."""
+
+    index: int
+    total: int
+
+
+class ChildUpdate(WireModel):
+    """Extension (delegation): on the parent's stream, a `task` child started, changed its
+    current tool, or ended. `callId` is the parent's `task` tool call (for a step of
+    `build: "steps"`, Baton's own id for the step); `tokens` the child's input and output
+    tokens so far."""
+
+    kind: Literal["child"] = "child"
+    call_id: str
+    child_id: str
+    agent: str
+    description: str
+    status: ChildStatus
+    current_tool: str | None = None
+    tokens: int = 0
+    step: ChildStep | None = None
+
+
 class TurnEnded(WireModel):
     """Extension: a turn ended; lets clients that did not send the prompt finish their view."""
 
@@ -892,7 +927,8 @@ Update = Annotated[
     | TurnEnded
     | McpServerUpdate
     | ModelProgress
-    | WorkspaceTrustUpdate,
+    | WorkspaceTrustUpdate
+    | ChildUpdate,
     Field(discriminator="kind"),
 ]
 
@@ -900,6 +936,8 @@ Update = Annotated[
 class SessionUpdateNotification(WireModel):
     session_id: str
     update: Update
+    # Extension (delegation): set when `sessionId` is a `task` child: its parent session.
+    parent_id: str | None = None
 
 
 class PlanDidChangeNotification(WireModel):
@@ -941,6 +979,10 @@ class PermissionRequestParams(WireModel):
     # "allow" or was answered "Always allow" (a protected path); "Always allow" is then
     # not offered.
     reason: str | None = None
+    # Extension (delegation): the request comes from a `task` child (`sessionId`): its
+    # parent session and its agent.
+    parent_id: str | None = None
+    agent: str | None = None
 
 
 class SelectedOutcome(WireModel):

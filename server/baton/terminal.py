@@ -118,7 +118,12 @@ class TerminalChannel:
         self.out.flush()
         self._mid_line = not text.endswith("\n")
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
+    def send_update(
+        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+    ) -> None:
+        if parent_id is not None:
+            # A `task` child's own progress: shown through its parent's `child` updates.
+            return
         if self.as_json:
             self.out.write(json.dumps({"sessionId": session_id, "update": update.wire()}) + "\n")
             self.out.flush()

@@ -160,7 +160,12 @@ class AcpChannel:
 
     # ------------------------------------------------------------------ ClientChannel
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
+    def send_update(
+        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+    ) -> None:
+        if parent_id is not None:
+            # A `task` child's own progress: shown through its parent's `child` updates.
+            return
         try:
             self._translate(session_id, update)
         except Exception:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from baton.delegation.results import whole_final_message
 from baton.session.model import StoredMessage
 from baton.session.state import SessionState
 from baton.tools.base import ToolFailure
@@ -37,6 +38,12 @@ class RecallSource:
     ) -> str:
         state = self.sessions.state(session_id)
         if call_id:
+            # A `task` call's result is cut: its recall is the child's whole final message.
+            whole = whole_final_message(
+                self.sessions.store, state.id, state.messages, call_id.strip()
+            )
+            if whole is not None:
+                return _page(f"whole final message of task call {call_id.strip()}", whole, offset)
             return _output(state, call_id.strip(), offset)
         if query and query.strip():
             return _search(state, query.strip())

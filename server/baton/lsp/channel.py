@@ -40,9 +40,11 @@ class LspChannel:
     def __init__(self, server: LspPeer) -> None:
         self.server = server
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
+    def send_update(
+        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+    ) -> None:
         params = p.SessionUpdateNotification.model_validate(
-            {"sessionId": session_id, "update": update.wire()}
+            {"sessionId": session_id, "update": update.wire(), "parentId": parent_id}
         )
         self.notify("baton/session/update", params)
 

@@ -179,9 +179,11 @@ class RoutingChannel:
             return [channel] if channel is not None and server in self.hub.connections else []
         return [s.channel for s in list(self.hub.connections) if s.channel is not None]
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
+    def send_update(
+        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+    ) -> None:
         for channel in self._targets():
-            channel.send_update(session_id, update)
+            channel.send_update(session_id, update, parent_id=parent_id)
 
     def notify(self, method: str, params: p.WireModel) -> None:
         for channel in self._targets():

@@ -21,8 +21,11 @@ ProgressScope: TypeAlias = AbstractAsyncContextManager[ProgressReporter]
 
 
 class ClientChannel(Protocol):
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
-        """A `baton/session/update` notification."""
+    def send_update(
+        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+    ) -> None:
+        """A `baton/session/update` notification; `parent_id` when `session_id` is a
+        `task` child (its own progress)."""
         ...
 
     def notify(self, method: str, params: p.WireModel) -> None:
@@ -43,7 +46,9 @@ class ClientChannel(Protocol):
 class NullChannel:
     """Drops everything and answers no permission request (nothing runs that needs one)."""
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
+    def send_update(
+        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+    ) -> None:
         pass
 
     def notify(self, method: str, params: p.WireModel) -> None:

@@ -159,6 +159,11 @@ class SessionRow:
     updated_at: str
     provider: str | None = None
     model: str | None = None
+    # A `task` child (baton.delegation): the session that started it, its agent, its task
+    # ({description, prompt, callId}); None for a top-level session.
+    parent_id: str | None = None
+    agent: str | None = None
+    task: dict[str, Any] | None = None
 
     def to_wire(self) -> p.SessionInfo:
         return p.SessionInfo(
@@ -167,4 +172,6 @@ class SessionRow:
             mode=self.mode,
             created_at=self.created_at,
             updated_at=self.updated_at,
+            parent_id=self.parent_id,
+            agent=self.agent,
         )

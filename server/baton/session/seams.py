@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from baton.tools.base import ToolServices
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from baton.context import BuiltContext
     from baton.errors import ProviderError
-    from baton.providers.base import OpaqueItem, Provider
+    from baton.providers.base import OpaqueItem, Provider, ToolCall, ToolSpec
     from baton.session.model import StoredMessage
     from baton.session.state import SessionState
     from baton.session.turn import Turn
@@ -100,6 +102,32 @@ class ChangeHooks(Protocol):
     async def after_change(self, paths: list[Path]) -> None: ...
 
 
+class ToolOffer(Protocol):
+    """Which tools a session is offered and may call, and which calls of one response run
+    at the same time (delegation: a `task` child gets its agent's tools, no `task`)."""
+
+    def specs(self, state: SessionState, specs: list[ToolSpec]) -> list[ToolSpec]: ...
+
+    def refusal(self, state: SessionState, name: str) -> str | None:
+        """Why `state` may not call `name` (not offered to it), or None."""
+        ...
+
+    def parallel(self, state: SessionState, calls: Sequence[ToolCall]) -> int:
+        """How many of `calls` may run at once (1: one after the other)."""
+        ...
+
+
+class EveryTool:
+    def specs(self, state: SessionState, specs: list[ToolSpec]) -> list[ToolSpec]:
+        return specs
+
+    def refusal(self, state: SessionState, name: str) -> str | None:
+        return None
+
+    def parallel(self, state: SessionState, calls: Sequence[ToolCall]) -> int:
+        return 1
+
+
 @dataclass
 class Seams:
     turn: TurnHooks = field(default_factory=NoTurnHooks)
@@ -107,6 +135,8 @@ class Seams:
     server_compaction: ServerCompactionEvents = field(default_factory=NoServerCompaction)
     # The features behind some tools (plans, recall, the editor's files and terminal).
     tool_services: ToolServices = field(default_factory=ToolServices)
+    # The tools each session is offered (delegation narrows a child's).
+    tool_offer: ToolOffer = field(default_factory=EveryTool)
     # Makes the checkpoint hooks of one tool call (the review feature; None: no checkpoints).
     change_recorder: Callable[[SessionState, str], ChangeHooks] | None = None
     # Awaited before each model step (MCP servers start lazily here).

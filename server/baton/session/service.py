@@ -291,7 +291,8 @@ class SessionService:
         return self.context.build(
             state,
             settings,
-            tools=self.tools.specs(compact=compact),
+            # A `task` child is offered its agent's tools only (seams.tool_offer).
+            tools=self.seams.tool_offer.specs(state, self.tools.specs(compact=compact)),
             identity=identity,
             running_call_ids=running,
             compact=compact,
@@ -353,6 +354,7 @@ class SessionService:
         extra_parts: list[StoredPart] | None = None,
         max_steps: int | None = None,
         require_tools: Sequence[str | RequiredCall] = (),
+        meta: dict[str, Any] | None = None,
     ) -> asyncio.Task[p.PromptResult]:
         """Commit the user message and start the turn; the returned task ends with it.
         `max_steps` and `require_tools` shape it (`Turn`): `baton demo` gives each of its
@@ -372,7 +374,7 @@ class SessionService:
                 self.store.update_session(state.id, title=title)
                 state.row.title = title
             self.sync_notes(state)
-            self.add_user_message(state, text, kind, extra_parts=extra_parts)
+            self.add_user_message(state, text, kind, meta, extra_parts=extra_parts)
         except BaseException:
             self.leases.release(state.id)
             raise
@@ -474,6 +476,10 @@ class SessionService:
             files=services.files,
             terminal=services.terminal,
         )
+        # A tool a `task` child is not offered is not run either (seams.tool_offer).
+        refusal = self.seams.tool_offer.refusal(state, call.name)
+        if refusal is not None:
+            return ToolResult(output=refusal, is_error=True)
         hooks = self.seams.tools
         args = parse_arguments(call.arguments) or {}
         denied = await hooks.tool_before(state, call.name, args)
@@ -482,6 +488,10 @@ class SessionService:
         result = await self.tools.run(call.name, call.arguments, ctx)
         await hooks.tool_after(state, call.name, args, result.output)
         return result
+
+    def concurrency(self, state: SessionState, calls: Sequence[ToolCall]) -> int:
+        """How many of one response's `calls` may run at once (read-only `task` children)."""
+        return self.seams.tool_offer.parallel(state, calls)
 
     def tool_settings(self, state: SessionState) -> Settings:
         """The settings a tool runs with: its output limit sized to the model's window."""
@@ -523,6 +533,9 @@ class SessionService:
             options=options,
             diff=diff,
             reason=reason,
+            # A `task` child's request names its parent and agent.
+            parent_id=state.row.parent_id,
+            agent=state.row.agent,
         )
         answer = await self._permission_answer(params, turn)
         if answer is None or answer.outcome == "cancelled":

@@ -124,6 +124,8 @@ class TurnHost(Protocol):
 
     async def run_tool(self, turn: Turn, call: ToolCall) -> ToolResult: ...
 
+    def concurrency(self, state: SessionState, calls: Sequence[ToolCall]) -> int: ...
+
     def add_user_message(
         self,
         state: SessionState,
@@ -420,6 +422,10 @@ class Turn:
     # ------------------------------------------------------------------ tools
 
     async def _run_tools(self, step: StepOutput) -> bool:
+        if len(step.tool_calls) > 1:
+            width = self.service.concurrency(self.state, step.tool_calls)
+            if width > 1:
+                return await self._run_together(step, width)
         end_turn = False
         for call in step.tool_calls:
             self._running(frozenset({call.call_id}))
@@ -449,6 +455,40 @@ class Turn:
             )
             end_turn = end_turn or result.end_turn
         return end_turn
+
+    # ---- calls that may run at the same time (read-only `task` children, baton.delegation)
+
+    async def _run_together(self, step: StepOutput, width: int) -> bool:
+        """Run every call of `step`, `width` at a time; each result is committed as it
+        finishes (the history's order of results is not the calls' order, which no
+        provider needs)."""
+        gate = asyncio.Semaphore(width)
+        calls = step.tool_calls
+        for call in calls:
+            self.repeats.see(call)
+            self.emit(p.ToolCallUpdate(tool_call_id=call.call_id, status="in_progress"))
+        self._running(frozenset(call.call_id for call in calls))
+
+        async def one(call: ToolCall) -> bool:
+            async with gate:
+                result = await self.service.run_tool(self, call)
+            record = ToolResultRecord(
+                tool_call_id=call.call_id,
+                status="failed" if result.is_error else "completed",
+                output=result.output,
+                facts=result.facts,
+            )
+            self.service.store.append_tool_result(step.message, record)
+            self.emit(
+                p.ToolCallUpdate(
+                    tool_call_id=call.call_id, status=record.status, output=record.output
+                )
+            )
+            return result.end_turn
+
+        ends = await asyncio.gather(*(one(call) for call in calls))
+        self._running(frozenset())
+        return any(ends)
 
     def _running(self, call_ids: frozenset[str]) -> None:
         """Say which call runs now. Only the session's turn says it: a pre-compact round's

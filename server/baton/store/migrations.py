@@ -195,4 +195,13 @@ MIGRATIONS: list[str] = [
         expires_at  REAL NOT NULL
     );
     """,
+    # 8: delegation. A `task` child is a session of its own: the session that started it
+    # (no foreign key: deleting a parent leaves its children readable), its agent, and
+    # its task as JSON ({description, prompt, callId}). NULL for a top-level session.
+    """
+    ALTER TABLE sessions ADD COLUMN parent_id TEXT;
+    ALTER TABLE sessions ADD COLUMN agent TEXT;
+    ALTER TABLE sessions ADD COLUMN task TEXT;
+    CREATE INDEX sessions_by_parent ON sessions(parent_id);
+    """,
 ]

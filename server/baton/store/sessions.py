@@ -45,6 +45,9 @@ def _session(row: sqlite3.Row) -> SessionRow:
         updated_at=row["updated_at"],
         provider=row["provider"],
         model=row["model"],
+        parent_id=row["parent_id"],
+        agent=row["agent"],
+        task=json.loads(row["task"]) if row["task"] else None,
     )
 
 
@@ -66,6 +69,50 @@ class SessionStore:
                 (row.id, row.title, row.mode, row.created_at, row.updated_at),
             )
         return row
+
+    def create_child(
+        self, parent_id: str, agent: str, task: dict[str, Any], title: str, mode: str
+    ) -> SessionRow:
+        """A `task` child of `parent_id` (baton.delegation): a session of its own."""
+        now = utc_now()
+        row = SessionRow(
+            id=new_id("ses"),
+            title=title,
+            mode=cast(Any, mode),
+            created_at=now,
+            updated_at=now,
+            parent_id=parent_id,
+            agent=agent,
+            task=task,
+        )
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO sessions (id, title, mode, created_at, updated_at, parent_id,"
+                " agent, task) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.id,
+                    row.title,
+                    row.mode,
+                    row.created_at,
+                    row.updated_at,
+                    parent_id,
+                    agent,
+                    _dump(task),
+                ),
+            )
+        return row
+
+    def parent_of(self, session_id: str) -> str | None:
+        row = self.db.conn.execute(
+            "SELECT parent_id FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        return row["parent_id"] if row is not None else None
+
+    def children_of(self, session_id: str) -> list[SessionRow]:
+        rows = self.db.conn.execute(
+            "SELECT * FROM sessions WHERE parent_id = ? ORDER BY created_at, id", (session_id,)
+        ).fetchall()
+        return [_session(r) for r in rows]
 
     def get_session(self, session_id: str) -> SessionRow | None:
         row = self.db.conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()

@@ -1,0 +1,191 @@
+"""The agents a `task` call can start: three built in, and custom ones from markdown files.
+
+A custom agent is `<name>.md` in the person's config folder (`agents/`) or in the
+workspace's `.baton/agents/`, with a small front matter (`name`, `description`,
+`tools`, `model`, `maxSteps`) and the agent's instructions as its body. The
+workspace's agents are code-like (they choose tools and words sent to the model), so
+they count only in a trusted workspace; until then they are listed as ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from baton import prompts
+from baton.config import user_config_file
+
+log = logging.getLogger(__name__)
+
+WORKSPACE_AGENTS = Path(".baton") / "agents"
+# What an explore child may use: reading, searching, and bash under the person's
+# permissions; `recall` for what its own compaction hid.
+EXPLORE_TOOLS = ("read", "glob", "grep", "bash", "recall")
+# A plan child adds the plan tools, on a plan file of its own (its own session's).
+PLAN_TOOLS = (*EXPLORE_TOOLS, "plan_write", "plan_edit")
+# The tools whose use cannot change the workspace (beyond the person's own answers to
+# bash), so children holding only these may run at the same time.
+NON_WRITING = frozenset(PLAN_TOOLS)
+# Never offered to a child: children have no children.
+TASK_TOOL = "task"
+_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
+MAX_AGENT_FILE_CHARS = 50_000
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    description: str
+    instructions: str
+    # The tools it is offered; None: every tool the session has (except `task`).
+    tools: tuple[str, ...] | None = None
+    model: str | None = None
+    max_steps: int | None = None
+    # "builtin", or the file it was read from.
+    source: str = "builtin"
+
+    @property
+    def writes(self) -> bool:
+        """Whether the agent can change the workspace (then it never runs beside another)."""
+        return self.tools is None or not set(self.tools) <= NON_WRITING
+
+    def offers(self, name: str) -> bool:
+        if name == TASK_TOOL:
+            return False
+        return self.tools is None or name in self.tools
+
+
+BUILTIN: tuple[Agent, ...] = (
+    Agent("explore", prompts.AGENT_EXPLORE_DESCRIPTION, prompts.AGENT_EXPLORE, EXPLORE_TOOLS),
+    Agent("plan", prompts.AGENT_PLAN_DESCRIPTION, prompts.AGENT_PLAN, PLAN_TOOLS),
+    Agent("build", prompts.AGENT_BUILD_DESCRIPTION, prompts.AGENT_BUILD, None),
+)
+
+
+@dataclass(frozen=True)
+class AgentSet:
+    agents: dict[str, Agent]
+    # Workspace agent files not in force (the workspace is not trusted), relative paths.
+    ignored: list[str]
+    problems: list[str]
+
+    def get(self, name: str) -> Agent | None:
+        return self.agents.get(name)
+
+
+def person_agents_dir() -> Path:
+    return user_config_file().parent / "agents"
+
+
+def load_agents(workspace: Path, *, trusted: bool, person_dir: Path | None = None) -> AgentSet:
+    """The built-in agents, then the person's, then (trusted only) the workspace's; a
+    later file of the same name replaces an earlier custom one, never a built-in."""
+    agents = {agent.name: agent for agent in BUILTIN}
+    problems: list[str] = []
+    ignored: list[str] = []
+    folder = workspace / WORKSPACE_AGENTS
+    workspace_files = _agent_files(folder)
+    sources = [*_agent_files(person_dir or person_agents_dir())]
+    if trusted:
+        sources += workspace_files
+    else:
+        ignored = [f"agent {path.relative_to(workspace)}" for path in workspace_files]
+    for path in sources:
+        try:
+            agent = parse_agent(path.read_text(encoding="utf-8")[:MAX_AGENT_FILE_CHARS], path)
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            problems.append(f"{path}: {exc}")
+            continue
+        if any(agent.name == builtin.name for builtin in BUILTIN):
+            problems.append(f"{path}: {agent.name!r} is a built-in agent's name")
+            continue
+        agents[agent.name] = agent
+    for problem in problems:
+        log.warning("agent file ignored: %s", problem)
+    return AgentSet(agents, ignored, problems)
+
+
+def _agent_files(folder: Path) -> list[Path]:
+    try:
+        return sorted(p for p in folder.glob("*.md") if p.is_file())
+    except OSError:
+        return []
+
+
+def parse_agent(text: str, path: Path) -> Agent:
+    """An agent from its file's text; ValueError says what is wrong with it."""
+    fields, body = _front_matter(text)
+    name = fields.get("name") or path.stem
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"name {name!r}: use lowercase letters, digits, '-' and '_'")
+    description = fields.get("description", "").strip()
+    if not description:
+        raise ValueError("the front matter needs a description")
+    tools = _tools(fields["tools"]) if "tools" in fields else None
+    max_steps = None
+    if fields.get("maxSteps"):
+        try:
+            max_steps = int(fields["maxSteps"])
+        except ValueError:
+            raise ValueError(f"maxSteps {fields['maxSteps']!r} is not a number") from None
+        if not 1 <= max_steps <= 10_000:
+            raise ValueError("maxSteps must be between 1 and 10000")
+    instructions = body.strip()
+    if not instructions:
+        raise ValueError("the body (the agent's instructions) is empty")
+    return Agent(
+        name=name,
+        description=" ".join(description.split()),
+        instructions=instructions,
+        tools=tools,
+        model=fields.get("model") or None,
+        max_steps=max_steps,
+        source=str(path),
+    )
+
+
+def _front_matter(text: str) -> tuple[dict[str, str], str]:
+    text = text.replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        raise ValueError("no front matter (a '---' block with name and description)")
+    end = text.find("\n---", 3)
+    if end < 0:
+        raise ValueError("the front matter has no closing '---'")
+    fields: dict[str, str] = {}
+    key = ""
+    for line in text[4:end].split("\n"):
+        if not line.strip():
+            continue
+        stripped = line.strip()
+        if stripped.startswith("- ") and key:
+            # A YAML list under the previous key (`tools:` then `- read`).
+            fields[key] = (fields[key] + "," + stripped[2:]).strip(",")
+            continue
+        name, sep, value = line.partition(":")
+        if not sep:
+            raise ValueError(f"front matter line {line!r} is not 'key: value'")
+        key = name.strip()
+        fields[key] = value.strip().strip("\"'")
+    return fields, text[end + 4 :]
+
+
+def _tools(value: str) -> tuple[str, ...]:
+    names = [name.strip().strip("\"'") for name in value.strip("[]").split(",")]
+    names = [name for name in names if name]
+    if not names:
+        raise ValueError("tools is empty")
+    if TASK_TOOL in names:
+        raise ValueError("a child has no task tool")
+    return tuple(dict.fromkeys(names))
+
+
+def describe(agents: Iterable[Agent]) -> str:
+    """The agents as the `task` tool's description lists them."""
+    lines = []
+    for agent in agents:
+        mode = "read-only" if not agent.writes else "can change files"
+        lines.append(f"- {agent.name} ({mode}): {agent.description}")
+    return "\n".join(lines)

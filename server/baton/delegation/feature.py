@@ -1,0 +1,326 @@
+"""Delegation: the `task` tool's children, run as sessions of their own.
+
+A child is made the way `baton/session/new` makes a session (a row in the store, then
+`SessionService.state`), marked with its parent, agent and task; it runs as an
+ordinary turn of its own session (`start_turn`), with its own context (its agent's
+instructions and the task prompt, nothing of the parent's), compaction and ledger.
+It shares the parent's "Always allow" grants, so the person's answers apply inside
+it, and its permission requests name it, its parent and its agent. What comes back
+to the parent is one bounded result (`results.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import Field
+
+from baton import framing, prompts
+from baton import protocol as p
+from baton.config import ConfigLoader
+from baton.delegation.agents import (
+    BUILTIN,
+    EXPLORE_TOOLS,
+    TASK_TOOL,
+    Agent,
+    AgentSet,
+    describe,
+    load_agents,
+)
+from baton.delegation.channel import DelegationChannel, LiveChild
+from baton.delegation.results import TASK_CALL_META, ChildOutcome, final_message, render_result
+from baton.errors import BatonError
+from baton.providers.base import ToolCall, ToolSpec
+from baton.session.state import SessionState
+from baton.session.turn import parse_arguments
+from baton.tools.base import ToolContext, ToolInput, ToolResult
+
+if TYPE_CHECKING:
+    from baton.session.service import SessionService
+    from baton.session.turn import Turn
+
+log = logging.getLogger(__name__)
+
+_STATUS: dict[str, p.ChildStatus] = {
+    "end_turn": "done",
+    "cancelled": "cancelled",
+    "max_steps": "max_steps",
+    "refusal": "failed",
+    "error": "failed",
+}
+
+
+class BudgetReached(BatonError):
+    """A child spent its token budget: it ends with what it did so far."""
+
+
+class TaskInput(ToolInput):
+    agent: str = Field(min_length=1, max_length=40, description="The agent to start, by name.")
+    description: str = Field(
+        min_length=1,
+        max_length=200,
+        description="What the child does, in a few words (shown to the person).",
+    )
+    prompt: str = Field(
+        min_length=1,
+        max_length=100_000,
+        description="Everything the child needs to know: it sees nothing else.",
+    )
+    resume: str | None = Field(
+        default=None,
+        max_length=200,
+        description="A child's session id from an earlier result, to continue that child.",
+    )
+
+
+class TaskTool:
+    name: ClassVar[str] = TASK_TOOL
+    # The agents are listed when the tool is offered (Delegation.specs): they depend on
+    # the files and on trust.
+    description: ClassVar[str] = prompts.TASK_TOOL_DESCRIPTION.format(agents=describe(BUILTIN))
+    input_model: ClassVar[type[ToolInput]] = TaskInput
+    read_only: ClassVar[bool] = False
+    modes: ClassVar[tuple[str, ...]] = ("build", "plan")
+
+    def __init__(self, delegation: Delegation) -> None:
+        self.delegation = delegation
+
+    async def run(self, args: TaskInput, ctx: ToolContext) -> ToolResult:
+        return await self.delegation.run_task(ctx.session_id, ctx.tool_call_id, args)
+
+
+class Delegation:
+    """Runs `task` children; the sessions' `ToolOffer` (what each session is offered)."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        config: ConfigLoader,
+        sessions: SessionService,
+        channel: DelegationChannel,
+        *,
+        person_dir: Path | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.config = config
+        self.sessions = sessions
+        self.channel = channel
+        self.person_dir = person_dir
+        self._readers: asyncio.Semaphore | None = None
+        self._writer: asyncio.Lock | None = None
+        # Build-by-steps runs per parent session (steps.py), cancelled with the parent.
+        self.step_runs: dict[str, asyncio.Task[Any]] = {}
+
+    # ------------------------------------------------------------------ agents
+
+    def agents(self) -> AgentSet:
+        return load_agents(
+            self.workspace, trusted=self.config.trust.trusted, person_dir=self.person_dir
+        )
+
+    def ignored(self) -> list[str]:
+        """The workspace's agent files not in force (an untrusted workspace)."""
+        return self.agents().ignored
+
+    def agent_of(self, state: SessionState) -> Agent | None:
+        """A child's agent (None for a top-level session); a custom agent whose file is
+        gone since gets explore's tools."""
+        name = state.row.agent
+        if state.row.parent_id is None or name is None:
+            return None
+        agent = self.agents().get(name)
+        return agent or Agent(name, "", "", EXPLORE_TOOLS)
+
+    # ------------------------------------------------------------------ ToolOffer
+
+    def specs(self, state: SessionState, specs: list[ToolSpec]) -> list[ToolSpec]:
+        agent = self.agent_of(state)
+        if agent is None:
+            described = prompts.TASK_TOOL_DESCRIPTION.format(
+                agents=describe(self.agents().agents.values())
+            )
+            return [
+                ToolSpec(spec.name, described, spec.parameters) if spec.name == TASK_TOOL else spec
+                for spec in specs
+            ]
+        return [spec for spec in specs if agent.offers(spec.name)]
+
+    def refusal(self, state: SessionState, name: str) -> str | None:
+        agent = self.agent_of(state)
+        if agent is None or agent.offers(name):
+            return None
+        if name == TASK_TOOL:
+            return "[not run: a child cannot start children; do the work yourself]"
+        return f"[not run: {name} is not one of the {agent.name} agent's tools]"
+
+    def parallel(self, state: SessionState, calls: Sequence[ToolCall]) -> int:
+        """Task calls of one response run together when none of their agents can write."""
+        if state.row.parent_id is not None:
+            return 1
+        agents = self.agents()
+        for call in calls:
+            if call.name != TASK_TOOL:
+                return 1
+            args = parse_arguments(call.arguments) or {}
+            agent = agents.get(str(args.get("agent", "")))
+            if agent is None or agent.writes:
+                return 1
+        return self.sessions.settings().delegation.max_parallel
+
+    # ------------------------------------------------------------------ running a child
+
+    def _gates(self) -> tuple[asyncio.Semaphore, asyncio.Lock]:
+        if self._readers is None or self._writer is None:
+            width = self.sessions.settings().delegation.max_parallel
+            self._readers, self._writer = asyncio.Semaphore(width), asyncio.Lock()
+        return self._readers, self._writer
+
+    async def run_task(self, parent_id: str, call_id: str, args: TaskInput) -> ToolResult:
+        try:
+            parent = self.sessions.state(parent_id)
+            agent, child, text = self._prepare(parent, call_id, args)
+        except BatonError as exc:
+            return ToolResult(output=f"[task not started: {exc.message}]", is_error=True)
+        outcome = await self.run_child(
+            parent, child, agent, text, call_id=call_id, description=args.description
+        )
+        return self.result(outcome, child, call_id)
+
+    def result(self, outcome: ChildOutcome, child: SessionState, call_id: str) -> ToolResult:
+        settings = self.sessions.settings().delegation
+        output = render_result(
+            outcome, child.messages, call_id=call_id, result_tokens=settings.result_tokens
+        )
+        return ToolResult(output=output, is_error=outcome.status == "failed")
+
+    def _prepare(
+        self, parent: SessionState, call_id: str, args: TaskInput
+    ) -> tuple[Agent, SessionState, str]:
+        if parent.row.parent_id is not None:
+            raise BatonError("a child cannot start children; do the work yourself")
+        agents = self.agents()
+        agent = agents.get(args.agent)
+        if agent is None:
+            names = ", ".join(agents.agents)
+            raise BatonError(f"no agent named {args.agent!r}; the agents are: {names}")
+        if parent.row.mode == "plan" and agent.writes:
+            raise BatonError(
+                f"the {agent.name} agent can change files, and this session is in plan mode: "
+                "use a read-only agent (explore, plan) until the plan is approved"
+            )
+        if args.resume:
+            child = self.sessions.state(args.resume)
+            if child.row.parent_id != parent.id:
+                raise BatonError(f"{args.resume!r} is not a child of this session")
+            if child.row.agent != agent.name:
+                raise BatonError(f"{args.resume!r} is a {child.row.agent} child, not {agent.name}")
+            return agent, child, args.prompt
+        task = {"description": args.description, "prompt": args.prompt, "callId": call_id}
+        row = self.sessions.store.create_child(
+            parent.id, agent.name, task, title=args.description, mode="build"
+        )
+        # The construction every session has (as `baton/session/new`): state from the store.
+        child = self.sessions.state(row.id)
+        if agent.model:
+            self.sessions.set_model(p.SetModelParams(session_id=child.id, model=agent.model))
+        instructions = framing.block("agent", agent.instructions, {"name": agent.name})
+        return agent, child, f"{instructions}\n\n{args.prompt}"
+
+    async def run_child(
+        self,
+        parent: SessionState,
+        child: SessionState,
+        agent: Agent,
+        text: str,
+        *,
+        call_id: str,
+        description: str,
+        step: p.ChildStep | None = None,
+    ) -> ChildOutcome:
+        """Run one turn of `child` to its end, the parent's stream told as it goes; a
+        cancelled parent cancels it (and is cancelled itself)."""
+        settings = self.sessions.settings().delegation
+        # The person's answers ("Always allow") hold in the children of their session.
+        child.grants = parent.grants
+        readers, writer = self._gates()
+        gate: asyncio.Semaphore | asyncio.Lock = writer if agent.writes else readers
+        live = LiveChild(call_id, parent.id, child.id, agent.name, description, step=step)
+        live.tokens = self._tokens(child.id)
+        async with gate:
+            self.channel.live[child.id] = live
+            self.channel.tell_parent(live)
+            limit = min(settings.max_steps, agent.max_steps or settings.max_steps)
+            try:
+                task = self.sessions.start_turn(
+                    child, text, max_steps=limit, meta={TASK_CALL_META: call_id}
+                )
+            except BatonError as exc:
+                return self._end(live, child, "failed", exc.message)
+            try:
+                result = await asyncio.shield(task)
+            except asyncio.CancelledError:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                self._end(live, child, "cancelled", "the parent was cancelled")
+                raise
+            except BatonError as exc:
+                return self._end(live, child, "failed", exc.message)
+            except Exception as exc:
+                log.exception("child %s failed", child.id)
+                return self._end(live, child, "failed", f"internal error: {exc}")
+        status = _STATUS.get(result.stop_reason, "failed")
+        error = result.error
+        if live.budget_spent:
+            status = "max_steps"
+            error = f"its token budget ({settings.token_budget:,} tokens) was reached"
+        elif status == "max_steps":
+            error = f"it reached its step limit ({limit})"
+        elif status == "cancelled":
+            error = "the person stopped it"
+        return self._end(live, child, status, error)
+
+    def _tokens(self, child_id: str) -> int:
+        totals = self.sessions.requests.totals(child_id)
+        return totals.input_tokens + totals.output_tokens
+
+    def _end(
+        self, live: LiveChild, child: SessionState, status: p.ChildStatus, error: str | None
+    ) -> ChildOutcome:
+        live.status = status
+        live.current_tool = None
+        live.tokens = self._tokens(child.id)
+        self.channel.tell_parent(live)
+        self.channel.live.pop(child.id, None)
+        return ChildOutcome(
+            status=status,
+            child_id=child.id,
+            agent=live.agent,
+            tokens=live.tokens,
+            final=final_message(child.messages, live.call_id),
+            error=error if status != "done" else None,
+        )
+
+    # ------------------------------------------------------------------ seams
+
+    async def before_step(self, turn: Turn) -> None:
+        """A child over its token budget ends here, before spending more."""
+        live = self.channel.live.get(turn.state.id)
+        if live is None:
+            return
+        budget = self.sessions.settings().delegation.token_budget
+        if self._tokens(turn.state.id) >= budget:
+            live.budget_spent = True
+            raise BudgetReached(f"the child's token budget ({budget:,} tokens) is spent")
+
+    def cancel_children(self, state: SessionState) -> None:
+        """`baton/session/cancel` of a parent: its running children stop too."""
+        run = self.step_runs.get(state.id)
+        if run is not None and not run.done():
+            run.cancel()
+        for live in list(self.channel.live.values()):
+            if live.parent_id == state.id:
+                self.sessions.cancel(live.child_id)

@@ -1,0 +1,153 @@
+"""What a `task` call returns to its parent: one bounded block, and the whole of it on recall.
+
+The block says the child's status and session id, the files it changed and the
+commands it ran with their exit codes (from its ledger: facts, never its prose), its
+tokens, and its final message cut to `delegation.resultTokens`. A cut says so and
+names the `recall` that returns the final message whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from baton import framing
+from baton import protocol as p
+from baton.compaction.ledger import build_ledger
+from baton.session.model import SessionRow, StoredMessage
+from baton.tokens import estimate
+
+# The key of a child's prompt message's meta naming the parent's task call it answers.
+TASK_CALL_META = "taskCallId"
+# Files and commands listed in a result at most (the child's ledger has the rest).
+MAX_FILES = 40
+MAX_COMMANDS = 40
+
+
+@dataclass
+class ChildOutcome:
+    status: p.ChildStatus
+    child_id: str
+    agent: str
+    tokens: int
+    final: str
+    error: str | None = None
+
+
+def final_message(messages: Iterable[StoredMessage], call_id: str | None = None) -> str:
+    """The child's last answer: the text of its last model step with text, after the
+    prompt of task call `call_id` (and before the next task's prompt) when given."""
+    text = ""
+    inside = call_id is None
+    for message in messages:
+        if message.role == "user" and TASK_CALL_META in message.meta:
+            if inside and call_id is not None:
+                break
+            inside = call_id is None or message.meta[TASK_CALL_META] == call_id
+            text = ""
+            continue
+        if inside and message.role == "assistant" and message.text().strip():
+            text = message.text()
+    return text.strip()
+
+
+def cut_to_tokens(text: str, limit: int) -> tuple[str, bool]:
+    """`text` cut at a line or word to about `limit` tokens; (text, whether it was cut)."""
+    if estimate(text) <= limit:
+        return text, False
+    low, high = 0, len(text)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if estimate(text[:middle]) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    cut = text[:low]
+    for sep in ("\n", " "):
+        at = cut.rfind(sep)
+        if at > len(cut) // 2:
+            cut = cut[:at]
+            break
+    return cut.rstrip(), True
+
+
+def _indented(text: str) -> str:
+    """The child's words, every line indented: none can pass for a line of Baton's."""
+    return "\n".join(
+        "  " + line if line.strip() else "" for line in framing.neutralise(text).split("\n")
+    )
+
+
+def render_result(
+    outcome: ChildOutcome,
+    messages: list[StoredMessage],
+    *,
+    call_id: str,
+    result_tokens: int,
+) -> str:
+    ledger = build_ledger(messages, None)
+    lines = [f"status: {outcome.status}", f"child session: {framing.inline(outcome.child_id)}"]
+    if outcome.error:
+        lines.append(f"error: {framing.inline(outcome.error)}")
+    lines.append(f"tokens: {outcome.tokens:,}")
+    if ledger.files_modified:
+        lines.append("files changed:")
+        for touch in ledger.files_modified[:MAX_FILES]:
+            lines.append(f"- {touch.action} {framing.inline(touch.path)}")
+        if len(ledger.files_modified) > MAX_FILES:
+            lines.append(f"- … {len(ledger.files_modified) - MAX_FILES} more in the child's ledger")
+    else:
+        lines.append("files changed: none")
+    if ledger.commands:
+        lines.append("commands run (exit codes, oldest first):")
+        for run in ledger.commands[:MAX_COMMANDS]:
+            codes = ", ".join("killed" if c is None else str(c) for c in run.exit_codes)
+            lines.append(f"- `{framing.inline(run.command)}` → {codes or run.exit_code}")
+        if len(ledger.commands) > MAX_COMMANDS:
+            lines.append(f"- … {len(ledger.commands) - MAX_COMMANDS} more in the child's ledger")
+    final, cut = cut_to_tokens(outcome.final, result_tokens)
+    if not final:
+        lines.append("final message: none")
+    elif cut:
+        lines.append(
+            f"final message (cut to {result_tokens:,} of {estimate(outcome.final):,} tokens; "
+            f'`recall` with call_id "{framing.inline(call_id)}" returns it whole):'
+        )
+        lines.append(_indented(final) + "\n  [… cut here]")
+    else:
+        lines.append("final message:")
+        lines.append(_indented(final))
+    return framing.block(
+        "task-result",
+        "\n".join(lines),
+        {"agent": outcome.agent, "child": outcome.child_id, "status": outcome.status},
+        trusted=True,
+    )
+
+
+class ChildStore(Protocol):
+    """What the whole final message is read from (baton.store.sessions.SessionStore)."""
+
+    def children_of(self, session_id: str) -> list[SessionRow]: ...
+
+    def load_messages(self, session_id: str) -> list[StoredMessage]: ...
+
+
+def whole_final_message(
+    store: ChildStore, parent_id: str, messages: Iterable[StoredMessage], call_id: str
+) -> str | None:
+    """The whole final message of the child that `task` call `call_id` of `parent_id`
+    ran; None when `call_id` is not a task call there."""
+    is_task = any(
+        part.data.get("toolCallId") == call_id and part.data.get("name") == "task"
+        for message in messages
+        for part in message.tool_calls()
+    )
+    if not is_task:
+        return None
+    for child in store.children_of(parent_id):
+        child_messages = store.load_messages(child.id)
+        if any(m.meta.get(TASK_CALL_META) == call_id for m in child_messages):
+            return final_message(child_messages, call_id)
+    return None
