@@ -182,6 +182,46 @@ describe("child sessions in the sidebar", () => {
   });
 });
 
+describe("child sessions in a stored history", () => {
+  it("puts a card under each task call of an earlier turn, from the result that names the child", async () => {
+    const page = await openWebview(browser, "sidebar");
+    await waitForPosted(page, "ready");
+    await send(page, { type: "server", status: "running" });
+    const result = '<baton:task-result agent="explore" child="s-old-child" status="max_steps">\nstatus: max_steps\nchild session: s-old-child\ntokens: 12,345\n\nfinal message:\nPartial.\n</baton:task-result>';
+    await send(page, {
+      type: "history",
+      sessionId: PARENT,
+      title: "Tidy the TODOs",
+      mode: "build",
+      running: false,
+      messages: [
+        { id: "u1", role: "user", createdAt: "t", parts: [{ type: "text", text: "Look around" }] },
+        {
+          id: "a1",
+          role: "assistant",
+          createdAt: "t",
+          parts: [
+            { type: "tool_call", toolCallId: "old-call", name: "task", input: { agent: "explore", description: "Map the modules" }, status: "completed", output: result },
+            // A result that names no child (a refused call) gets no card.
+            { type: "tool_call", toolCallId: "bad-call", name: "task", input: { agent: "nobody", description: "x" }, status: "failed", output: "unknown agent nobody" },
+          ],
+        },
+      ],
+    });
+    const card = page.locator('.child-card[data-child-id="s-old-child"]');
+    await card.waitFor();
+    expect(await page.locator(".child-card").count()).toBe(1);
+    expect(await card.getAttribute("data-call-id")).toBe("old-call");
+    expect(await card.locator(".child-description").innerText()).toBe("Map the modules");
+    expect(await card.locator(".child-status").innerText()).toBe("stopped at its step limit");
+    expect(await card.locator(".child-tokens").innerText()).toBe("12,345 tokens");
+    expect(await card.locator(".child-stop").isVisible()).toBe(false);
+    await card.locator(".child-open").click();
+    expect(await waitForPosted(page, "openChild")).toEqual({ type: "openChild", sessionId: "s-old-child" });
+    await page.close();
+  });
+});
+
 describe("plan panel: build step by step", () => {
   const PLAN = "# Plan: cache\n\n- [ ] Add the store\n- [ ] Wire it in\n";
   it("offers Approve and build step by step next to the fresh-context approval, and shows the step being built", async () => {

@@ -4,7 +4,8 @@
 // transcript. The cards follow the parent's `child` updates; a permission request a
 // child makes says which child asks.
 import "./children.css";
-import { CHILD_STATUS_LABELS, type ChildAsker, type ChildProgress } from "../../src/views/sidebar/children";
+import type { Message } from "../../src/protocol";
+import { CHILD_STATUS_LABELS, CHILD_STATUSES, type ChildAsker, type ChildProgress, type ChildStatus } from "../../src/views/sidebar/children";
 import { el, formatTokens } from "../shared/dom";
 
 export interface ChildHandlers {
@@ -36,8 +37,18 @@ export class ChildCards {
     if (shown) this.render(known);
   }
 
-  /** After the transcript was rebuilt (a session loaded): the cards of its children again. */
-  restore(parentId: string): void {
+  /** After the transcript was rebuilt (a session loaded): the cards of its children again,
+   * those of earlier turns from their `task` results (which name the child and its status). */
+  restore(parentId: string, messages: Message[] = []): void {
+    for (const message of messages) {
+      for (const part of message.parts) {
+        if (part.type !== "tool_call" || part.name !== "task" || !part.output) continue;
+        const ended = endedChild(part.output);
+        if (!ended || this.known.has(ended.childId)) continue;
+        const description = typeof part.input.description === "string" ? part.input.description : "";
+        this.known.set(ended.childId, { kind: "child", callId: part.toolCallId, parentId, description, currentTool: null, step: null, ...ended });
+      }
+    }
     for (const child of this.known.values()) if (child.parentId === parentId) this.render(child);
   }
 
@@ -161,6 +172,18 @@ export class ChildCards {
     }
     if (atEnd) this.root.scrollTop = this.root.scrollHeight;
   }
+}
+
+/** What a `task` result block says of its child: `<baton:task-result agent=… child=… status=…>`. */
+function endedChild(output: string): { childId: string; agent: string; status: ChildStatus; tokens: number } | undefined {
+  const open = /<baton:task-result\b([^>]*)>/.exec(output)?.[1];
+  if (!open) return undefined;
+  const attr = (name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(open)?.[1];
+  const childId = attr("child");
+  const status = attr("status");
+  if (!childId || !(CHILD_STATUSES as readonly string[]).includes(status ?? "")) return undefined;
+  const tokens = Number((/^tokens: ([\d,]+)$/m.exec(output)?.[1] ?? "0").replace(/,/g, ""));
+  return { childId, agent: attr("agent") ?? "", status: status as ChildStatus, tokens: Number.isFinite(tokens) ? tokens : 0 };
 }
 
 function text(card: HTMLElement, selector: string, value: string): void {

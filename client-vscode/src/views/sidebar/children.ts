@@ -1,24 +1,19 @@
 // Child sessions (delegation) as both sides of the sidebar see them: the `child`
 // update a parent's stream carries for each child of a `task` call, its guard, and
 // how a child is told apart in the sessions list. Shared by the host and the webview.
+import type { ChildStep, ChildUpdate } from "../../protocol";
 import { isId, isInt, isRecord, isString } from "../guards";
 
-export const CHILD_STATUSES = ["running", "done", "failed", "cancelled", "max_steps"] as const;
-export type ChildStatus = (typeof CHILD_STATUSES)[number];
+export type ChildStatus = ChildUpdate["status"];
+export const CHILD_STATUSES = ["running", "done", "failed", "cancelled", "max_steps"] as const satisfies readonly ChildStatus[];
 
-/** A `child` update on the parent's stream: sent when a child starts, changes tool, and ends. */
-export interface ChildProgress {
-  kind: "child";
-  /** The parent's `task` tool call the child works for. */
-  callId: string;
-  childId: string;
-  agent: string;
-  description: string;
-  status: ChildStatus;
-  currentTool?: string | null;
+/** A `child` update on the parent's stream (sent when a child starts, changes tool, and
+ * ends), with the server's defaults filled in. `callId`: the parent's `task` call. */
+export interface ChildProgress extends Omit<ChildUpdate, "tokens" | "currentTool" | "step"> {
   tokens: number;
+  currentTool: string | null;
   /** During a plan built step by step: which step this child builds. */
-  step?: { index: number; total: number } | null;
+  step: ChildStep | null;
 }
 
 /** The update as a `child` update, or undefined (another kind, or malformed: dropped). */
@@ -26,7 +21,8 @@ export function parseChildProgress(value: unknown): ChildProgress | undefined {
   if (!isRecord(value) || value.kind !== "child") return undefined;
   const { callId, childId, agent, description, status, currentTool, tokens, step } = value;
   if (!isId(callId) || !isId(childId) || !isString(agent, 200) || !isString(description, 10_000)) return undefined;
-  if (!(CHILD_STATUSES as readonly unknown[]).includes(status) || !isInt(tokens)) return undefined;
+  if (!(CHILD_STATUSES as readonly unknown[]).includes(status)) return undefined;
+  if (tokens !== undefined && !isInt(tokens)) return undefined;
   if (currentTool !== undefined && currentTool !== null && !isString(currentTool, 1_000)) return undefined;
   let parsedStep: ChildProgress["step"] = null;
   if (step !== undefined && step !== null) {
@@ -41,7 +37,7 @@ export function parseChildProgress(value: unknown): ChildProgress | undefined {
     description,
     status: status as ChildStatus,
     currentTool: currentTool ?? null,
-    tokens,
+    tokens: tokens ?? 0,
     step: parsedStep,
   };
 }
