@@ -1,0 +1,91 @@
+"""A `task` child through `baton acp`: the SDK has no subagent update, so the child's
+progress is the content of its parent's `task` tool call, and its permission requests
+reach the editor on the parent's session, saying which child asks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.acp.conftest import StartAcp, allow_once
+from tests.fake_llm import FakeLLM, text, tool_call
+
+
+def content_texts(updates: list[dict[str, Any]], call_id: str) -> list[str]:
+    return [
+        block["content"]["text"]
+        for u in updates
+        if u.get("toolCallId") == call_id
+        for block in u.get("content") or []
+        if block.get("type") == "content"
+    ]
+
+
+@pytest.mark.asyncio
+async def test_a_child_shows_in_its_task_call_and_asks_on_the_parents_session(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    (workspace / "app.py").write_text("# TODO: one\n")
+    acp = await start_acp()
+    sid = await acp.new()
+    asked: list[dict[str, Any]] = []
+
+    async def allow(request: dict[str, Any]) -> str | None:
+        asked.append(request)
+        return await allow_once(request)
+
+    acp.client.policy = allow
+    llm.add(
+        tool_call(
+            "task",
+            {"agent": "explore", "description": "find the TODOs", "prompt": "Find every TODO."},
+        )
+    )
+    llm.add(tool_call("grep", {"pattern": "TODO"}))
+    llm.add(tool_call("bash", {"command": "wc -l app.py"}))
+    llm.add(text("One TODO: app.py:1."))
+    llm.add(text("The child found one TODO."))
+    assert (await acp.say(sid, "look for TODOs with a child")).stop_reason == "end_turn"
+
+    [task] = [c for c in acp.client.of(sid, "tool_call") if c["title"].startswith("Delegate")]
+    assert task["title"] == "Delegate to explore: find the TODOs"
+    call_id = task["toolCallId"]
+    # The child's own tool calls are not calls of the parent's session …
+    assert [c["title"] for c in acp.client.of(sid, "tool_call")] == [task["title"]]
+    # … and nothing arrives for a session the editor does not know.
+    assert {u["sessionId"] for u in acp.client.updates} == {sid}
+
+    updates = acp.client.of(sid, "tool_call_update")
+    texts = content_texts(updates, call_id)
+    assert texts[0].splitlines() == ["explore child: find the TODOs", "running · 0 tokens"]
+    # Each tool the child uses shows in the call while it runs.
+    assert any("→ Search 'TODO'" in t for t in texts)
+    running = [t for t in texts if "→ Run `wc -l app.py`" in t]
+    assert running and running[-1].splitlines()[2:] == ["→ Search 'TODO'", "→ Run `wc -l app.py`"]
+    metas = [
+        u["_meta"]["baton"]["child"]
+        for u in updates
+        if u.get("toolCallId") == call_id and "_meta" in u
+    ]
+    assert metas[0]["status"] == "running" and metas[-1]["status"] == "done"
+    assert metas[-1]["tokens"] > 0
+    assert any(t.splitlines()[1].startswith("done · ") for t in texts)
+    # The call ends with the task's bounded result, as any tool call ends.
+    [completed] = [
+        u
+        for u in updates
+        if u.get("toolCallId") == call_id and u.get("status") in ("completed", "failed")
+    ]
+    assert completed["status"] == "completed"
+    assert completed["rawOutput"].startswith('<baton:task-result agent="explore"')
+
+    # The child's command asked on the parent's session, saying which child asks.
+    [request] = asked
+    assert request["sessionId"] == sid
+    assert request["toolCall"]["title"] == "explore child (find the TODOs): Run `wc -l app.py`"
+    child_id = metas[0]["childId"]
+    assert request["toolCall"]["_meta"] == {
+        "baton": {"childSessionId": child_id, "agent": "explore"}
+    }
