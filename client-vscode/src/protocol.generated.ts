@@ -107,6 +107,17 @@ export interface ChildUpdate {
   step?: ChildStep | null;
 }
 /**
+ * Extension (delegation): the files a `task` child changed and the commands it ran.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ChildWork".
+ */
+export interface ChildWork {
+  childId: string;
+  filesModified?: string[];
+  commands?: CommandRun[];
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "CommandRun".
  */
@@ -188,6 +199,7 @@ export interface Ledger {
   plan?: PlanState | null;
   resolvedErrors?: ResolvedError[];
   configValues?: ConfigValues[];
+  children?: ChildWork[];
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

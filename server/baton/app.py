@@ -16,6 +16,7 @@ from baton.compaction.service import CompactionService
 from baton.config import ConfigLoader
 from baton.delegation.channel import DelegationChannel
 from baton.delegation.feature import Delegation, TaskTool
+from baton.delegation.steps import StepBuilder
 from baton.errors import BatonError, SessionBusy
 from baton.hooks import build_hooks
 from baton.hooks.lifecycle import LifecycleHooks
@@ -53,6 +54,7 @@ class App:
     mcp: McpManager
     review: ReviewService
     delegation: Delegation
+    steps: StepBuilder
     _trust_announced: set[str] = field(default_factory=set)
 
     def ignored(self) -> list[str]:
@@ -213,6 +215,8 @@ def build_app(
     review = ReviewService(sessions, db, after_revert=[plans.restore_before])
     delegation = Delegation(workspace, config, sessions, channel)
     tools.register(TaskTool(delegation))
+    # `baton/plan/approve {build: "steps"}`: each open step in a fresh build child.
+    steps = StepBuilder(delegation, plans)
 
     seams.turn = compaction
     seams.tools = hooks
@@ -241,4 +245,5 @@ def build_app(
         mcp,
         review,
         delegation,
+        steps,
     )

@@ -489,6 +489,14 @@ class PlanState(WireModel):
     steps: list[PlanStep] = Field(default_factory=list)
 
 
+class ChildWork(WireModel):
+    """Extension (delegation): the files a `task` child changed and the commands it ran."""
+
+    child_id: str
+    files_modified: list[str] = Field(default_factory=list)
+    commands: list[CommandRun] = Field(default_factory=list)
+
+
 class Ledger(WireModel):
     """Facts extracted by code, never by the model; cumulative across compactions."""
 
@@ -501,6 +509,8 @@ class Ledger(WireModel):
     resolved_errors: list[ResolvedError] = Field(default_factory=list)
     # Extension: values in config-like files read (*.toml, *.ini, *.env, *.yaml, settings).
     config_values: list[ConfigValues] = Field(default_factory=list)
+    # Extension (delegation): what the session's `task` children changed and ran.
+    children: list[ChildWork] = Field(default_factory=list)
 
 
 class PreCompactOutcome(WireModel):

@@ -48,6 +48,7 @@ _IMPORTANT = re.compile(
 
 
 def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) -> p.Ledger:
+    messages = list(messages)
     files_read: dict[str, None] = {}
     modified: dict[str, p.FileTouch] = {}
     commands: dict[str, list[int | None]] = {}
@@ -67,6 +68,8 @@ def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) ->
             if result is None:
                 continue
             for fact in result.facts:
+                if fact.session is not None:
+                    continue  # a child's, listed by child (children_work)
                 if fact.kind == "read" and fact.path:
                     files_read.setdefault(fact.path, None)
                     values = config_values(fact.path, result.output)
@@ -138,6 +141,7 @@ def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) ->
             p.ConfigValues(path=path, values=values)
             for path, values in list(configs.items())[-MAX_CONFIG_FILES:]
         ],
+        children=children_work(messages),
     )
 
 
@@ -291,6 +295,7 @@ def render_ledger(ledger: p.Ledger) -> str:
             values = config.values[:budget]
             budget -= len(values)
             lines.append(f"- {config.path}: " + "; ".join(values))
+    lines += render_children(ledger.children)
     if ledger.plan is not None:
         plan = ledger.plan
         line = f"{PLAN_LINE}{plan.path} ({plan.status}, version {plan.version})"
@@ -301,6 +306,44 @@ def render_ledger(ledger: p.Ledger) -> str:
         lines.append("(no tool activity yet)")
     lines.append(RECALL_HINT)
     return "\n".join(lines)
+
+
+def children_work(messages: Iterable[StoredMessage]) -> list[p.ChildWork]:
+    """The files and commands of the session's `task` children, by child, from the facts
+    their results carry (each marked with the child's session)."""
+    work: dict[str, tuple[dict[str, None], dict[str, list[int | None]]]] = {}
+    for message in messages:
+        for result in message.results.values():
+            for fact in result.facts:
+                if fact.session is None:
+                    continue
+                files, commands = work.setdefault(fact.session, ({}, {}))
+                if fact.kind == "modified" and fact.path:
+                    files.setdefault(fact.path, None)
+                elif fact.kind == "command" and fact.command is not None:
+                    commands.setdefault(fact.command, []).append(fact.exit_code)
+    return [
+        p.ChildWork(
+            child_id=child,
+            files_modified=list(files),
+            commands=[
+                p.CommandRun(command=c, exit_code=runs[-1], exit_codes=runs)
+                for c, runs in commands.items()
+            ],
+        )
+        for child, (files, commands) in work.items()
+    ]
+
+
+def render_children(children: list[p.ChildWork]) -> list[str]:
+    if not children:
+        return []
+    lines = ["Done by task children (each one's own ledger has the rest):"]
+    for child in children[-MAX_FILES_SHOWN:]:
+        files = ", ".join(child.files_modified) or "no file changed"
+        runs = "; ".join(f"`{run.command}` → {_runs(run.exit_codes)}" for run in child.commands)
+        lines.append(f"- {child.child_id}: {files}" + (f"; ran {runs}" if runs else ""))
+    return lines
 
 
 def without_plan_line(text: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -195,7 +196,15 @@ class Delegation:
         output = render_result(
             outcome, child.messages, call_id=call_id, result_tokens=settings.result_tokens
         )
-        return ToolResult(output=output, is_error=outcome.status == "failed")
+        # The child's files and commands, marked as its, reach the parent's ledger.
+        facts = [
+            replace(fact, session=child.id)
+            for message in child.messages
+            for result in message.results.values()
+            for fact in result.facts
+            if fact.kind in ("modified", "command") and fact.session is None
+        ]
+        return ToolResult(output=output, is_error=outcome.status == "failed", facts=facts)
 
     def _prepare(
         self, parent: SessionState, call_id: str, args: TaskInput

@@ -38,6 +38,8 @@ class Fact:
     action: Literal["created", "modified", "deleted"] | None = None
     command: str | None = None
     exit_code: int | None = None
+    # Set when a `task` child did it (the child's session id), reported in its parent.
+    session: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}

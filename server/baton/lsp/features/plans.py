@@ -23,6 +23,8 @@ def register(server: Registrar) -> None:
 
     @method(server, "baton/plan/approve")
     async def approve(app: App, params: p.PlanApproveParams) -> p.PlanApproveResult:
+        if params.build == "steps":
+            return await app.steps.approve(params)
         return await app.plans.approve(params)
 
     @method(server, "baton/plan/requestChanges")

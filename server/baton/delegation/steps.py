@@ -1,0 +1,237 @@
+"""`baton/plan/approve {build: "steps"}`: Baton, not the model, builds an approved plan
+one step at a time, each in a fresh `build` child.
+
+Each child is sent the whole plan with its step marked, the ledger so far (the files
+and commands of the session and of the children before it), the person's requests
+verbatim, and its step. When it ends Baton ticks the step in the plan file and writes
+one line of result under it; a step whose child failed, or whose last command failed,
+is marked `- [!]` with the error, and the build stops there. The parent's context
+grows by one short note per step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Protocol
+
+from baton import framing, prompts
+from baton import protocol as p
+from baton.compaction.ledger import build_ledger, render_ledger, without_plan_line
+from baton.delegation.agents import BUILTIN
+from baton.delegation.feature import Delegation
+from baton.delegation.results import ChildOutcome, cut_to_tokens
+from baton.errors import BatonError, SessionBusy
+from baton.ids import new_id
+from baton.plan.steps import PlanStep, parse_steps
+from baton.session.model import StoredMessage
+from baton.session.state import SessionState
+
+log = logging.getLogger(__name__)
+
+# The one line of result written under a step, at most (tokens).
+RESULT_LINE_TOKENS = 40
+BUILD = next(agent for agent in BUILTIN if agent.name == "build")
+
+
+class StepPlans(Protocol):
+    """What the step builder needs of the plan feature (baton.plan.service.PlanService)."""
+
+    async def approve(self, params: p.PlanApproveParams) -> p.PlanApproveResult: ...
+
+    def get(self, session_id: str) -> p.PlanInfo | None: ...
+
+    def edit(
+        self, session_id: str, old: str, new: str, tool_call_id: str | None = None
+    ) -> object: ...
+
+    def finish(self, session_id: str) -> object: ...
+
+
+class StepBuilder:
+    def __init__(self, delegation: Delegation, plans: StepPlans) -> None:
+        self.delegation = delegation
+        self.sessions = delegation.sessions
+        self.plans = plans
+
+    async def approve(self, params: p.PlanApproveParams) -> p.PlanApproveResult:
+        """Approve the plan, then build its open steps in children; returns at once."""
+        state = self.sessions.state(params.session_id)
+        if state.busy or state.compacting:
+            raise SessionBusy(state.id)
+        plan = self.plans.get(state.id)
+        if plan is not None and not _open_steps(plan.content):
+            raise BatonError("the plan has no open step to build")
+        result = await self.plans.approve(
+            p.PlanApproveParams(session_id=state.id, start=False, fresh=False)
+        )
+        run = asyncio.create_task(self._run(state), name=f"steps-{state.id}")
+        # The session is busy while its steps are built: a prompt waits, cancel stops them.
+        state.turn_task = run
+        self.delegation.step_runs[state.id] = run
+        run.add_done_callback(lambda _: self.delegation.step_runs.pop(state.id, None))
+        return result
+
+    async def _run(self, parent: SessionState) -> p.PromptResult:
+        with self.sessions.leases.hold(parent.id, "build steps"):
+            try:
+                result = await self._steps(parent)
+            except asyncio.CancelledError:
+                result = p.PromptResult(stop_reason="cancelled")
+            except Exception as exc:
+                log.exception("building the steps of %s failed", parent.id)
+                result = p.PromptResult(stop_reason="error", error=f"internal error: {exc}")
+        self.sessions.channel.send_update(
+            parent.id, p.TurnEnded(stop_reason=result.stop_reason, error=result.error)
+        )
+        return result
+
+    async def _steps(self, parent: SessionState) -> p.PromptResult:
+        plan = self.plans.get(parent.id)
+        assert plan is not None
+        todo = _open_steps(plan.content)
+        total = len(todo)
+        done_before: list[StoredMessage] = []
+        for index, planned in enumerate(todo, start=1):
+            plan = self.plans.get(parent.id)
+            assert plan is not None
+            step = _find(plan.content, planned.text)
+            if step is None:
+                return p.PromptResult(
+                    stop_reason="error", error=f"step {index} of {total} left the plan"
+                )
+            call_id = new_id("step")
+            text = self._prompt(parent, plan.content, step, index, total, done_before)
+            description = f"Step {index} of {total}: {step.text}"
+            row = self.sessions.store.create_child(
+                parent.id,
+                BUILD.name,
+                {"description": description, "prompt": text, "callId": call_id},
+                title=description,
+                mode="build",
+            )
+            child = self.sessions.state(row.id)
+            outcome = await self.delegation.run_child(
+                parent,
+                child,
+                BUILD,
+                text,
+                call_id=call_id,
+                description=step.text,
+                step=p.ChildStep(index=index, total=total),
+            )
+            done_before += child.messages
+            failure = _failure(outcome, child.messages)
+            line = failure or _result_line(outcome)
+            self._mark(parent.id, plan.content, step, failure is None, line)
+            self._note(parent, index, total, step, outcome, line, failed=failure is not None)
+            if outcome.status == "cancelled":
+                return p.PromptResult(stop_reason="cancelled")
+            if failure is not None:
+                return p.PromptResult(
+                    stop_reason="error",
+                    error=f"step {index} of {total} failed: {failure}; the build stops here",
+                )
+        self.plans.finish(parent.id)
+        return p.PromptResult(stop_reason="end_turn")
+
+    def _prompt(
+        self,
+        parent: SessionState,
+        content: str,
+        step: PlanStep,
+        index: int,
+        total: int,
+        done_before: list[StoredMessage],
+    ) -> str:
+        lines = content.split("\n")
+        lines[step.line] = ">> " + lines[step.line]
+        ledger = without_plan_line(
+            render_ledger(build_ledger([*parent.messages, *done_before], None))
+        ).strip()
+        requests = [
+            framing.entry(m.text())
+            for m in parent.messages
+            if m.role == "user" and m.kind in ("prompt", "feedback") and m.text().strip()
+        ]
+        return prompts.TASK_STEP_PROMPT.format(
+            plan=framing.block("plan", "\n".join(lines)),
+            ledger=prompts.TASK_STEP_LEDGER.format(ledger=framing.block("ledger", ledger))
+            if ledger
+            else prompts.TASK_STEP_NO_LEDGER,
+            requests=framing.block("requests", "\n".join(f"- {r}" for r in requests)),
+            index=index,
+            total=total,
+            step=framing.inline(step.text),
+        )
+
+    def _mark(self, session_id: str, content: str, step: PlanStep, ok: bool, line: str) -> None:
+        """Tick the step (or mark it `[!]` with the error) and write its result under it."""
+        old = content.split("\n")[step.line]
+        box = "[x]" if ok else "[!]"
+        head = old.replace("[ ]", box, 1).replace("[~]", box, 1)
+        if not ok:
+            head = f"{head}: {line}"
+        indent = " " * (step.depth + 2)
+        new = head if not ok else f"{head}\n{indent}- result: {line}"
+        try:
+            self.plans.edit(session_id, old, new)
+        except BatonError as exc:
+            log.warning("could not mark step %r in the plan: %s", step.text, exc.message)
+
+    def _note(
+        self,
+        parent: SessionState,
+        index: int,
+        total: int,
+        step: PlanStep,
+        outcome: ChildOutcome,
+        line: str,
+        *,
+        failed: bool,
+    ) -> None:
+        """The one short result per step the parent's context grows by."""
+        status = "failed" if failed else outcome.status
+        body = (
+            f"step {index} of {total} ({framing.inline(step.text)}): {status}; "
+            f"child {outcome.child_id}; {framing.inline(line)}"
+        )
+        self.sessions.notes.add(
+            parent,
+            framing.block("step-result", body, trusted=True),
+            {"stepResult": index, "childId": outcome.child_id},
+        )
+
+
+def _open_steps(content: str) -> list[PlanStep]:
+    return [s for s in parse_steps(content) if s.state in ("open", "in_progress")]
+
+
+def _find(content: str, text: str) -> PlanStep | None:
+    return next(
+        (s for s in parse_steps(content) if s.text == text and s.state != "done"),
+        None,
+    )
+
+
+def _failure(outcome: ChildOutcome, messages: list[StoredMessage]) -> str | None:
+    """Why a step failed: its child did not finish, or its last command failed."""
+    if outcome.status != "done":
+        return f"the child ended {outcome.status}" + (f": {outcome.error}" if outcome.error else "")
+    last: tuple[str, int | None] | None = None
+    for message in messages:
+        for part in message.tool_calls():
+            result = message.results.get(part.data["toolCallId"])
+            for fact in result.facts if result is not None else []:
+                if fact.kind == "command" and fact.command:
+                    last = (fact.command, fact.exit_code)
+    if last is not None and last[1] != 0:
+        code = "was killed" if last[1] is None else f"exited {last[1]}"
+        return f"its last check `{framing.inline(last[0])}` {code}"
+    return None
+
+
+def _result_line(outcome: ChildOutcome) -> str:
+    first = " ".join(outcome.final.split()) or "done"
+    line, cut = cut_to_tokens(first, RESULT_LINE_TOKENS)
+    return framing.inline(line + (" …" if cut else ""))
