@@ -89,3 +89,46 @@ async def test_a_child_shows_in_its_task_call_and_asks_on_the_parents_session(
     assert request["toolCall"]["_meta"] == {
         "baton": {"childSessionId": child_id, "agent": "explore"}
     }
+
+
+PLAN = "# Greeting\n\n- [ ] Write hello.txt\n- [ ] Write bye.txt\n"
+
+
+@pytest.mark.asyncio
+async def test_approve_steps_shows_each_step_as_a_call_of_its_own(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    acp = await start_acp(env={"BATON_PERMISSIONS__WRITE": "allow"})
+    sid = await acp.new()
+    await acp.conn.set_session_mode(session_id=sid, mode_id="plan")
+    llm.add(tool_call("plan_write", {"content": PLAN}))
+    llm.add(text("Planned."), tool_call("plan_exit", {}))
+    await acp.say(sid, "Plan a greeting")
+    llm.add(tool_call("write", {"path": "hello.txt", "content": "hello\n"}))
+    llm.add(text("Wrote hello.txt."))
+    llm.add(tool_call("write", {"path": "bye.txt", "content": "bye\n"}))
+    llm.add(text("Wrote bye.txt."))
+    assert (await acp.say(sid, "/approve steps")).stop_reason == "end_turn"
+    assert (workspace / "bye.txt").read_text() == "bye\n"
+
+    steps = [c for c in acp.client.of(sid, "tool_call") if c["title"].startswith("Step ")]
+    assert [c["title"] for c in steps] == [
+        "Step 1 of 2: Write hello.txt",
+        "Step 2 of 2: Write bye.txt",
+    ]
+    updates = acp.client.of(sid, "tool_call_update")
+    for call in steps:
+        texts = content_texts(updates, call["toolCallId"])
+        assert texts[0].splitlines()[1].startswith("step ")
+        assert any("→ Write " in t for t in texts)
+        ends = [
+            u["status"]
+            for u in updates
+            if u["toolCallId"] == call["toolCallId"] and u.get("status") != "in_progress"
+        ]
+        assert ends == ["completed"]
+    first = content_texts(updates, steps[0]["toolCallId"])[0].splitlines()
+    assert first == ["build child: Write hello.txt", "step 1 of 2 · running · 0 tokens"]
+    # The plan's checklist follows the ticks.
+    entries = acp.client.of(sid, "plan")[-1]["entries"]
+    assert [e["status"] for e in entries] == ["completed", "completed"]

@@ -80,3 +80,37 @@ def test_at_a_terminal_the_prompt_says_which_child_asks(
     asked = err.index("[the explore child (find the TODOs) asks:]")
     assert err.index('    → bash {"command": "wc -l app.py"}') < asked < err.index("Allow bash?")
     assert "✗" not in err, "allowed: the child's command ran"
+
+
+def test_approve_steps_prints_step_k_of_n_with_each_childs_steps(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    from tests.e2e.test_cli_approve import planned
+
+    sid = planned(llm, workspace, home)
+    llm.add(tool_call("write", {"path": "hello.py", "content": "print('hello')\n"}))
+    llm.add(text("Wrote hello.py."))
+    llm.add(tool_call("bash", {"command": "python3 hello.py"}))
+    llm.add(text("It prints hello."))
+    args = ["run", "--session", sid, "--approve", "--steps", "--allow-write", "--allow-bash"]
+    done = baton(args, workspace, home, llm)
+    assert done.returncode == 0, done.stderr
+    assert (workspace / "hello.py").exists()
+    assert f"[end_turn; session {sid}]" in done.stderr
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("[")]
+    assert lines[:6] == [
+        "  ↳ step 1 of 2: build child: Write hello.py",
+        '    → write {"path": "hello.py", "content": "print(\'hello\')\\n"}',
+        lines[2],
+        "  ↳ step 2 of 2: build child: Run it",
+        '    → bash {"command": "python3 hello.py"}',
+        lines[5],
+    ]
+    assert lines[2].startswith("  ↳ step 1 of 2: build child done (")
+    assert lines[5].startswith("  ↳ step 2 of 2: build child done (")
+
+
+def test_steps_needs_approve(llm: FakeLLM, workspace: Path, home: Path) -> None:
+    done = baton(["run", "--steps", "hello"], workspace, home, llm)
+    assert done.returncode == 2 and "--steps goes with --approve" in done.stderr
+    assert llm.model_requests == []
