@@ -84,6 +84,12 @@ export class ChildTranscripts implements vscode.TextDocumentContentProvider, vsc
     );
   }
 
+  /** "explore child “Find the TODOs”", when the child's parent told of it. */
+  describe(childId: string): string | undefined {
+    const child = this.progress.get(childId);
+    return child ? `${child.agent} child “${child.description}”` : undefined;
+  }
+
   static uri(sessionId: string, label = "transcript"): vscode.Uri {
     const safe = label.replace(/[\\/:*?"<>|\n\r]+/g, " ").trim().slice(0, 60) || "transcript";
     return vscode.Uri.from({ scheme: CHILD_SCHEME, path: `/${sessionId}/${safe}` });

@@ -72,6 +72,13 @@ describe("child sessions in the sidebar", () => {
     await send(page, update(child({ currentTool: "grep", tokens: 1234 })));
     expect(await card.locator(".child-tool").innerText()).toBe("Using grep");
     expect(await card.locator(".child-tokens").innerText()).toBe("1,234 tokens");
+    // Between the parent's child updates the card follows the child's own stream.
+    await send(page, update({ kind: "usage", tokens: 900, contextWindow: 100000, inputTokens: 600, cachedTokens: 0, outputTokens: 40 }, CHILD));
+    expect(await card.locator(".child-tokens").innerText()).toBe("1,874 tokens");
+    await send(page, update({ kind: "tool_call", toolCallId: "c-t2", name: "read", input: { path: "a.py" }, status: "pending" }, CHILD));
+    expect(await card.locator(".child-tool").innerText()).toBe("Using read");
+    await send(page, update(child({ currentTool: "read", tokens: 1900 })));
+    expect(await card.locator(".child-tokens").innerText()).toBe("1,900 tokens");
     expect(await page.locator("#transcript").innerText()).not.toContain("child text");
     expect(await page.locator(".child-card").count()).toBe(1);
 

@@ -4,7 +4,7 @@
 // transcript. The cards follow the parent's `child` updates; a permission request a
 // child makes says which child asks.
 import "./children.css";
-import type { Message } from "../../src/protocol";
+import type { Message, SessionUpdate } from "../../src/protocol";
 import { CHILD_STATUS_LABELS, CHILD_STATUSES, type ChildAsker, type ChildProgress, type ChildStatus } from "../../src/views/sidebar/children";
 import { el, formatTokens } from "../shared/dom";
 
@@ -35,6 +35,18 @@ export class ChildCards {
     this.known.set(progress.childId, known);
     if (progress.status !== "running") this.asking.delete(progress.childId);
     if (shown) this.render(known);
+  }
+
+  /** A child's own update (its session's stream): its card follows its tokens and tool
+   * between the parent's `child` updates, which then say the server's own figures. */
+  own(childId: string, update: SessionUpdate): boolean {
+    const child = this.known.get(childId);
+    if (!child || child.status !== "running") return false;
+    if (update.kind === "usage") child.tokens += (update.inputTokens ?? 0) + (update.outputTokens ?? 0);
+    else if (update.kind === "tool_call") child.currentTool = update.name;
+    else return true;
+    this.render(child, false);
+    return true;
   }
 
   /** After the transcript was rebuilt (a session loaded): the cards of its children again,

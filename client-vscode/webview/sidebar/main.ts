@@ -265,7 +265,10 @@ function handle(message: SidebarInbound): void {
         render();
         return;
       }
-      if (message.sessionId !== activeSessionId) return;
+      if (message.sessionId !== activeSessionId) {
+        children.own(message.sessionId, message.update);
+        return;
+      }
       const { update } = message;
       if (update.kind === "mode") mode = update.mode;
       if (update.kind === "turn_ended") {

@@ -135,7 +135,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   /** Answers baton/permission/request in the sidebar when it is showing, else in a notification. */
   async askPermission(params: PermissionRequestParams, token: vscode.CancellationToken): Promise<PermissionResponse> {
     if (!this.view || !this.view.visible) {
-      const answer = await askInDialog(params, token);
+      const answer = await askInDialog(params, token, this.childTranscripts?.describe(params.sessionId));
       if (answer !== "sidebar") return answer;
       // Too long for a dialog: shown whole in the sidebar's card instead.
       await vscode.commands.executeCommand(`${SIDEBAR_VIEW_ID}.focus`);
@@ -553,6 +553,8 @@ export const DIALOG_LIMIT = { chars: 2_000, lines: 40 };
 async function askInDialog(
   params: PermissionRequestParams,
   token: vscode.CancellationToken,
+  /** Which child asks, when a child's tool does and its parent told of it. */
+  child?: string,
 ): Promise<PermissionResponse | "sidebar"> {
   const labels: Record<string, string> = {
     allow_once: "Allow once",
@@ -571,7 +573,7 @@ async function askInDialog(
     ? `${shown.slice(0, 500)}\n[… ${(shown.length - 500).toLocaleString("en-US")} more characters not shown here: open it in the sidebar to read all of it before you decide]`
     : shown;
   const asker = childAsker(params);
-  const who = asker ? `the ${visibleText(asker.agent || "child")} child of a session` : "the agent";
+  const who = asker ? `the ${visibleText(child ?? `${asker.agent || "task"} child`)} of a session` : "the agent";
   const answer = await Promise.race([
     vscode.window.showWarningMessage(
       `Baton: ${who} wants to run ${visibleText(name)}${params.reason ? ` (${visibleText(params.reason)})` : ""}`,
