@@ -488,12 +488,22 @@ async def _sessions() -> int:
 def session_table(rows: list[p.SessionInfo]) -> list[str]:
     """`baton sessions`: a header, then one line per session, the title last and whole
     (escaped: a title is the person's first prompt, and a terminal must not obey it)."""
+    from baton.terminal_children import nest_children
     from baton.terminal_prompt import visible
 
     if not rows:
         return []
     table = [("SESSION", "UPDATED", "MODE", "TITLE")]
-    table += [(r.session_id, r.updated_at, r.mode, visible(r.title)) for r in rows]
+    # A `task` child is listed under its parent, its agent before its title.
+    table += [
+        (
+            r.session_id,
+            r.updated_at,
+            r.mode,
+            f"↳ {visible(r.agent or 'child')}: {visible(r.title)}" if child else visible(r.title),
+        )
+        for r, child in nest_children(rows)
+    ]
     widths = [max(len(row[i]) for row in table) for i in range(3)]
     return [
         "  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)), row[3]])

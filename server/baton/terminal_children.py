@@ -55,3 +55,22 @@ class ChildLines:
         update = self.known.get(child_id)
         agent = visible(update.agent) if update else "child"
         return f"{agent} child: running {visible(tool)}"
+
+
+def nest_children(rows: list[p.SessionInfo]) -> list[tuple[p.SessionInfo, bool]]:
+    """`baton sessions`' order: the rows as listed, each child moved under its parent
+    (oldest child first); (row, whether it is a child). A child whose parent is not
+    listed stays where it was."""
+    ids = {row.session_id for row in rows}
+    children: dict[str, list[p.SessionInfo]] = {}
+    for row in rows:
+        if row.parent_id is not None and row.parent_id in ids:
+            children.setdefault(row.parent_id, []).append(row)
+    out: list[tuple[p.SessionInfo, bool]] = []
+    for row in rows:
+        if row.parent_id is not None and row.parent_id in ids:
+            continue
+        out.append((row, False))
+        kids = sorted(children.get(row.session_id, []), key=lambda child: child.created_at)
+        out.extend((child, True) for child in kids)
+    return out

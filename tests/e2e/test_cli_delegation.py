@@ -49,7 +49,13 @@ def test_a_childs_steps_are_indented_under_its_task_call(
     ended = [line for line in lines if line.startswith("  ↳ explore child ")]
     assert len(ended) == 1 and ended[0].startswith("  ↳ explore child done (")
     assert ended[0].endswith(" tokens)")
-    assert not (workspace / "ran").exists()
+
+    # `baton sessions` lists the child under its parent.
+    listed = baton(["sessions"], workspace, home, llm).stdout.splitlines()
+    parent = next(
+        i for i, line in enumerate(listed) if line.endswith("look for TODOs with a child")
+    )
+    assert "  ↳ explore: " in listed[parent + 1]
 
 
 def test_json_lines_carry_the_childs_parent(llm: FakeLLM, workspace: Path, home: Path) -> None:
