@@ -11,16 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from baton import protocol as p
+from baton.delegation.words import STATUS_WORDS
 from baton.terminal_prompt import visible
 
 # Indent of a child's lines under its `task` call, and of a child's failure under them.
 INDENT = "    "
-ENDED: dict[str, str] = {
-    "done": "done",
-    "failed": "failed",
-    "cancelled": "cancelled",
-    "max_steps": "stopped at its step limit",
-}
 
 
 @dataclass
@@ -40,7 +35,7 @@ class ChildLines:
         if before is None and update.status == "running":
             return [f"  ↳ {step}{who}: {visible(update.description)}"]
         if update.status != "running" and (before is None or before.status == "running"):
-            ended = ENDED.get(update.status, update.status)
+            ended = STATUS_WORDS[update.status]
             return [f"  ↳ {step}{who} {ended} ({update.tokens:,} tokens)"]
         return []
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.acp.conftest import StartAcp, allow_once
+from tests.e2e.test_cli_delegation import script_child
 from tests.fake_llm import FakeLLM, text, tool_call
 
 
@@ -37,16 +38,7 @@ async def test_a_child_shows_in_its_task_call_and_asks_on_the_parents_session(
         return await allow_once(request)
 
     acp.client.policy = allow
-    llm.add(
-        tool_call(
-            "task",
-            {"agent": "explore", "description": "find the TODOs", "prompt": "Find every TODO."},
-        )
-    )
-    llm.add(tool_call("grep", {"pattern": "TODO"}))
-    llm.add(tool_call("bash", {"command": "wc -l app.py"}))
-    llm.add(text("One TODO: app.py:1."))
-    llm.add(text("The child found one TODO."))
+    script_child(llm)
     assert (await acp.say(sid, "look for TODOs with a child")).stop_reason == "end_turn"
 
     [task] = [c for c in acp.client.of(sid, "tool_call") if c["title"].startswith("Delegate")]

@@ -96,35 +96,28 @@ describe("child sessions (host)", () => {
   });
 
   it("a child's permission request, asked in a dialog, says a child asks", async () => {
-    vscode.window.showWarningMessage.mockResolvedValueOnce(undefined);
-    await services.sidebar.askPermission(
-      {
-        sessionId: CHILD,
-        parentId: SESSION,
-        agent: "explore",
-        toolCall: { toolCallId: "x", name: "bash", input: { command: "ls" } },
-        options: [{ optionId: "allow_once", kind: "allow_once" }],
-      } as never,
-      { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) } as never,
-    );
-    expect(vscode.window.showWarningMessage.mock.calls.at(-1)?.[0]).toBe("Baton: the explore child of a session wants to run bash");
+    /** The child's `bash ls` asked with the sidebar hidden: the dialog's message. */
+    const ask = async (): Promise<unknown> => {
+      vscode.window.showWarningMessage.mockResolvedValueOnce(undefined);
+      await services.sidebar.askPermission(
+        {
+          sessionId: CHILD,
+          parentId: SESSION,
+          agent: "explore",
+          toolCall: { toolCallId: "x", name: "bash", input: { command: "ls" } },
+          options: [{ optionId: "allow_once", kind: "allow_once" }],
+        } as never,
+        { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) } as never,
+      );
+      return vscode.window.showWarningMessage.mock.calls.at(-1)?.[0];
+    };
+    expect(await ask()).toBe("Baton: the explore child of a session wants to run bash");
     // Once the parent told of the child, the dialog names its task too.
     fake.last.notificationHandlers.get("baton/session/update")?.({
       sessionId: SESSION,
       update: { kind: "child", callId: "t1", childId: CHILD, agent: "explore", description: "Find the TODOs", status: "running", tokens: 1 },
     });
-    vscode.window.showWarningMessage.mockResolvedValueOnce(undefined);
-    await services.sidebar.askPermission(
-      {
-        sessionId: CHILD,
-        parentId: SESSION,
-        agent: "explore",
-        toolCall: { toolCallId: "y", name: "bash", input: { command: "ls" } },
-        options: [{ optionId: "allow_once", kind: "allow_once" }],
-      } as never,
-      { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) } as never,
-    );
-    expect(vscode.window.showWarningMessage.mock.calls.at(-1)?.[0]).toBe("Baton: the explore child “Find the TODOs” of a session wants to run bash");
+    expect(await ask()).toBe("Baton: the explore child “Find the TODOs” of a session wants to run bash");
   });
 });
 

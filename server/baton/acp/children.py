@@ -13,19 +13,12 @@ from dataclasses import dataclass, field
 
 from baton import protocol as p
 from baton.acp import translate
+from baton.delegation.words import STATUS_WORDS
 
 # The child's latest tool calls shown in the call's content (older ones are counted).
 SHOWN_STEPS = 8
 # One activity line at most this long (a long command is cut, and says so).
 LINE_CHARS = 160
-
-STATUS_WORDS: dict[str, str] = {
-    "running": "running",
-    "done": "done",
-    "failed": "failed",
-    "cancelled": "cancelled",
-    "max_steps": "stopped at its step limit",
-}
 
 
 @dataclass
@@ -64,7 +57,7 @@ def text(view: ChildView) -> str:
     """The call's content: who works on what, how far, and its latest tool calls."""
     update = view.update
     lines = [f"{update.agent} child: {update.description}"]
-    state = [STATUS_WORDS.get(update.status, update.status)]
+    state = [STATUS_WORDS[update.status]]
     if update.step is not None:
         state.insert(0, f"step {update.step.index} of {update.step.total}")
     state.append(f"{update.tokens:,} tokens")
