@@ -120,7 +120,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     client.onSessionUpdate(({ sessionId, update }) => {
       if (update.kind === "mode") state.setMode(sessionId, update.mode);
       else if (update.kind === "turn_ended") state.setRunning(sessionId, false);
-      else if (update.kind === "user_message" || update.kind === "agent_message_chunk" || update.kind === "tool_call") {
+      else if (
+        update.kind === "user_message" ||
+        update.kind === "agent_message_chunk" ||
+        update.kind === "tool_call" ||
+        (update.kind === "child" && update.status === "running")
+      ) {
         state.setRunning(sessionId, true);
       }
     }),

@@ -172,11 +172,17 @@ describe("child sessions in the sidebar", () => {
 
   it("shows step k of n while Baton builds a plan step by step, and drops malformed child updates", async () => {
     const page = await readySidebar();
+    // The prompt's turn is over; then Baton builds the approved plan step by step.
+    await send(page, { type: "turn", sessionId: PARENT, running: false, stopReason: "end_turn" });
+    expect(await page.locator("#app").getAttribute("data-running")).toBe("false");
     await send(page, update(child({ callId: "step-2", childId: "s-step-2", agent: "build", description: "Wire the cache in", step: { index: 2, total: 6 } })));
     const card = page.locator(`.child-card[data-child-id="s-step-2"]`);
     await card.waitFor();
     expect(await card.locator(".child-step").innerText()).toBe("Step 2 of 6");
     expect(await page.locator("#turn-status").innerText()).toBe("Building step 2 of 6…");
+    // Baton's own build is the session's turn: the composer's Stop can end it.
+    expect(await page.locator("#app").getAttribute("data-running")).toBe("true");
+    expect(await page.locator("#cancel").getAttribute("disabled")).toBeNull();
     await send(page, update(child({ callId: "step-2", childId: "s-step-2", agent: "build", description: "Wire the cache in", status: "done", step: { index: 2, total: 6 } })));
     expect(await page.locator("#turn-status").innerText()).not.toContain("step");
     // Malformed: no card, nothing thrown.

@@ -262,6 +262,8 @@ function handle(message: SidebarInbound): void {
       const child = parseChildProgress(message.update);
       if (child) {
         children.apply(message.sessionId, child, message.sessionId === activeSessionId);
+        // A step Baton builds runs as the session's turn: Stop (the composer's) ends the build.
+        if (child.status === "running" && message.sessionId === activeSessionId) running = true;
         render();
         return;
       }
