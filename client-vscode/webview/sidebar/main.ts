@@ -250,8 +250,8 @@ function handle(message: SidebarInbound): void {
       mode = message.mode;
       running = message.running;
       transcript.load(message.messages);
-      children.restore(message.sessionId, message.messages);
       review.decorateHistory(message.messages);
+      children.restore(message.sessionId, message.messages);
       info = {}; // until the host sends this session's sessionInfo
       renderInfo();
       renderSessions();
