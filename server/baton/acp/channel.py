@@ -189,6 +189,8 @@ class AcpChannel:
             self._tool_started(sid, update)
         elif isinstance(update, p.ToolCallUpdate):
             self._tool_progress(sid, update)
+        elif isinstance(update, p.ChildUpdate):
+            self._child_changed(sid, update)
         elif isinstance(update, p.ModeUpdate):
             self.update(
                 sid,
@@ -233,8 +235,6 @@ class AcpChannel:
                     ignored=update.ignored,
                 ),
             )
-        elif isinstance(update, p.ChildUpdate):
-            self._child_changed(sid, update)
         elif isinstance(update, p.McpServerUpdate) and update.status == "failed":
             # ACP has no MCP server status: a server that cannot run is said plainly.
             self.update(
