@@ -213,7 +213,7 @@ def build_app(
     # MCP servers start lazily, at the first model step that needs the tool list.
     mcp = McpManager(workspace, config, tools, channel)
     review = ReviewService(sessions, db, after_revert=[plans.restore_before])
-    delegation = Delegation(workspace, config, sessions, channel)
+    delegation = Delegation(workspace, config, sessions, channel, plans=plans)
     tools.register(TaskTool(delegation))
     # `baton/plan/approve {build: "steps"}`: each open step in a fresh build child.
     steps = StepBuilder(delegation, plans)

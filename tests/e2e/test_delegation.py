@@ -88,6 +88,20 @@ async def test_a_child_sees_none_of_the_parent_and_explore_is_offered_no_write_t
     assert all("parentId" not in n for n in baton.notifications if n[1]["sessionId"] == parent)
 
 
+async def sleeping_child(baton: BatonClient, parent: str) -> str:
+    """The id of `parent`'s child once it has started `sleep 30`."""
+    started = await baton.wait_for(
+        lambda m, params: (
+            m == "baton/session/update"
+            and params.get("parentId") == parent
+            and params["update"]["kind"] == "tool_call"
+            and params["update"]["input"].get("command") == "sleep 30"
+        ),
+        include_past=True,
+    )
+    return str(started["sessionId"])
+
+
 def child_ids(sessions: list[dict[str, Any]], parent: str) -> list[str]:
     return [row["sessionId"] for row in sessions if row["parentId"] == parent]
 
@@ -194,16 +208,7 @@ async def test_cancelling_a_child_leaves_the_parent_running_with_a_cancelled_res
     llm.add(text("The parent goes on."))
     parent = await baton.new_session()
     prompt = asyncio.create_task(baton.prompt(parent, "delegate a slow job"))
-    running = await baton.wait_for(
-        lambda m, params: (
-            m == "baton/session/update"
-            and params.get("parentId") == parent
-            and params["update"]["kind"] == "tool_call"
-            and params["update"]["input"].get("command") == "sleep 30"
-        ),
-        include_past=True,
-    )
-    child = running["sessionId"]
+    child = await sleeping_child(baton, parent)
     await asyncio.sleep(0.3)
     baton.notify("baton/session/cancel", {"sessionId": child})
     result = await asyncio.wait_for(prompt, 20)
@@ -224,14 +229,7 @@ async def test_cancelling_the_parent_cancels_its_child(start_baton: Any, llm: Fa
     llm.add(tool_call("bash", {"command": "sleep 30"}))
     parent = await baton.new_session()
     prompt = asyncio.create_task(baton.prompt(parent, "delegate a slow job"))
-    await baton.wait_for(
-        lambda m, params: (
-            m == "baton/session/update"
-            and params["update"]["kind"] == "child"
-            and params["update"].get("currentTool") == "bash"
-        ),
-        include_past=True,
-    )
+    await sleeping_child(baton, parent)
     await asyncio.sleep(0.3)
     baton.notify("baton/session/cancel", {"sessionId": parent})
     result = await asyncio.wait_for(prompt, 20)
@@ -275,6 +273,13 @@ async def test_children_are_listed_under_their_parent_and_resume_continues_one(
     assert "And 2 folders." in output and "3 files" not in output
     loaded = await baton.load(child)
     assert [m["role"] for m in loaded["messages"]] == ["user", "assistant", "user", "assistant"]
+
+    # Deleting the parent deletes its children.
+    await baton.request("baton/session/delete", {"sessionId": parent})
+    sessions = (await baton.request("baton/session/list", {}))["sessions"]
+    assert [row["sessionId"] for row in sessions] == []
+    error = await baton.error("baton/session/load", {"sessionId": child})
+    assert error.code == -32001
 
 
 @pytest.mark.asyncio
@@ -367,3 +372,66 @@ async def test_a_workspace_agent_is_ignored_until_the_workspace_is_trusted(
     child_request = llm.model_requests[3]
     assert "REVIEWER-INSTRUCTIONS" in child_request.input_text()
     assert set(child_request.tool_names) == {"read", "grep"}
+
+
+@pytest.mark.asyncio
+async def test_a_plan_child_writes_a_plan_of_its_own_for_the_person_to_approve(
+    baton: BatonClient, llm: FakeLLM
+) -> None:
+    plan = "# Cache\n\n- [ ] Add the cache\n- [ ] Test it\n"
+    llm.add(task("plan", "Plan a cache.", "plan the cache"))
+    llm.add(tool_call("plan_write", {"content": plan}))
+    llm.add(text("Two steps: add the cache, test it."))
+    llm.add(text("The plan child wrote it."))
+    parent = await baton.new_session(mode="plan")
+    await baton.prompt(parent, "plan a cache with a child")
+    child_request = llm.model_requests[1]
+    assert {"plan_write", "plan_edit"} <= set(child_request.tool_names)
+    assert not {"write", "edit", "task"} & set(child_request.tool_names)
+    sessions = (await baton.request("baton/session/list", {}))["sessions"]
+    (child,) = child_ids(sessions, parent)
+    child_plan = await baton.request("baton/plan/get", {"sessionId": child})
+    assert child_plan["content"] == plan
+    assert await baton.request("baton/plan/get", {"sessionId": parent}) is None
+    output = next(iter(llm.model_requests[-1].tool_outputs().values()))
+    assert f"plan: {child_plan['path']}" in output
+    assert f"approves it in the child's session {child}" in output
+
+
+@pytest.mark.asyncio
+async def test_in_plan_mode_a_child_that_can_write_is_not_started(
+    baton: BatonClient, llm: FakeLLM
+) -> None:
+    llm.add(task("build", "Change everything.", "change"))
+    llm.add(text("Not allowed yet."))
+    parent = await baton.new_session(mode="plan")
+    await baton.prompt(parent, "build it now")
+    output = next(iter(llm.model_requests[1].tool_outputs().values()))
+    assert output.startswith("[task not started: the build agent can change files")
+    sessions = (await baton.request("baton/session/list", {}))["sessions"]
+    assert child_ids(sessions, parent) == []
+
+
+@pytest.mark.asyncio
+async def test_a_persons_agent_counts_anywhere_with_its_model_and_steps(
+    start_baton: Any, llm: FakeLLM, home: Path
+) -> None:
+    agents = home / "config" / "baton" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "scout.md").write_text(
+        "---\ndescription: Scouts quickly.\ntools: [glob]\nmodel: gpt-fake-mini\n"
+        "maxSteps: 1\n---\nScout. Say SCOUT-WORDS.\n"
+    )
+    baton = await start_baton(trusted=False)
+    llm.add(task("scout", "Scout the files.", "scout"))
+    llm.add(tool_call("glob", {"pattern": "*"}))
+    llm.add(text("Scouted."))
+    parent = await baton.new_session()
+    await baton.prompt(parent, "scout")
+    child_request = llm.model_requests[1]
+    assert child_request.model == "gpt-fake-mini"
+    assert llm.model_requests[0].model != "gpt-fake-mini"
+    assert child_request.tool_names == ["glob"]
+    assert "SCOUT-WORDS" in child_request.input_text()
+    output = next(iter(llm.model_requests[-1].tool_outputs().values()))
+    assert "status: max_steps" in output and "step limit (1)" in output

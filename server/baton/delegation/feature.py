@@ -16,7 +16,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import Field
 
@@ -94,6 +94,13 @@ class TaskTool:
         return await self.delegation.run_task(ctx.session_id, ctx.tool_call_id, args)
 
 
+class PlanLookup(Protocol):
+    """A session's plan (baton.plan.service.PlanService.get): a plan child's is named in
+    its result, for the person to approve in the child's session."""
+
+    def get(self, session_id: str) -> p.PlanInfo | None: ...
+
+
 class Delegation:
     """Runs `task` children; the sessions' `ToolOffer` (what each session is offered)."""
 
@@ -104,8 +111,10 @@ class Delegation:
         sessions: SessionService,
         channel: DelegationChannel,
         *,
+        plans: PlanLookup | None = None,
         person_dir: Path | None = None,
     ) -> None:
+        self.plans = plans
         self.workspace = workspace
         self.config = config
         self.sessions = sessions
@@ -193,8 +202,13 @@ class Delegation:
 
     def result(self, outcome: ChildOutcome, child: SessionState, call_id: str) -> ToolResult:
         settings = self.sessions.settings().delegation
+        plan = self.plans.get(child.id) if self.plans is not None else None
         output = render_result(
-            outcome, child.messages, call_id=call_id, result_tokens=settings.result_tokens
+            outcome,
+            child.messages,
+            call_id=call_id,
+            result_tokens=settings.result_tokens,
+            plan=plan,
         )
         # The child's files and commands, marked as its, reach the parent's ledger.
         facts = [

@@ -85,6 +85,7 @@ def render_result(
     *,
     call_id: str,
     result_tokens: int,
+    plan: p.PlanInfo | None = None,
 ) -> str:
     ledger = build_ledger(messages, None)
     lines = [f"status: {outcome.status}", f"child session: {framing.inline(outcome.child_id)}"]
@@ -106,6 +107,11 @@ def render_result(
             lines.append(f"- `{framing.inline(run.command)}` → {codes or run.exit_code}")
         if len(ledger.commands) > MAX_COMMANDS:
             lines.append(f"- … {len(ledger.commands) - MAX_COMMANDS} more in the child's ledger")
+    if plan is not None:
+        lines.append(
+            f"plan: {framing.inline(plan.path)} ({plan.status}, version {plan.version}); "
+            f"the person approves it in the child's session {framing.inline(outcome.child_id)}"
+        )
     final, cut = cut_to_tokens(outcome.final, result_tokens)
     if not final:
         lines.append("final message: none")

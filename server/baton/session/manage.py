@@ -70,6 +70,9 @@ class SessionManager:
         state = self.sessions.state(session_id)
         if state.busy or state.compacting:
             raise SessionBusy(state.id)
+        # Its `task` children go with it (a child is never left without its parent).
+        for child in self.sessions.store.children_of(state.id):
+            self.delete(child.id)
         # Never under another process's running turn (the lease row goes with the session).
         with self.sessions.leases.hold(state.id, "delete"):
             delete_session(self.sessions.db, state.id)

@@ -441,20 +441,22 @@ class Turn:
             else:
                 result = await self.service.run_tool(self, call)
             self._running(frozenset())
-            record = ToolResultRecord(
-                tool_call_id=call.call_id,
-                status="failed" if result.is_error else "completed",
-                output=result.output,
-                facts=result.facts,
-            )
-            self.service.store.append_tool_result(step.message, record)
-            self.emit(
-                p.ToolCallUpdate(
-                    tool_call_id=call.call_id, status=record.status, output=record.output
-                )
-            )
+            self._record(step.message, call, result)
             end_turn = end_turn or result.end_turn
         return end_turn
+
+    def _record(self, message: StoredMessage, call: ToolCall, result: ToolResult) -> None:
+        """Commit a call's result and tell the client."""
+        record = ToolResultRecord(
+            tool_call_id=call.call_id,
+            status="failed" if result.is_error else "completed",
+            output=result.output,
+            facts=result.facts,
+        )
+        self.service.store.append_tool_result(message, record)
+        self.emit(
+            p.ToolCallUpdate(tool_call_id=call.call_id, status=record.status, output=record.output)
+        )
 
     # ---- calls that may run at the same time (read-only `task` children, baton.delegation)
 
@@ -472,18 +474,7 @@ class Turn:
         async def one(call: ToolCall) -> bool:
             async with gate:
                 result = await self.service.run_tool(self, call)
-            record = ToolResultRecord(
-                tool_call_id=call.call_id,
-                status="failed" if result.is_error else "completed",
-                output=result.output,
-                facts=result.facts,
-            )
-            self.service.store.append_tool_result(step.message, record)
-            self.emit(
-                p.ToolCallUpdate(
-                    tool_call_id=call.call_id, status=record.status, output=record.output
-                )
-            )
+            self._record(step.message, call, result)
             return result.end_turn
 
         ends = await asyncio.gather(*(one(call) for call in calls))
