@@ -14,6 +14,7 @@ from baton import protocol as p
 from baton.compaction.outputs import config_values, error_excerpt, value_excerpt
 from baton.plan.steps import MARKS
 from baton.session.model import StoredMessage
+from baton.tools.base import Fact
 
 # Rendering caps, far above what a working session reaches (the record keeps every
 # fact regardless): they only stop a runaway session from growing the block forever.
@@ -34,6 +35,8 @@ MAX_FAILURES_KEPT = 6
 # Config files whose values are shown (the latest read ones), and values in all.
 MAX_CONFIG_FILES = 20
 MAX_CONFIG_VALUES_SHOWN = 120
+# The meta key of a note carrying a child's facts (a plan step built in a child).
+CHILD_FACTS = "childFacts"
 RECALL_HINT = "Anything compaction hid (pruned outputs, older messages) is one `recall` away."
 PLAN_LINE = "Plan: "
 # Lines worth keeping when an error is cut: counts ("3 failed, 12 passed"), rule or
@@ -313,15 +316,16 @@ def children_work(messages: Iterable[StoredMessage]) -> list[p.ChildWork]:
     their results carry (each marked with the child's session)."""
     work: dict[str, tuple[dict[str, None], dict[str, list[int | None]]]] = {}
     for message in messages:
-        for result in message.results.values():
-            for fact in result.facts:
-                if fact.session is None:
-                    continue
-                files, commands = work.setdefault(fact.session, ({}, {}))
-                if fact.kind == "modified" and fact.path:
-                    files.setdefault(fact.path, None)
-                elif fact.kind == "command" and fact.command is not None:
-                    commands.setdefault(fact.command, []).append(fact.exit_code)
+        # A `task` result carries them; so does the note of a step built in a child.
+        noted = [Fact.from_json(data) for data in message.meta.get(CHILD_FACTS, [])]
+        for fact in [*noted, *(f for r in message.results.values() for f in r.facts)]:
+            if fact.session is None:
+                continue
+            files, commands = work.setdefault(fact.session, ({}, {}))
+            if fact.kind == "modified" and fact.path:
+                files.setdefault(fact.path, None)
+            elif fact.kind == "command" and fact.command is not None:
+                commands.setdefault(fact.command, []).append(fact.exit_code)
     return [
         p.ChildWork(
             child_id=child,

@@ -38,7 +38,7 @@ from baton.errors import BatonError
 from baton.providers.base import ToolCall, ToolSpec
 from baton.session.state import SessionState
 from baton.session.turn import parse_arguments
-from baton.tools.base import ToolContext, ToolInput, ToolResult
+from baton.tools.base import Fact, ToolContext, ToolInput, ToolResult
 
 if TYPE_CHECKING:
     from baton.session.service import SessionService
@@ -210,15 +210,19 @@ class Delegation:
             result_tokens=settings.result_tokens,
             plan=plan,
         )
-        # The child's files and commands, marked as its, reach the parent's ledger.
-        facts = [
+        return ToolResult(
+            output=output, is_error=outcome.status == "failed", facts=self.child_facts(child)
+        )
+
+    def child_facts(self, child: SessionState) -> list[Fact]:
+        """The child's files and commands, marked as its, for the parent's ledger."""
+        return [
             replace(fact, session=child.id)
             for message in child.messages
             for result in message.results.values()
             for fact in result.facts
             if fact.kind in ("modified", "command") and fact.session is None
         ]
-        return ToolResult(output=output, is_error=outcome.status == "failed", facts=facts)
 
     def _prepare(
         self, parent: SessionState, call_id: str, args: TaskInput

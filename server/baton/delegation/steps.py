@@ -17,7 +17,7 @@ from typing import Protocol
 
 from baton import framing, prompts
 from baton import protocol as p
-from baton.compaction.ledger import build_ledger, render_ledger, without_plan_line
+from baton.compaction.ledger import CHILD_FACTS, build_ledger, render_ledger, without_plan_line
 from baton.delegation.agents import BUILTIN
 from baton.delegation.feature import Delegation
 from baton.delegation.results import ChildOutcome, cut_to_tokens
@@ -91,7 +91,6 @@ class StepBuilder:
         assert plan is not None
         todo = _open_steps(plan.content)
         total = len(todo)
-        done_before: list[StoredMessage] = []
         for index, planned in enumerate(todo, start=1):
             plan = self.plans.get(parent.id)
             assert plan is not None
@@ -101,7 +100,7 @@ class StepBuilder:
                     stop_reason="error", error=f"step {index} of {total} left the plan"
                 )
             call_id = new_id("step")
-            text = self._prompt(parent, plan.content, step, index, total, done_before)
+            text = self._prompt(parent, plan.content, step, index, total)
             description = f"Step {index} of {total}: {step.text}"
             row = self.sessions.store.create_child(
                 parent.id,
@@ -120,11 +119,13 @@ class StepBuilder:
                 description=step.text,
                 step=p.ChildStep(index=index, total=total),
             )
-            done_before += child.messages
             failure = _failure(outcome, child.messages)
             line = failure or _result_line(outcome)
             self._mark(parent.id, plan.content, step, failure is None, line)
-            self._note(parent, index, total, step, outcome, line, failed=failure is not None)
+            facts = [fact.to_json() for fact in self.delegation.child_facts(child)]
+            self._note(
+                parent, index, total, step, outcome, line, failed=failure is not None, facts=facts
+            )
             if outcome.status == "cancelled":
                 return p.PromptResult(stop_reason="cancelled")
             if failure is not None:
@@ -142,13 +143,10 @@ class StepBuilder:
         step: PlanStep,
         index: int,
         total: int,
-        done_before: list[StoredMessage],
     ) -> str:
         lines = content.split("\n")
         lines[step.line] = ">> " + lines[step.line]
-        ledger = without_plan_line(
-            render_ledger(build_ledger([*parent.messages, *done_before], None))
-        ).strip()
+        ledger = without_plan_line(render_ledger(build_ledger(parent.messages, None))).strip()
         requests = [
             framing.entry(m.text())
             for m in parent.messages
@@ -189,6 +187,7 @@ class StepBuilder:
         line: str,
         *,
         failed: bool,
+        facts: list[dict[str, object]],
     ) -> None:
         """The one short result per step the parent's context grows by."""
         status = "failed" if failed else outcome.status
@@ -199,7 +198,7 @@ class StepBuilder:
         self.sessions.notes.add(
             parent,
             framing.block("step-result", body, trusted=True),
-            {"stepResult": index, "childId": outcome.child_id},
+            {"stepResult": index, "childId": outcome.child_id, CHILD_FACTS: facts},
         )
 
 
