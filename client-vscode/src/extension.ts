@@ -17,6 +17,7 @@ import { ReviewController } from "./review/reviewController";
 import { REVIEW_SCHEME, ReviewDocuments } from "./review/reviewDocuments";
 import { SessionState } from "./state/sessionState";
 import { ContextStatus } from "./status/contextStatus";
+import { ChildTranscripts, CHILD_SCHEME } from "./views/childTranscript";
 import { CompactionHistory, HISTORY_SCHEME } from "./views/compactionHistory";
 import { PlanPanels } from "./views/plan/planPanels";
 import { PlansView } from "./views/plans/plansView";
@@ -77,7 +78,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
   });
 
   const trust = new WorkspaceTrust(client, (line) => output.appendLine(`[client] ${line}`));
-  const sidebar = new SidebarProvider(context.extensionUri, client, state, () => currentSetup(context), trust);
+  const childTranscripts = new ChildTranscripts(client);
+  const sidebar = new SidebarProvider(context.extensionUri, client, state, () => currentSetup(context), trust, childTranscripts);
   const reviewDocuments = new ReviewDocuments();
   const review = new ReviewController(client, reviewDocuments, (params, token) => sidebar.askPermission(params, token), firstFolder);
   const plans = new PlanPanels(context.extensionUri, client, state);
@@ -109,6 +111,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     history,
     vscode.workspace.registerTextDocumentContentProvider(HISTORY_SCHEME, history),
     vscode.languages.registerCodeLensProvider({ scheme: HISTORY_SCHEME }, history),
+    childTranscripts,
+    vscode.workspace.registerTextDocumentContentProvider(CHILD_SCHEME, childTranscripts),
     // A compaction that ends refreshes an open history document.
     client.onSessionUpdate(({ sessionId, update }) => {
       if (update.kind === "compaction_finished") history.refresh(sessionId);
@@ -116,7 +120,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     client.onSessionUpdate(({ sessionId, update }) => {
       if (update.kind === "mode") state.setMode(sessionId, update.mode);
       else if (update.kind === "turn_ended") state.setRunning(sessionId, false);
-      else if (update.kind === "user_message" || update.kind === "agent_message_chunk" || update.kind === "tool_call") {
+      else if (
+        update.kind === "user_message" ||
+        update.kind === "agent_message_chunk" ||
+        update.kind === "tool_call" ||
+        (update.kind === "child" && update.status === "running")
+      ) {
         state.setRunning(sessionId, true);
       }
     }),

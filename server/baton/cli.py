@@ -122,6 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --approve: build in a fresh context (the approved plan, the ledger and your"
         " requests; the planning conversation stays one recall away)",
     )
+    run.add_argument(
+        "--steps",
+        action="store_true",
+        help="with --approve: Baton builds each open step in a fresh child session, in order,"
+        " and stops at a step that fails",
+    )
     run.add_argument("--allow-bash", action="store_true", help="let the agent run shell commands")
     run.add_argument("--allow-write", action="store_true", help="let the agent change files")
     run.add_argument(
@@ -228,6 +234,10 @@ def main(argv: list[str] | None = None) -> int:
         # Refused before anything is stored: no empty session is left behind.
         if args.fresh and not args.approve:
             parser.error("--fresh goes with --approve")
+        if args.steps and not args.approve:
+            parser.error("--steps goes with --approve")
+        if args.steps and args.fresh:
+            parser.error("--steps builds each step in a fresh child already: not with --fresh")
         if args.approve:
             if args.session is None:
                 parser.error("--approve needs --session ID (the session whose plan to approve)")
@@ -480,12 +490,22 @@ async def _sessions() -> int:
 def session_table(rows: list[p.SessionInfo]) -> list[str]:
     """`baton sessions`: a header, then one line per session, the title last and whole
     (escaped: a title is the person's first prompt, and a terminal must not obey it)."""
+    from baton.terminal_children import nest_children
     from baton.terminal_prompt import visible
 
     if not rows:
         return []
     table = [("SESSION", "UPDATED", "MODE", "TITLE")]
-    table += [(r.session_id, r.updated_at, r.mode, visible(r.title)) for r in rows]
+    # A `task` child is listed under its parent, its agent before its title.
+    table += [
+        (
+            r.session_id,
+            r.updated_at,
+            r.mode,
+            f"↳ {visible(r.agent or 'child')}: {visible(r.title)}" if child else visible(r.title),
+        )
+        for r, child in nest_children(rows)
+    ]
     widths = [max(len(row[i]) for row in table) for i in range(3)]
     return [
         "  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)), row[3]])
@@ -577,9 +597,13 @@ async def _run_turn(app: App, session_id: str, args: argparse.Namespace) -> p.Pr
 
     if not args.approve:
         return await app.sessions.prompt(p.PromptParams(session_id=session_id, text=args.prompt))
-    await app.plans.approve(
-        p.PlanApproveParams(session_id=session_id, start=True, fresh=args.fresh)
-    )
+    if args.steps:
+        # Each step in a child of its own; the session's task runs them in order.
+        await app.steps.approve(p.PlanApproveParams(session_id=session_id, build="steps"))
+    else:
+        await app.plans.approve(
+            p.PlanApproveParams(session_id=session_id, start=True, fresh=args.fresh)
+        )
     task = app.sessions.state(session_id).turn_task
     assert task is not None, "an approval with start begins the build turn"
     return await asyncio.shield(task)

@@ -13,6 +13,7 @@ from typing import TextIO
 from baton import protocol as p
 from baton.echoed_markup import MarkupFilter
 from baton.session.events import ProgressReporter, ProgressScope
+from baton.terminal_children import INDENT, ChildLines
 from baton.terminal_escape import escape_terminal, write_raw
 from baton.terminal_prompt import cut, render_request, visible
 from baton.terminal_status import StatusLine, describe_progress
@@ -68,6 +69,8 @@ class TerminalChannel:
         self.interactive = interactive
         self._mid_line = False
         self.status = StatusLine(err, live=live_status)
+        # `task` children: their steps are printed indented under the call.
+        self.children = ChildLines()
         self.markup = MarkupFilter()
         # A terminal gets the answer with control characters escaped; a pipe or a
         # file gets it exactly as the model wrote it.
@@ -121,12 +124,23 @@ class TerminalChannel:
     def send_update(
         self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
     ) -> None:
-        if parent_id is not None:
-            # A `task` child's own progress: shown through its parent's `child` updates.
-            return
         if self.as_json:
-            self.out.write(json.dumps({"sessionId": session_id, "update": update.wire()}) + "\n")
+            line: dict[str, object] = {"sessionId": session_id, "update": update.wire()}
+            if parent_id is not None:
+                line["parentId"] = parent_id
+            self.out.write(json.dumps(line) + "\n")
             self.out.flush()
+            return
+        if parent_id is not None:
+            self._child_progress(session_id, update)
+            return
+        if isinstance(update, p.ChildUpdate):
+            lines = self.children.changed(update)
+            if lines:
+                self.status.clear()
+                self._newline()
+                self.err.write("".join(line + "\n" for line in lines))
+                self.err.flush()
             return
         data = update.wire()
         kind = data.get("kind")
@@ -178,6 +192,30 @@ class TerminalChannel:
             self.status.show("waiting", "waiting for the model")
         self.err.flush()
 
+    def _child_progress(self, child_id: str, update: p.WireModel) -> None:
+        """A child's own tool calls, indented under its `task` call (its words stay out of
+        stdout: the parent's answer is the run's answer)."""
+        data = update.wire()
+        kind = data.get("kind")
+        if kind == "tool_call":
+            self.children.calls[data["toolCallId"]] = data["name"]
+            self.status.clear()
+            self._newline()
+            summary = json.dumps(data.get("input", {}), ensure_ascii=False)
+            self.err.write(f"{INDENT}→ {visible(data['name'])} {_short(summary, ACTIVITY_CHARS)}\n")
+            self.status.show("tool", self.children.status(child_id, data["name"]))
+        elif kind == "tool_call_update" and data.get("status") in ("completed", "failed"):
+            name = self.children.calls.pop(data["toolCallId"], "")
+            # A build child's writes are the run's changes too.
+            (self.completed if data["status"] == "completed" else self.failed).append(name)
+            if data["status"] == "failed":
+                self.status.clear()
+                output = _short(str(data.get("output", "")), FAILURE_CHARS)
+                self.err.write(f"{INDENT}  ✗ {output}\n")
+        else:
+            return
+        self.err.flush()
+
     def _newline(self) -> None:
         if self._mid_line:
             self.out.write("\n")
@@ -197,16 +235,23 @@ class TerminalChannel:
     async def request_permission(
         self, params: p.PermissionRequestParams
     ) -> p.PermissionResponse | None:
+        asker = self.children.label(params.session_id) if params.parent_id else None
+        if asker is None and params.parent_id:
+            asker = f"the {visible(params.agent or 'task')} child"
         if not self.interactive:
             self.status.clear()
             self._newline()
+            # A child's refusal sits with its other steps, under its `task` call.
+            by, indent = (f" ({asker})", INDENT) if asker else ("", "")
             self.err.write(
-                f"  ✗ {params.tool_call.name} refused: no terminal to ask"
+                f"{indent}  ✗ {params.tool_call.name} refused{by}: no terminal to ask"
                 " (use --allow-bash / --allow-write)\n"
             )
             return None
         self.status.hide()
         self._newline()
+        if asker:
+            self.err.write(f"[{asker} asks:]\n")
         rendering = render_request(
             params.tool_call.name,
             params.tool_call.input,

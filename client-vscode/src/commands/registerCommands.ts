@@ -4,7 +4,7 @@ import { StartupError } from "../client/startupError";
 import type { Services } from "../services";
 import { errorMessage } from "../util/errors";
 import { compactSession, compactWithInstructions, contextMenu, showCompactionHistory, undoCompaction } from "./compactionCommands";
-import { approvePlan, openPlanFile, showPlan } from "./planCommands";
+import { approvePlan, approvePlanStepByStep, openPlanFile, showPlan } from "./planCommands";
 import { attachPlan, newSessionOnPlan, openListedPlan } from "./planListCommands";
 import {
   acceptChange,
@@ -30,6 +30,7 @@ export const COMMANDS: Readonly<Record<string, Handler>> = {
   "baton.showPlan": (s, id) => showPlan(s, id),
   "baton.approvePlan": (s, id) => approvePlan(s, id, true),
   "baton.approvePlanKeepContext": (s, id) => approvePlan(s, id, false),
+  "baton.approvePlanStepByStep": (s, id) => approvePlanStepByStep(s, id),
   "baton.togglePlanMode": (s, id) => togglePlanMode(s, id),
   "baton.showCompactionHistory": (s, id) => showCompactionHistory(s, id),
   "baton.setOpenAIApiKey": (s) => setOpenAIApiKey(s),

@@ -4,6 +4,7 @@
 // server restarts with them. Also: Set Python Path, Switch Session, focus/cancel.
 import * as vscode from "vscode";
 import { OPENAI_KEY_SECRET, type Services } from "../services";
+import { agentOf, nestChildren, parentOf } from "../views/sidebar/children";
 import type { SetupView } from "../views/sidebar/messages";
 import { resolveSession } from "./activeSession";
 
@@ -94,24 +95,28 @@ export async function setPythonPath(): Promise<void> {
   await vscode.commands.executeCommand("workbench.action.openSettings", "@id:baton.pythonPath");
 }
 
-/** The sessions list: newest first, searchable by title. */
+/** The sessions list: newest first, searchable by title; each parent's children under it
+ * (a child opens as its read-only transcript). */
 export async function switchSession(services: Services): Promise<void> {
   const { sessions } = await services.client.request("baton/session/list", {});
   const active = services.state.activeSessionId;
-  const items = [...sessions]
-    .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0))
-    .map((s) => ({
-      label: `${s.sessionId === active ? "$(check) " : ""}${s.title || "Untitled session"}`,
-      description: s.mode === "plan" ? "Plan" : "Build",
-      detail: `Last active ${new Date(s.updatedAt).toLocaleString()}`,
-      sessionId: s.sessionId,
-    }));
+  const items = nestChildren(sessions).map(({ session: s, depth }) => ({
+    label:
+      depth === 1
+        ? `$(indent) ${agentOf(s) ?? "child"}: ${s.title || "Untitled child"}`
+        : `${s.sessionId === active ? "$(check) " : ""}${s.title || "Untitled session"}`,
+    description: depth === 1 ? "Child session" : s.mode === "plan" ? "Plan" : "Build",
+    detail: `Last active ${new Date(s.updatedAt).toLocaleString()}`,
+    sessionId: s.sessionId,
+    child: parentOf(s) !== undefined,
+  }));
   const picked = await vscode.window.showQuickPick(
-    [{ label: "$(add) New Session", description: "", detail: undefined, sessionId: "" }, ...items],
+    [{ label: "$(add) New Session", description: "", detail: undefined, sessionId: "", child: false }, ...items],
     { title: "Baton: sessions", placeHolder: "Search sessions by title", matchOnDescription: true },
   );
   if (!picked) return;
   if (picked.sessionId === "") await vscode.commands.executeCommand("baton.newSession");
+  else if (picked.child) await services.sidebar.openChild(picked.sessionId);
   else await services.sidebar.showSession(picked.sessionId);
 }
 

@@ -24,6 +24,10 @@ Replies, decided per request so the order of requests does not matter:
 - a session whose first prompt says "hello politely" (the README's screenshots,
   test/screenshots): read greet.py, write a two-step plan and submit it; once
   approved, edit greet.py, tick step 1, run the tests, tick step 2, plan_done, a summary;
+- PLEASE DELEGATE: a `task` call to an `explore` child told SLOW CHILD; once the call
+  has its result, a line that says the status the result reported;
+- the SLOW CHILD itself: `glob` first (the card shows the tool), then an answer whose
+  stream stalls for minutes (the card is seen running until Stop cancels the child);
 - anything else: a fixed greeting.
 """
 
@@ -41,7 +45,7 @@ sys.path.insert(0, str(REPO))
 
 from tests.fake_llm import FakeLLM  # noqa: E402
 from tests.fake_llm.records import item_type  # noqa: E402
-from tests.fake_llm.script import reply, text, tool_call  # noqa: E402
+from tests.fake_llm.script import reply, stall, text, tool_call  # noqa: E402
 
 GREETING = "Hello from the fake model."
 NEW_README = "# e2e workspace\n\nRewritten by the agent.\n"
@@ -139,9 +143,35 @@ def polite(req: Any) -> Any:
     return text(POLITE_SUMMARY)
 
 
+SLOW_CHILD = "SLOW CHILD"
+
+
+def delegation(req: Any) -> Any:
+    """The parent: one `task` call, then what its result said. The child: a tool, then a
+    stream that stalls until it is cancelled."""
+    if any(SLOW_CHILD in t for t in req.texts("user")):
+        if "glob" not in [c.get("name") for c in req.function_calls()]:
+            return tool_call("glob", {"pattern": "*"})
+        return reply(text("Counting the files, one by one", chunks=4), stall(600, after=2))
+    outputs = list(req.tool_outputs().values())
+    if not outputs:
+        return tool_call(
+            "task",
+            {
+                "agent": "explore",
+                "description": "Count the files slowly",
+                "prompt": f"{SLOW_CHILD}: count the files in the workspace.",
+            },
+        )
+    status = "cancelled" if "status: cancelled" in outputs[-1] else "not cancelled"
+    return text(f"The child's result says: {status}.")
+
+
 def answer(req: Any) -> Any:
     if not req.tool_names:
         return text(SUMMARY)
+    if any(SLOW_CHILD in t or "PLEASE DELEGATE" in t for t in req.texts("user")):
+        return delegation(req)
     if any(POLITE in t for t in req.texts("user")):
         return polite(req)
     last = req.last_user_text() or ""

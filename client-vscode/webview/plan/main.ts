@@ -26,6 +26,7 @@ const app = byId("plan-app");
 const content = byId("plan-content");
 const approve = byId("approve");
 const approveFresh = byId("approve-fresh");
+const approveSteps = byId("approve-steps");
 const feedbackBox = byId("feedback-box");
 const feedback = byId<HTMLElement & { value: string }>("feedback");
 const notice = byId("notice");
@@ -37,6 +38,8 @@ let plan: PlanInfo | null = null;
 let versions: PlanVersion[] = [];
 let busy = false;
 let running = false;
+/** The step a child builds now, in a plan built step by step. */
+let building: { index: number; total: number; description: string } | null = null;
 /** The plan's status and version when the notice was shown: a notice lasts while they hold. */
 let noticeFor: string | undefined;
 const contents = new Map<number, string>();
@@ -80,6 +83,8 @@ function render(): void {
   const why = !plan ? "There is no plan yet" : !reviewable ? `The plan is ${STATUS_LABELS[plan.status]?.toLowerCase() ?? plan.status}` : running ? "Wait until the agent's turn ends" : "";
   setDisabled(approveFresh, busy || running || !reviewable);
   setDisabled(approve, busy || running || !reviewable);
+  setDisabled(approveSteps, busy || running || !reviewable);
+  approveSteps.title = why || "Approve and let Baton build each open step in a fresh child session, in order; the build stops at a step that fails";
   setDisabled(byId("request-changes-toggle"), busy || running || !reviewable);
   approveFresh.title =
     why || "Approve and build from the system prompt, your requests, the ledger and this plan; the planning conversation stays one recall away (Ctrl+Alt+Enter)";
@@ -93,7 +98,13 @@ function render(): void {
   bar.max = progress.total ?? 1;
   bar.value = progress.done ?? 0;
   byId("plan-progress-label").textContent = progress.total ? `${progress.done}/${progress.total} done` : "";
-  byId("plan-activity").textContent = running && plan?.status === "approved" ? "The agent is building the plan…" : running ? "The agent is working…" : "";
+  byId("plan-activity").textContent = building
+    ? `Building step ${building.index} of ${building.total}: ${building.description}`
+    : running && plan?.status === "approved"
+      ? "The agent is building the plan…"
+      : running
+        ? "The agent is working…"
+        : "";
   if (plan) {
     setMarkdown(content, plan.content, { sourceLines: true });
     decorateSteps(content);
@@ -211,6 +222,10 @@ function handle(message: PlanInbound): void {
     case "versionUnavailable":
       diffOut.textContent = message.message;
       return;
+    case "step":
+      building = message.step;
+      render();
+      return;
     case "busy":
       busy = message.busy;
       render();
@@ -230,6 +245,9 @@ function handle(message: PlanInbound): void {
 
 approveFresh.addEventListener("click", () => {
   if (!busy) host.post({ type: "approve", fresh: true });
+});
+approveSteps.addEventListener("click", () => {
+  if (!busy) host.post({ type: "approve", fresh: false, steps: true });
 });
 approve.addEventListener("click", () => {
   if (!busy) host.post({ type: "approve", fresh: false });

@@ -15,9 +15,11 @@ import {
   type TrustView,
 } from "../../src/views/sidebar/messages";
 import type { AttachmentRef } from "../../src/views/sidebar/reviewMessages";
+import { parentOf, parseChildProgress } from "../../src/views/sidebar/children";
 import { byId, el, formatTokens, setDisabled } from "../shared/dom";
 import { interceptLinks } from "../shared/links";
 import { connectHost } from "../shared/vscodeApi";
+import { ChildCards } from "./children";
 import { contextLine, contextTooltip } from "./numbers";
 import { renderPermission } from "./permissions";
 import { ReviewUi } from "./review";
@@ -61,6 +63,12 @@ const transcript = new Transcript(transcriptRoot, {
   },
   action: runAction,
   changed: () => renderWelcome(),
+});
+
+// Child sessions: a card under each `task` call; Stop cancels that child only.
+const children = new ChildCards(transcriptRoot, {
+  stop: (childId) => host.post({ type: "cancel", sessionId: childId }),
+  open: (childId) => host.post({ type: "openChild", sessionId: childId }),
 });
 
 const saved = host.getState();
@@ -119,7 +127,8 @@ function render(): void {
   byId("pick-model").title = activeSessionId
     ? "Choose the model for this session's next requests"
     : "Send a first prompt to start a session, then choose its model";
-  turnStatus.textContent = running ? "Working…" : "";
+  const step = activeSessionId ? children.currentStep(activeSessionId) : undefined;
+  turnStatus.textContent = step ? `Building step ${step.index} of ${step.total}…` : running ? "Working…" : "";
   renderWelcome();
 }
 
@@ -166,7 +175,8 @@ const PLAN_STATUS: Record<string, string> = {
 };
 
 function renderSessions(): void {
-  const sorted = [...sessions].sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
+  // A child session is reached from its card under the parent's `task` call.
+  const sorted = sessions.filter((s) => !parentOf(s) || s.sessionId === activeSessionId).sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
   select.replaceChildren(
     ...sorted.map((s) => {
       const option = el("option", { value: s.sessionId }, s.title || "Untitled session");
@@ -250,6 +260,7 @@ function handle(message: SidebarInbound): void {
       running = message.running;
       transcript.load(message.messages);
       review.decorateHistory(message.messages);
+      children.restore(message.sessionId, message.messages);
       info = {}; // until the host sends this session's sessionInfo
       renderInfo();
       renderSessions();
@@ -257,7 +268,18 @@ function handle(message: SidebarInbound): void {
       save();
       return;
     case "update": {
-      if (message.sessionId !== activeSessionId) return;
+      const child = parseChildProgress(message.update);
+      if (child) {
+        children.apply(message.sessionId, child, message.sessionId === activeSessionId);
+        // A step Baton builds runs as the session's turn: Stop (the composer's) ends the build.
+        if (child.status === "running" && message.sessionId === activeSessionId) running = true;
+        render();
+        return;
+      }
+      if (message.sessionId !== activeSessionId) {
+        children.own(message.sessionId, message.update);
+        return;
+      }
       const { update } = message;
       if (update.kind === "mode") mode = update.mode;
       if (update.kind === "skills") slash.setCommands(parseCommands(update.commands) ?? []);
@@ -300,6 +322,7 @@ function handle(message: SidebarInbound): void {
       );
       review.decoratePermission(card, message.toolCall, message.diff);
       card.dataset.forCall = message.toolCall.toolCallId;
+      if (message.parentId) children.labelPermission(card, message.sessionId, { parentId: message.parentId, agent: message.agent ?? "" });
       transcript.askingPermission(message.toolCall.toolCallId, true);
       permissions.append(card);
       card.querySelector<HTMLElement>("[data-default]")?.focus();
@@ -320,6 +343,7 @@ function handle(message: SidebarInbound): void {
     case "permissionClosed": {
       const card = permissions.querySelector<HTMLElement>(`[data-request-id="${CSS.escape(message.requestId)}"]`);
       if (card?.dataset.forCall) transcript.askingPermission(card.dataset.forCall, false);
+      if (card?.dataset.forChild) children.setAsking(card.dataset.forChild, false);
       card?.remove();
       return;
     }

@@ -36,6 +36,8 @@ export function toolTitle(name: string, input: Record<string, unknown>): ToolTit
       return { action: "Find files", target: clip(str(input.pattern) ?? ""), icon: "search", glyph: "⌕" };
     case "recall":
       return { action: "Recall from before compacting", target: clip(str(input.query) ?? str(input.ref) ?? ""), icon: "history", glyph: "↺" };
+    case "task":
+      return { action: `Delegate to ${str(input.agent) ?? "an agent"}:`, target: clip(str(input.description) ?? ""), icon: "task", glyph: "⇢" };
     case "plan_write":
       return { action: "Write the plan", target: "", icon: "plan", glyph: "☰" };
     case "plan_edit":

@@ -530,11 +530,14 @@ class BatonAgent:
             result = await app.sessions.prompt(p.PromptParams(session_id=sid, text=rest))
             return self._stop(result, app, sid)
         if name == "approve":
-            if rest not in ("", "fresh"):
-                raise InvalidParams("/approve takes no argument, or `fresh`")
-            await app.plans.approve(
-                p.PlanApproveParams(session_id=sid, start=True, fresh=rest == "fresh")
-            )
+            if rest not in ("", "fresh", "steps"):
+                raise InvalidParams("/approve takes no argument, or `fresh`, or `steps`")
+            if rest == "steps":
+                await app.steps.approve(p.PlanApproveParams(session_id=sid, build="steps"))
+            else:
+                await app.plans.approve(
+                    p.PlanApproveParams(session_id=sid, start=True, fresh=rest == "fresh")
+                )
             return await self._started_turn(app, sid)
         if name == "changes":
             commands.request_changes(app, sid, rest)

@@ -41,7 +41,7 @@ from acp.schema import (
 )
 
 from baton import protocol as p
-from baton.acp import translate
+from baton.acp import children, translate
 from baton.acp.commands import available_commands
 from baton.session.events import ProgressScope, no_progress
 
@@ -103,6 +103,8 @@ class AcpChannel:
         self._queue: asyncio.Queue[Callable[[], Awaitable[None]]] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
         self._views: dict[str, _SessionView] = {}
+        # Each `task` child by its session id: shown in its parent's `task` call.
+        self._children: dict[str, children.ChildView] = {}
         self._compaction_seq = itertools.count(1)
 
     # ------------------------------------------------------------------ outbox
@@ -165,10 +167,11 @@ class AcpChannel:
     def send_update(
         self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
     ) -> None:
-        if parent_id is not None:
-            # A `task` child's own progress: shown through its parent's `child` updates.
-            return
         try:
+            if parent_id is not None:
+                # A `task` child's own progress: shown in its parent's `task` call.
+                self._child_progress(session_id, update)
+                return
             self._translate(session_id, update)
         except Exception:
             log.warning("could not translate %r for the ACP client", update, exc_info=True)
@@ -188,6 +191,8 @@ class AcpChannel:
             self._tool_started(sid, update)
         elif isinstance(update, p.ToolCallUpdate):
             self._tool_progress(sid, update)
+        elif isinstance(update, p.ChildUpdate):
+            self._child_changed(sid, update)
         elif isinstance(update, p.ModeUpdate):
             self.update(
                 sid,
@@ -325,6 +330,61 @@ class AcpChannel:
             ),
         )
 
+    # ------------------------------------------------------------------ children
+
+    def _child_changed(self, sid: str, update: p.ChildUpdate) -> None:
+        view = self._children.get(update.child_id)
+        if view is None:
+            view = self._children[update.child_id] = children.ChildView(sid, update)
+        view.update = update
+        self._put(lambda: self._send_child(view))
+
+    def _child_progress(self, child_id: str, update: p.WireModel) -> None:
+        view = self._children.get(child_id)
+        if view is None:
+            return  # not a child of a session this editor shows
+        if isinstance(update, p.ToolCallStarted):
+            view.tool_started(update)
+        elif isinstance(update, p.ToolCallUpdate) and update.status != "in_progress":
+            view.tool_ended(update)
+        else:
+            return
+        self._put(lambda: self._send_child(view))
+
+    async def _send_child(self, view: children.ChildView) -> None:
+        """The child's text as its `task` call's content (queued after the call itself,
+        so the call is known by then); a step Baton started gets a call of its own."""
+        sid, update = view.parent_id, view.update
+        if not view.announced:
+            view.announced = True
+            view.own_call = update.call_id not in self.view(sid).tool_names
+            if view.own_call:
+                await self.client.session_update(
+                    session_id=sid,
+                    update=ToolCallStart(
+                        session_update="tool_call",
+                        tool_call_id=update.call_id,
+                        title=children.title(update),
+                        kind="other",
+                        status="in_progress",
+                        raw_input={"agent": update.agent, "description": update.description},
+                        field_meta=children.meta(view),
+                    ),
+                )
+        status: Any = None
+        if view.own_call:
+            status = {"running": "in_progress", "done": "completed"}.get(update.status, "failed")
+        await self.client.session_update(
+            session_id=sid,
+            update=ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=update.call_id,
+                status=status,
+                content=[translate.text_content(children.text(view))],
+                field_meta=children.meta(view),
+            ),
+        )
+
     async def _send_options(self, sid: str) -> None:
         if self.options_of is None:
             return
@@ -426,13 +486,28 @@ class AcpChannel:
         # The tool call the editor asks about must be on screen before the question.
         await self.flush()
         diff = self.view(sid).diffs.get(call.tool_call_id)
+        title = translate.tool_title(call.name, call.input)
+        meta: dict[str, Any] | None = None
+        if params.parent_id is not None:
+            # A child asks: the editor knows only the parent's session; the title says
+            # which child, and the diff is made here (a child's calls are not shown).
+            child = self._children.get(sid)
+            agent = params.agent or (child.update.agent if child else "child")
+            about = f" ({child.update.description})" if child else ""
+            title = f"{agent} child{about}: {title}"
+            meta = {"baton": {"childSessionId": sid, "agent": agent}}
+            app = self.app_of(params.parent_id)
+            if app is not None:
+                diff = translate.file_diff(app.workspace, call.name, call.input)
+            sid = params.parent_id
         tool_call = AcpToolCallUpdate(
             tool_call_id=call.tool_call_id,
-            title=translate.tool_title(call.name, call.input),
+            title=title,
             kind=translate.tool_kind(call.name),
             status="pending",
             raw_input=call.input,
             content=[diff] if diff is not None else None,
+            field_meta=meta,
         )
         options = [
             PermissionOption(option_id=o.option_id, name=o.name or o.option_id, kind=o.kind)

@@ -77,6 +77,8 @@ def tool_title(name: str, args: dict[str, Any]) -> str:
         return f"Run `{command[:120]}`"
     if name.startswith("plan_"):
         return name.replace("_", " ").capitalize()
+    if name == "task":
+        return f"Delegate to {args.get('agent', 'an agent')}: {args.get('description', '')}".strip()
     return name
 
 

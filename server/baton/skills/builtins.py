@@ -23,7 +23,8 @@ BUILTINS = (
     Command(
         "approve",
         "Approve the plan, switch to build mode and start building",
-        "`fresh`: build in a fresh context (the plan, the ledger and your requests only)",
+        "`fresh`: build in a fresh context (the plan, the ledger and your requests only);"
+        " `steps`: each step in a fresh child session, in order",
     ),
     Command("review", "Show the plan with line numbers, to annotate with /changes", None),
     Command(

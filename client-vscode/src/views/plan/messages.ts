@@ -10,6 +10,8 @@ export type PlanInbound =
   | { type: "versionContent"; version: number; content: string; author: string; createdAt: string }
   | { type: "versionUnavailable"; version: number; message: string }
   | { type: "busy"; busy: boolean }
+  /** A plan built step by step: the step a child is building now (null: none is). */
+  | { type: "step"; step: { index: number; total: number; description: string } | null }
   /** The review reached the server: the panel lets go of the annotations it sent. */
   | { type: "reviewSent" }
   | { type: "notice"; level: "info" | "error"; message: string };
@@ -18,8 +20,9 @@ export type PlanInbound =
 export type PlanOutbound =
   | { type: "ready" }
   | { type: "refresh" }
-  /** `fresh`: build in a fresh context (the default button), else keep the planning conversation in view. */
-  | { type: "approve"; fresh: boolean }
+  /** `fresh`: build in a fresh context (the default button), else keep the planning conversation in view.
+   * `steps`: Baton builds each open step in a fresh child session, in order. */
+  | { type: "approve"; fresh: boolean; steps?: boolean }
   /** The overall comment (may be empty when there are annotations) and the line-by-line annotations. */
   | { type: "requestChanges"; feedback: string; annotations: PlanAnnotation[] }
   | { type: "openFile" }
@@ -38,7 +41,7 @@ export function parsePlanOutbound(value: unknown): PlanOutbound | undefined {
     case "openFile":
       return { type: value.type };
     case "approve":
-      return { type: "approve", fresh: m.fresh === true };
+      return m.steps === true ? { type: "approve", fresh: false, steps: true } : { type: "approve", fresh: m.fresh === true };
     case "requestChanges": {
       const annotations = m.annotations === undefined ? [] : parseAnnotations(m.annotations);
       if (!isString(m.feedback, 200_000) || !annotations) return undefined;
@@ -54,7 +57,7 @@ export function parsePlanOutbound(value: unknown): PlanOutbound | undefined {
   return undefined;
 }
 
-const INBOUND = ["plan", "versionContent", "versionUnavailable", "busy", "reviewSent", "notice"] as const;
+const INBOUND = ["plan", "versionContent", "versionUnavailable", "busy", "step", "reviewSent", "notice"] as const;
 
 export function parsePlanInbound(value: unknown): PlanInbound | undefined {
   if (!hasType(value, INBOUND)) return undefined;
@@ -70,6 +73,10 @@ export function parsePlanInbound(value: unknown): PlanInbound | undefined {
       return isInt(m.version) && isString(m.message) ? (value as unknown as PlanInbound) : undefined;
     case "busy":
       return typeof m.busy === "boolean" ? (value as unknown as PlanInbound) : undefined;
+    case "step":
+      return m.step === null || (isRecord(m.step) && isInt(m.step.index) && isInt(m.step.total) && isString(m.step.description))
+        ? (value as unknown as PlanInbound)
+        : undefined;
     case "reviewSent":
       return { type: "reviewSent" };
     case "notice":

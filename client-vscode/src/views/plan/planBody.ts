@@ -9,6 +9,7 @@ export const PLAN_BODY = `
     </div>
     <div class="toolbar">
       <vscode-button id="approve-fresh" title="Approve the plan and build it in a fresh context">Approve and build in a fresh context</vscode-button>
+      <vscode-button id="approve-steps" secondary title="Approve the plan and let Baton build each step in a fresh child session, in order">Approve and build step by step</vscode-button>
       <vscode-button id="approve" secondary title="Approve the plan and build, keeping the planning conversation in view">Approve</vscode-button>
       <vscode-button id="request-changes-toggle" secondary>Request changes</vscode-button>
       <vscode-button id="open-file" secondary title="Open the plan's markdown file in an editor">Open plan file</vscode-button>

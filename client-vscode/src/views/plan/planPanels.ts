@@ -14,6 +14,7 @@ import { parsePlanOutbound, type PlanInbound, type PlanOutbound } from "./messag
 import { openLink } from "../sidebar/sidebarProvider";
 import { PLAN_BODY } from "./planBody";
 import { countSteps } from "./steps";
+import { parseChildProgress } from "../sidebar/children";
 
 export const PLAN_VIEW_TYPE = "baton.plan";
 
@@ -62,6 +63,13 @@ export class PlanPanels implements vscode.Disposable {
         }
       }),
       vscode.workspace.onDidSaveTextDocument((doc) => void this.onSaved(doc)),
+      // A plan built step by step: the panel says which step a child builds now.
+      client.onSessionUpdate(({ sessionId, update }) => {
+        const child = parseChildProgress(update);
+        if (!child?.step || !this.panels.has(sessionId)) return;
+        const { index, total } = child.step;
+        this.post(sessionId, { type: "step", step: child.status === "running" ? { index, total, description: child.description } : null });
+      }),
     );
   }
 
@@ -116,7 +124,7 @@ export class PlanPanels implements vscode.Disposable {
         await this.refresh(sessionId);
         return;
       case "approve":
-        await this.approve(sessionId, { fresh: message.fresh });
+        await this.approve(sessionId, { fresh: message.fresh, ...(message.steps ? { steps: true } : {}) });
         return;
       case "requestChanges":
         await this.requestChanges(sessionId, message.feedback, message.annotations);
@@ -163,16 +171,17 @@ export class PlanPanels implements vscode.Disposable {
    * person's requests, the ledger and the approved plan (no summary call); the
    * planning conversation stays in the history, one `recall` away.
    */
-  async approve(sessionId: string, options: { fresh: boolean }): Promise<void> {
+  async approve(sessionId: string, options: { fresh: boolean; steps?: boolean }): Promise<void> {
     this.post(sessionId, { type: "busy", busy: true });
     try {
       const result = await this.client.request("baton/plan/approve", {
         sessionId,
         start: true,
-        ...(options.fresh ? { fresh: true } : {}),
+        // `steps`: Baton runs each open step in a fresh `build` child, in order.
+        ...(options.steps ? { build: "steps" as const } : options.fresh ? { fresh: true } : {}),
       });
       this.state.setMode(sessionId, result.mode);
-      const how = options.fresh ? "building in a fresh context" : "building";
+      const how = options.steps ? "building it step by step" : options.fresh ? "building in a fresh context" : "building";
       this.post(sessionId, { type: "notice", level: "info", message: `Approved; the session is in ${result.mode} mode, ${how}.` });
     } finally {
       this.post(sessionId, { type: "busy", busy: false });

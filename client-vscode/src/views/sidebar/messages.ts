@@ -87,6 +87,9 @@ export type SidebarInbound =
       diff?: string;
       /** Why it asks although allowed (a protected path); "Always allow" is then not offered. */
       reason?: string;
+      /** A child session's tool asks (`sessionId` is the child's): its parent and agent. */
+      parentId?: string;
+      agent?: string;
     }
   | { type: "permissionClosed"; requestId: string }
   | { type: "error"; message: string }
@@ -113,6 +116,8 @@ export type SidebarOutbound =
   | ReviewOutbound
   | CommandOutbound
   | { type: "cancel"; sessionId: string }
+  /** A child's card: open the child's own transcript, read-only. */
+  | { type: "openChild"; sessionId: string }
   | { type: "setMode"; sessionId: string; mode: Mode }
   | { type: "permissionAnswer"; requestId: string; optionId: string }
   | { type: "showPlan"; sessionId: string }
@@ -133,6 +138,7 @@ const OUTBOUND_TYPES = [
   "selectSession",
   "prompt",
   "cancel",
+  "openChild",
   "setMode",
   "permissionAnswer",
   "showPlan",
@@ -159,6 +165,7 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
       return isMode(m.mode) ? { type: "newSession", mode: m.mode } : undefined;
     case "selectSession":
     case "cancel":
+    case "openChild":
     case "showPlan":
     case "compact":
     case "contextMenu":

@@ -20,6 +20,8 @@ import {
   type SidebarOutbound,
 } from "./messages";
 import { countSteps } from "../plan/steps";
+import type { ChildTranscripts } from "../childTranscript";
+import { childAsker } from "./children";
 import { SIDEBAR_BODY } from "./sidebarBody";
 import { listCommands, runBuiltin, type BuiltinHost } from "./slashCommands";
 
@@ -51,6 +53,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     private readonly setup: () => Promise<SetupView> = async () => ({ hasKey: false }),
     /** Workspace Trust as the server knows it: the sidebar says what is ignored meanwhile. */
     private readonly trust?: WorkspaceTrust,
+    /** Child sessions' transcripts, opened from their cards. */
+    private readonly childTranscripts?: ChildTranscripts,
   ) {
     if (trust) this.disposables.push(trust.onDidChange((view) => this.post({ type: "trust", trust: view ?? null })));
     this.disposables.push(
@@ -124,10 +128,15 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     }
   }
 
+  /** A child session's transcript, read-only (the sidebar stays on its parent). */
+  async openChild(sessionId: string): Promise<void> {
+    await this.childTranscripts?.show(sessionId);
+  }
+
   /** Answers baton/permission/request in the sidebar when it is showing, else in a notification. */
   async askPermission(params: PermissionRequestParams, token: vscode.CancellationToken): Promise<PermissionResponse> {
     if (!this.view || !this.view.visible) {
-      const answer = await askInDialog(params, token);
+      const answer = await askInDialog(params, token, this.childTranscripts?.describe(params.sessionId));
       if (answer !== "sidebar") return answer;
       // Too long for a dialog: shown whole in the sidebar's card instead.
       await vscode.commands.executeCommand(`${SIDEBAR_VIEW_ID}.focus`);
@@ -152,6 +161,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         options: params.options,
         ...(params.diff ? { diff: params.diff } : {}),
         ...(params.reason ? { reason: params.reason } : {}),
+        ...childFields(params),
       });
     });
   }
@@ -227,6 +237,9 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         return;
       case "cancel":
         await this.client.notify("baton/session/cancel", { sessionId: message.sessionId });
+        return;
+      case "openChild":
+        await this.openChild(message.sessionId);
         return;
       case "setMode": {
         const result = await this.client.request("baton/session/setMode", {
@@ -552,6 +565,12 @@ export async function openLink(url: string): Promise<void> {
   if (choice === "Open Link") await vscode.env.openExternal(uri);
 }
 
+/** A child's request carries its parent and agent: the sidebar says which child asks. */
+function childFields(params: PermissionRequestParams): { parentId?: string; agent?: string } {
+  const asker = childAsker(params);
+  return asker ? { parentId: asker.parentId, agent: asker.agent } : {};
+}
+
 /** The most a dialog shows; a longer request is shown in the sidebar's card. */
 export const DIALOG_LIMIT = { chars: 2_000, lines: 40 };
 
@@ -563,6 +582,8 @@ export const DIALOG_LIMIT = { chars: 2_000, lines: 40 };
 async function askInDialog(
   params: PermissionRequestParams,
   token: vscode.CancellationToken,
+  /** Which child asks, when a child's tool does and its parent told of it. */
+  child?: string,
 ): Promise<PermissionResponse | "sidebar"> {
   const labels: Record<string, string> = {
     allow_once: "Allow once",
@@ -580,9 +601,11 @@ async function askInDialog(
   const detail = tooLong
     ? `${shown.slice(0, 500)}\n[… ${(shown.length - 500).toLocaleString("en-US")} more characters not shown here: open it in the sidebar to read all of it before you decide]`
     : shown;
+  const asker = childAsker(params);
+  const who = asker ? `the ${visibleText(child ?? `${asker.agent || "task"} child`)} of a session` : "the agent";
   const answer = await Promise.race([
     vscode.window.showWarningMessage(
-      `Baton: the agent wants to run ${visibleText(name)}${params.reason ? ` (${visibleText(params.reason)})` : ""}`,
+      `Baton: ${who} wants to run ${visibleText(name)}${params.reason ? ` (${visibleText(params.reason)})` : ""}`,
       { modal: true, detail },
       ...items,
     ),

@@ -1,0 +1,204 @@
+// Child sessions in the transcript: each child a card under the `task` call that
+// started it (agent, what it does, the tool it is using, its tokens, its status, the
+// step of a plan built step by step), with Stop while it runs and a link to its own
+// transcript. The cards follow the parent's `child` updates; a permission request a
+// child makes says which child asks.
+import "./children.css";
+import type { Message, SessionUpdate } from "../../src/protocol";
+import { CHILD_STATUS_LABELS, CHILD_STATUSES, type ChildAsker, type ChildProgress, type ChildStatus } from "../../src/views/sidebar/children";
+import { el, formatTokens } from "../shared/dom";
+
+export interface ChildHandlers {
+  /** Stop this child only (its parent goes on). */
+  stop(childId: string): void;
+  /** Open the child's own transcript (read-only). */
+  open(childId: string): void;
+}
+
+interface Known extends ChildProgress {
+  parentId: string;
+}
+
+export class ChildCards {
+  private readonly known = new Map<string, Known>();
+  /** Children whose permission prompt is open. */
+  private readonly asking = new Set<string>();
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly handlers: ChildHandlers,
+  ) {}
+
+  /** A `child` update of `parentId`'s stream; shown when that session is the one in view. */
+  apply(parentId: string, progress: ChildProgress, shown: boolean): void {
+    const known: Known = { ...progress, parentId };
+    this.known.set(progress.childId, known);
+    if (progress.status !== "running") this.asking.delete(progress.childId);
+    if (shown) this.render(known);
+  }
+
+  /** A child's own update (its session's stream): its card follows its tokens and tool
+   * between the parent's `child` updates, which then say the server's own figures. */
+  own(childId: string, update: SessionUpdate): boolean {
+    const child = this.known.get(childId);
+    if (!child || child.status !== "running") return false;
+    if (update.kind === "usage") child.tokens += (update.inputTokens ?? 0) + (update.outputTokens ?? 0);
+    else if (update.kind === "tool_call") child.currentTool = update.name;
+    else return true;
+    this.render(child, false);
+    return true;
+  }
+
+  /** After the transcript was rebuilt (a session loaded): the cards of its children again,
+   * those of earlier turns from their `task` results (which name the child and its status). */
+  restore(parentId: string, messages: Message[] = []): void {
+    for (const message of messages) {
+      for (const part of message.parts) {
+        if (part.type !== "tool_call" || part.name !== "task" || !part.output) continue;
+        const ended = endedChild(part.output);
+        if (!ended || this.known.has(ended.childId)) continue;
+        const description = typeof part.input.description === "string" ? part.input.description : "";
+        this.known.set(ended.childId, { kind: "child", callId: part.toolCallId, parentId, description, currentTool: null, step: null, ...ended });
+      }
+    }
+    for (const child of this.known.values()) if (child.parentId === parentId) this.render(child);
+  }
+
+  /** The child a permission request came from, if it is known. */
+  childOf(childId: string): Known | undefined {
+    return this.known.get(childId);
+  }
+
+  /** The step of a plan being built step by step in `parentId`, while a child builds it. */
+  currentStep(parentId: string): { index: number; total: number } | undefined {
+    for (const child of this.known.values()) {
+      if (child.parentId === parentId && child.status === "running" && child.step) return child.step;
+    }
+    return undefined;
+  }
+
+  /** Puts "asked by …" on a permission card a child's tool made, and "needs you" on its card. */
+  labelPermission(card: HTMLElement, childId: string, asker: ChildAsker): void {
+    const child = this.known.get(childId);
+    const agent = child?.agent || asker.agent || "child";
+    const label = el(
+      "div",
+      { class: "permission-asker", "data-child-id": childId },
+      "Asked by the ",
+      el("strong", {}, agent),
+      " child",
+      ...(child?.description ? [": ", el("span", { class: "permission-asker-description" }, child.description)] : []),
+    );
+    card.dataset.forChild = childId;
+    card.querySelector(".permission-title")?.before(label);
+    const question = card.getAttribute("aria-label") ?? "Permission request";
+    card.setAttribute("aria-label", `${question} (asked by the ${agent} child${child?.description ? `: ${child.description}` : ""})`);
+    this.setAsking(childId, true);
+  }
+
+  setAsking(childId: string, asking: boolean): void {
+    if (asking) this.asking.add(childId);
+    else this.asking.delete(childId);
+    const child = this.known.get(childId);
+    if (child) this.render(child, false);
+  }
+
+  private cardOf(childId: string): HTMLElement | null {
+    return this.root.querySelector<HTMLElement>(`.child-card[data-child-id="${CSS.escape(childId)}"]`);
+  }
+
+  private render(child: Known, place = true): void {
+    let card = this.cardOf(child.childId);
+    if (!card) {
+      if (!place) return;
+      card = this.build(child);
+      this.place(card, child.callId);
+    }
+    card.dataset.status = child.status;
+    card.dataset.agent = child.agent;
+    card.toggleAttribute("data-asking", this.asking.has(child.childId));
+    card.setAttribute("aria-label", `${child.agent} child: ${child.description}`);
+    text(card, ".child-agent", child.agent);
+    text(card, ".child-description", child.description);
+    text(card, ".child-status", this.asking.has(child.childId) ? "needs you" : CHILD_STATUS_LABELS[child.status]);
+    const step = card.querySelector<HTMLElement>(".child-step");
+    if (step) {
+      step.hidden = !child.step;
+      step.textContent = child.step ? `Step ${child.step.index} of ${child.step.total}` : "";
+    }
+    const tool = card.querySelector<HTMLElement>(".child-tool");
+    if (tool) {
+      const using = child.status === "running" && child.currentTool ? child.currentTool : "";
+      tool.hidden = using === "";
+      tool.textContent = using ? `Using ${using}` : "";
+      tool.title = using ? `The tool the child is using now: ${using}` : "";
+    }
+    text(card, ".child-tokens", `${formatTokens(child.tokens)} tokens`);
+    const stop = card.querySelector<HTMLButtonElement>(".child-stop");
+    if (stop) stop.hidden = child.status !== "running";
+  }
+
+  private build(child: Known): HTMLElement {
+    const stop = el("button", { type: "button", class: "child-stop", title: "Stop this child only; the agent that started it goes on" }, "Stop");
+    stop.addEventListener("click", () => {
+      stop.disabled = true;
+      this.handlers.stop(child.childId);
+    });
+    const open = el("a", { href: "#", class: "child-open", title: "Open this child's own transcript (read-only)" }, "Open transcript");
+    open.addEventListener("click", (event) => {
+      event.preventDefault();
+      this.handlers.open(child.childId);
+    });
+    return el(
+      "div",
+      { class: "child-card", role: "group", "data-kind": "child", "data-child-id": child.childId, "data-call-id": child.callId },
+      el(
+        "div",
+        { class: "child-head" },
+        el("span", { class: "child-agent" }),
+        el("span", { class: "child-description" }),
+        el("span", { class: "child-status", role: "status" }),
+      ),
+      el(
+        "div",
+        { class: "child-meta" },
+        el("span", { class: "child-step", hidden: "" }),
+        el("span", { class: "child-tool", hidden: "" }),
+        el("span", { class: "child-tokens" }),
+      ),
+      el("div", { class: "child-actions" }, stop, open),
+    );
+  }
+
+  /** Under its `task` call's card (after the cards of earlier children of the same call);
+   * at the end of the transcript when the call is not shown (a step Baton itself started). */
+  private place(card: HTMLElement, callId: string): void {
+    const atEnd = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 24;
+    const call = this.root.querySelector<HTMLElement>(`.tool-card[data-tool-call-id="${CSS.escape(callId)}"]`);
+    if (call) {
+      let after: Element = call;
+      while (after.nextElementSibling?.matches(`.child-card[data-call-id="${CSS.escape(callId)}"]`)) after = after.nextElementSibling;
+      after.after(card);
+    } else {
+      this.root.append(card);
+    }
+    if (atEnd) this.root.scrollTop = this.root.scrollHeight;
+  }
+}
+
+/** What a `task` result block says of its child: `<baton:task-result agent=… child=… status=…>`. */
+function endedChild(output: string): { childId: string; agent: string; status: ChildStatus; tokens: number } | undefined {
+  const open = /<baton:task-result\b([^>]*)>/.exec(output)?.[1];
+  if (!open) return undefined;
+  const attr = (name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(open)?.[1];
+  const childId = attr("child");
+  const status = attr("status");
+  if (!childId || !(CHILD_STATUSES as readonly string[]).includes(status ?? "")) return undefined;
+  const tokens = Number((/^tokens: ([\d,]+)$/m.exec(output)?.[1] ?? "0").replace(/,/g, ""));
+  return { childId, agent: attr("agent") ?? "", status: status as ChildStatus, tokens: Number.isFinite(tokens) ? tokens : 0 };
+}
+
+function text(card: HTMLElement, selector: string, value: string): void {
+  const node = card.querySelector(selector);
+  if (node && node.textContent !== value) node.textContent = value;
+}
