@@ -17,6 +17,7 @@ from pathlib import Path
 
 from baton import prompts
 from baton.config import user_config_file
+from baton.skills import frontmatter
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,8 @@ def _agent_files(folder: Path) -> list[Path]:
 
 def parse_agent(text: str, path: Path) -> Agent:
     """An agent from its file's text; ValueError says what is wrong with it."""
-    fields, body = _front_matter(text)
+    parsed, body = frontmatter.split(text, required=True)
+    fields = {key: str(value) for key, value in parsed.items()}
     name = fields.get("name") or path.stem
     if not _NAME.fullmatch(name):
         raise ValueError(f"name {name!r}: use lowercase letters, digits, '-' and '_'")
@@ -147,33 +149,10 @@ def parse_agent(text: str, path: Path) -> Agent:
     )
 
 
-def _front_matter(text: str) -> tuple[dict[str, str], str]:
-    text = text.replace("\r\n", "\n")
-    if not text.startswith("---\n"):
-        raise ValueError("no front matter (a '---' block with name and description)")
-    end = text.find("\n---", 3)
-    if end < 0:
-        raise ValueError("the front matter has no closing '---'")
-    fields: dict[str, str] = {}
-    key = ""
-    for line in text[4:end].split("\n"):
-        if not line.strip():
-            continue
-        stripped = line.strip()
-        if stripped.startswith("- ") and key:
-            # A YAML list under the previous key (`tools:` then `- read`).
-            fields[key] = (fields[key] + "," + stripped[2:]).strip(",")
-            continue
-        name, sep, value = line.partition(":")
-        if not sep:
-            raise ValueError(f"front matter line {line!r} is not 'key: value'")
-        key = name.strip()
-        fields[key] = value.strip().strip("\"'")
-    return fields, text[end + 4 :]
-
-
 def _tools(value: str) -> tuple[str, ...]:
-    names = [name.strip().strip("\"'") for name in value.strip("[]").split(",")]
+    # `read, grep`, `[read, grep]`, or a YAML list of `- read` lines.
+    items = value.strip().strip("[]").replace("\n", ",").split(",")
+    names = [name.strip().removeprefix("- ").strip().strip("\"'") for name in items]
     names = [name for name in names if name]
     if not names:
         raise ValueError("tools is empty")
