@@ -73,6 +73,8 @@ SETTINGS = {"contextWindow": 400_000, "compaction": {"strategy": "native"}}
 class DroppingSummariser:
     """A provider whose summaries keep each fact it is shown with probability `keep`."""
 
+    summary_keeps_tools = False
+
     def __init__(self, rng: random.Random, facts: list[str], keep: float = 0.5) -> None:
         self.identity = IDENTITY
         self.rng = rng

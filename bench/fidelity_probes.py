@@ -431,7 +431,7 @@ class Counting:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.identity = inner.identity
-        self.summary_keeps_tools = getattr(inner, "summary_keeps_tools", False)
+        self.summary_keeps_tools: bool = inner.summary_keeps_tools
         self.calls = 0
         self.cut = 0
         self.log: list[dict[str, Any]] = []

@@ -300,6 +300,14 @@ class Provider(Protocol):
 
     identity: ProviderIdentity
 
+    @property
+    def summary_keeps_tools(self) -> bool:
+        """Whether a summary request is sent with the turn's tools (with `tool_choice`
+        none, never offered): True where the provider's cached prefix holds the tools
+        (llama.cpp renders them in the prompt; OpenAI's prompt cache matches them), so
+        the summary request is the turn's cached prefix."""
+        ...
+
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one model response. Raises `ProviderError` (after retries) on failure.
 

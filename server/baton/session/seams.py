@@ -1,16 +1,16 @@
 """The seams `SessionService` calls: where the features built around it act.
 
-`build_app` builds the features (compaction, hooks, review, MCP, plans) and
-hands the service one `Seams` naming what each seam calls; every seam has a
-no-op default, so a service built without the features (a unit test, a bench)
-runs the bare agent loop. Nothing else plugs into the service: to find what
-runs at a seam, read `build_app`.
+Each feature's setup (`baton.features`) returns a `Contribution`, what it adds at
+which seam; `fold` makes them one frozen `Seams`, which the service is given when
+it is built and never changes. Every seam has a no-op default, so a service built
+without the features (a unit test, a bench) runs the bare agent loop. Nothing
+else plugs into the service: to find what runs at a seam, read `baton.features`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -100,7 +100,12 @@ class ChangeHooks(Protocol):
     async def after_change(self, paths: list[Path]) -> None: ...
 
 
-@dataclass
+LoadedHook = Callable[["SessionState"], None]
+StepHook = Callable[["Turn"], Awaitable[None]]
+ChangeRecorder = Callable[["SessionState", str], ChangeHooks]
+
+
+@dataclass(frozen=True)
 class Seams:
     turn: TurnHooks = field(default_factory=NoTurnHooks)
     tools: ToolHooks = field(default_factory=NoToolHooks)
@@ -108,13 +113,60 @@ class Seams:
     # The features behind some tools (plans, recall, the editor's files and terminal).
     tool_services: ToolServices = field(default_factory=ToolServices)
     # Makes the checkpoint hooks of one tool call (the review feature; None: no checkpoints).
-    change_recorder: Callable[[SessionState, str], ChangeHooks] | None = None
+    change_recorder: ChangeRecorder | None = None
     # Awaited before each model step (MCP servers start lazily here).
-    before_step: list[Callable[[Turn], Awaitable[None]]] = field(default_factory=list)
+    before_step: tuple[StepHook, ...] = ()
     # Called with each session state loaded from the store, or reloaded (features attach
     # their per-session data: the compaction view, the reverted messages).
-    session_loaded: list[Callable[[SessionState], None]] = field(default_factory=list)
+    session_loaded: tuple[LoadedHook, ...] = ()
     # Called when a session's turn task ends, however it ended.
-    after_turn: list[Callable[[SessionState], None]] = field(default_factory=list)
+    after_turn: tuple[LoadedHook, ...] = ()
     # Called on `baton/session/cancel` (features stop work that is not the turn task).
-    on_cancel: list[Callable[[SessionState], None]] = field(default_factory=list)
+    on_cancel: tuple[LoadedHook, ...] = ()
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """What one feature adds at the seams. A one-of seam (`turn`, `tools`, ...) may be
+    given by one feature only; the lists run in the order the features are folded."""
+
+    turn: TurnHooks | None = None
+    tools: ToolHooks | None = None
+    server_compaction: ServerCompactionEvents | None = None
+    tool_services: ToolServices | None = None
+    change_recorder: ChangeRecorder | None = None
+    before_step: tuple[StepHook, ...] = ()
+    session_loaded: tuple[LoadedHook, ...] = ()
+    after_turn: tuple[LoadedHook, ...] = ()
+    on_cancel: tuple[LoadedHook, ...] = ()
+
+
+_ONE_OF = ("turn", "tools", "server_compaction", "change_recorder")
+_LISTS = ("before_step", "session_loaded", "after_turn", "on_cancel")
+
+
+def fold(*contributions: Contribution) -> Seams:
+    """One `Seams` from every feature's contribution. Two features giving the same
+    one-of seam (or the same tool service) is a wiring mistake, raised here."""
+    values: dict[str, Any] = {}
+    for name in _ONE_OF:
+        given = [getattr(c, name) for c in contributions if getattr(c, name) is not None]
+        if len(given) > 1:
+            raise ValueError(f"two features contribute the {name} seam")
+        if given:
+            values[name] = given[0]
+    for name in _LISTS:
+        values[name] = tuple(hook for c in contributions for hook in getattr(c, name))
+    services: dict[str, Any] = {}
+    for c in contributions:
+        if c.tool_services is None:
+            continue
+        for f in fields(ToolServices):
+            value = getattr(c.tool_services, f.name)
+            if value is None:
+                continue
+            if f.name in services:
+                raise ValueError(f"two features contribute the {f.name} tool service")
+            services[f.name] = value
+    values["tool_services"] = ToolServices(**services)
+    return Seams(**values)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -90,7 +90,12 @@ class SessionService:
         *,
         plans: PlanFeature | None = None,
         seams: Seams | None = None,
+        features: Callable[[SessionService], Seams] | None = None,
     ) -> None:
+        """`seams`: what the features run at each seam, when they are built without the
+        service; `features`: their setup, called once with the service at the end of its
+        construction (`baton.features`), when they are built on it. Either way the
+        seams are fixed before the service serves anything."""
         self.workspace = workspace.resolve()
         self.db = db
         self.store = SessionStore(db)
@@ -104,14 +109,14 @@ class SessionService:
         self.context = ContextBuilder(self.workspace, plans)
         # What changed since the model was last told (the mode, the plan): appended notes.
         self.notes = ContextNotes(self.store, plans)
-        # What the features do at each seam of the loop (build_app fills it; no-ops here).
-        self.seams = seams if seams is not None else Seams()
         self._sessions: dict[str, SessionState] = {}
         # Which process works on a session (another `baton serve` may share the store).
         self.leases = Leases(db)
         # Per session: the store's data version and the session's signature when its
         # state was last known to match the store (see `refresh`).
         self._seen: dict[str, tuple[int, tuple[Any, ...]]] = {}
+        # Last: a feature's setup may read any of the above.
+        self.seams: Seams = features(self) if features is not None else (seams or Seams())
 
     # ------------------------------------------------------------------ settings & sessions
 
