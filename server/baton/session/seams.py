@@ -22,21 +22,7 @@ if TYPE_CHECKING:
     from baton.providers.base import OpaqueItem, Provider
     from baton.session.model import StoredMessage
     from baton.session.state import SessionState
-    from baton.session.turn import Turn
-
-
-class TurnHooks(Protocol):
-    """Around each model step of a turn (compaction: its trigger and overflow recovery)."""
-
-    async def before_step(self, turn: Turn) -> None: ...
-
-    async def check(self, turn: Turn, built: BuiltContext, provider: Provider) -> BuiltContext:
-        """The context to send instead of `built` (compacted when over the threshold)."""
-        ...
-
-    async def recover_overflow(self, turn: Turn, error: ProviderError) -> bool:
-        """After the provider refused the request for size: True to retry the step once."""
-        ...
+    from baton.session.turn import ServerCompactionEvents, Turn, TurnHooks
 
 
 class NoTurnHooks:
@@ -74,15 +60,6 @@ class NoToolHooks:
         self, state: SessionState, name: str, input: dict[str, Any], output: str
     ) -> None:
         return None
-
-
-class ServerCompactionEvents(Protocol):
-    """A compaction item the provider's server emitted mid-stream (OpenAI's
-    `context_management`; baton.compaction.server records it)."""
-
-    def on_server_compaction(
-        self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider
-    ) -> None: ...
 
 
 class NoServerCompaction:

@@ -38,7 +38,7 @@ from baton.providers.base import (
     Usage,
 )
 from baton.session.events import ClientChannel
-from baton.session.model import MessageKind, StoredMessage, StoredPart, ToolResultRecord
+from baton.session.model import StoredMessage, StoredPart, ToolResultRecord
 from baton.session.notes import ContextNotes
 from baton.session.nudge import nudge_text, should_nudge, turn_prompt
 from baton.session.repeats import RepeatGuard
@@ -83,9 +83,43 @@ class _Collector:
             self.text.clear()
 
 
+class TurnHooks(Protocol):
+    """Around each model step of a turn (compaction: its trigger and overflow recovery)."""
+
+    async def before_step(self, turn: Turn) -> None: ...
+
+    async def check(self, turn: Turn, built: BuiltContext, provider: Provider) -> BuiltContext:
+        """The context to send instead of `built` (compacted when over the threshold)."""
+        ...
+
+    async def recover_overflow(self, turn: Turn, error: ProviderError) -> bool:
+        """After the provider refused the request for size: True to retry the step once."""
+        ...
+
+
+class ServerCompactionEvents(Protocol):
+    """A compaction item the provider's server emitted mid-stream (OpenAI's
+    `context_management`; baton.compaction.server records it)."""
+
+    def on_server_compaction(
+        self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider
+    ) -> None: ...
+
+
+class StepSeams(Protocol):
+    """The seams a turn calls itself (`baton.session.seams.Seams`)."""
+
+    @property
+    def turn(self) -> TurnHooks: ...
+
+    @property
+    def server_compaction(self) -> ServerCompactionEvents: ...
+
+
 class TurnHost(Protocol):
     """What a turn needs of the session service (baton.session.service.SessionService):
-    the store and the channel, the context it sends, and the seams around each step."""
+    the store and the channel, the context it sends, the seams around each step, and
+    each tool call run."""
 
     @property
     def workspace(self) -> Path: ...
@@ -102,6 +136,11 @@ class TurnHost(Protocol):
     @property
     def notes(self) -> ContextNotes: ...
 
+    @property
+    def seams(self) -> StepSeams:
+        """Compaction's check and overflow recovery, the server's in-stream compactions."""
+        ...
+
     def settings(self) -> Settings: ...
 
     def provider_for(self, state: SessionState, settings: Settings) -> Provider: ...
@@ -112,27 +151,7 @@ class TurnHost(Protocol):
 
     async def before_step(self, turn: Turn) -> None: ...
 
-    async def check_compaction(
-        self, turn: Turn, built: BuiltContext, provider: Provider
-    ) -> BuiltContext: ...
-
-    async def recover_overflow(self, turn: Turn, error: ProviderError) -> bool: ...
-
-    def on_server_compaction(
-        self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider
-    ) -> None: ...
-
     async def run_tool(self, turn: Turn, call: ToolCall) -> ToolResult: ...
-
-    def add_user_message(
-        self,
-        state: SessionState,
-        text: str,
-        kind: MessageKind,
-        meta: dict[str, Any] | None = None,
-        *,
-        extra_parts: list[StoredPart] | None = None,
-    ) -> StoredMessage: ...
 
 
 class TurnEnded(Exception):
@@ -217,7 +236,7 @@ class Turn:
             await self.service.before_step(self)
             provider = self.service.provider_for(self.state, settings)
             built = self.service.build_context(self.state, settings, provider.identity)
-            built = await self.service.check_compaction(self, built, provider)
+            built = await self.service.seams.turn.check(self, built, provider)
             named = self.require_tools[self.steps] if self.steps < len(self.require_tools) else None
             name = named.name if isinstance(named, RequiredCall) else named
             if named is not None and any(t.name == name for t in built.request.tools):
@@ -230,7 +249,7 @@ class Turn:
             except ProviderError as exc:
                 if exc.overflow and not self.overflow_retried:
                     self.overflow_retried = True
-                    if await self.service.recover_overflow(self, exc):
+                    if await self.service.seams.turn.recover_overflow(self, exc):
                         continue
                 raise
             self.steps += 1
@@ -296,7 +315,7 @@ class Turn:
         # provider took back (a tool call the model wrote as text, parsed into a call).
         message = self._commit_step(collected, built, provider, incomplete=False, error=None)
         for item in collected.server_compactions:
-            self.service.on_server_compaction(self, message, item, provider)
+            self.service.seams.server_compaction.on_server_compaction(self, message, item, provider)
         return StepOutput(message, collected.tool_calls, collected.finish, collected.usage)
 
     def _on_event(self, event: object, c: _Collector) -> None:
@@ -477,9 +496,6 @@ class Turn:
                 log.exception("could not record an interrupted tool result")
                 continue
             self.emit(p.ToolCallUpdate(tool_call_id=call_id, status="failed", output=output))
-
-    def add_user_message(self, text: str, kind: MessageKind) -> StoredMessage:
-        return self.service.add_user_message(self.state, text, kind)
 
 
 def parse_arguments(text: str) -> dict[str, Any] | None:
