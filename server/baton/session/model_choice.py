@@ -7,6 +7,7 @@ from typing import Protocol
 from baton import protocol as p
 from baton.auth import Credentials
 from baton.config import Settings
+from baton.errors import BatonError
 from baton.providers.base import Provider, ProviderIdentity
 from baton.session.state import SessionState
 from baton.store.sessions import SessionStore
@@ -54,8 +55,9 @@ class SessionModels:
 
     def identity_for(self, state: SessionState, settings: Settings) -> ProviderIdentity | None:
         """The identity the session's next request would have; None when no provider can
-        be made for it (a configuration problem, said when a turn starts)."""
+        be made for it (a configuration problem, said when a turn starts). Anything else
+        is a bug and is raised: a None here sizes tool output for the default window."""
         try:
             return self.provider_for(state, settings).identity
-        except Exception:
+        except BatonError:
             return None
