@@ -258,17 +258,16 @@ class Channel:
         self.steps = 0
         self.nudges = 0
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
-        data = update.wire()
-        kind = data.get("kind")
-        if kind == "agent_message_chunk":
-            self.text.append(data["text"])
-        elif kind == "tool_call":
-            self.tools.append(data["name"])
-        elif kind == "usage":
-            self.steps += 1
-        elif kind == "note" and data.get("reason") == "no_tool":
-            self.nudges += 1
+    def send_update(self, session_id: str, update: p.Update) -> None:
+        match update:
+            case p.AgentMessageChunk(text=text):
+                self.text.append(text)
+            case p.ToolCallStarted(name=name):
+                self.tools.append(name)
+            case p.UsageUpdate():
+                self.steps += 1
+            case p.NoteUpdate(reason="no_tool"):
+                self.nudges += 1
 
     def notify(self, method: str, params: p.WireModel) -> None:
         pass

@@ -81,7 +81,7 @@ PLAN_PROMPT = (
 # whole file alone made a step of every function. Asked for "what its TODO says" or "the
 # words after `TODO:`", it wrote the docstrings (3 of 3 runs on 2026-12-02); asked to
 # start each step with `TODO` and the rest of the line, it wrote the TODOs.
-PLAN_TOOLS = ("read", "grep", "plan_write")
+PLAN_TOOLS = (RequiredCall("read"), RequiredCall("grep"), RequiredCall("plan_write"))
 # The person's edit before approving: a line the model did not write, which it is
 # then told as a diff and which comes back in the plan block after the compaction.
 PERSON_NOTE = "Keep every docstring as it is."
@@ -100,7 +100,7 @@ BUILD_PROMPT = (
 # The tick is a turn of its own: with the plan line in the same prompt, the 1.5B model
 # copied it into the edit's old_string.
 TICK_PROMPT = 'Now tick the step off with plan_edit: old_string "{step}", new_string "{done}".'
-TICK_TOOLS = ("plan_edit",)
+TICK_TOOLS = (RequiredCall("plan_edit"),)
 # After the edit the demo checks it, as a person reviewing it would (the checks of
 # edit_departures), and when it falls short shows the model what it found: one more try,
 # mean() as it is now in front of the model.
@@ -180,13 +180,13 @@ class DemoChannel:
         """The model has been asked: say so until it reports more."""
         self.status.show("waiting", what)
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
+    def send_update(self, session_id: str, update: p.Update) -> None:
         data = update.wire()
         kind = data.get("kind")
         if kind == "agent_message_chunk":
             self.text.append(data["text"])
-        elif kind == "model_progress":
-            self.status.show(*describe_progress(data))
+        elif isinstance(update, p.ModelProgress):
+            self.status.show(*describe_progress(update))
         elif kind == "tool_call":
             self.tool_calls.append(data)
             args = json.dumps(data.get("input", {}), ensure_ascii=False)
@@ -405,7 +405,7 @@ def _body_start(lines: list[str]) -> int:
     return min(at, len(lines))
 
 
-def _edit_call(source: str) -> str | RequiredCall:
+def _edit_call(source: str) -> RequiredCall:
     """The edit the build step must make: in stats.py, its old_string one of the lines of
     mean()'s code as they are (not its `def` line nor its docstring: in 2 of 2 bench runs
     the 1.5B model replaced the `def` line, putting the new code above the docstring), the
@@ -423,7 +423,7 @@ def _edit_call(source: str) -> str | RequiredCall:
                 choices.append(text)
                 break
     if not choices:
-        return "edit"
+        return RequiredCall("edit")
     return RequiredCall("edit", {"path": STATS_PATH, "old_string": {"enum": choices}})
 
 
@@ -582,12 +582,12 @@ class Demo:
         return max(5.0, min(budget, TOTAL_BUDGET - (time.monotonic() - self.started)))
 
     async def turn(
-        self, app: Any, session_id: str, text: str, tools: Sequence[str | RequiredCall]
+        self, app: Any, session_id: str, text: str, tools: Sequence[RequiredCall]
     ) -> tuple[str, list[str]]:
         """Run one prompt whose steps must call `tools`, one each, then stop; returns the
         stop reason and the tools called. "timeout" when the budget ran out."""
         self.say(_indent(f"> {text}", "  "))
-        names = [t if isinstance(t, str) else _describe_call(t) for t in tools]
+        names = [_describe_call(t) for t in tools]
         self.say(f"    (each model step is told its tool: {', '.join(names)})")
         state = app.sessions.state(session_id)
         started = time.monotonic()

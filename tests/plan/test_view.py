@@ -33,7 +33,7 @@ class Recorder:
     def __init__(self) -> None:
         self.sent: list[tuple[str, dict[str, Any]]] = []
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
+    def send_update(self, session_id: str, update: p.Update) -> None:
         pass
 
     def notify(self, method: str, params: p.WireModel) -> None:

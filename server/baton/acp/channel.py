@@ -160,7 +160,7 @@ class AcpChannel:
 
     # ------------------------------------------------------------------ ClientChannel
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
+    def send_update(self, session_id: str, update: p.Update) -> None:
         try:
             self._translate(session_id, update)
         except Exception:

@@ -40,10 +40,8 @@ class LspChannel:
     def __init__(self, server: LspPeer) -> None:
         self.server = server
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
-        params = p.SessionUpdateNotification.model_validate(
-            {"sessionId": session_id, "update": update.wire()}
-        )
+    def send_update(self, session_id: str, update: p.Update) -> None:
+        params = p.SessionUpdateNotification(session_id=session_id, update=update)
         self.notify("baton/session/update", params)
 
     def notify(self, method: str, params: p.WireModel) -> None:

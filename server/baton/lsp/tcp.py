@@ -179,7 +179,7 @@ class RoutingChannel:
             return [channel] if channel is not None and server in self.hub.connections else []
         return [s.channel for s in list(self.hub.connections) if s.channel is not None]
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
+    def send_update(self, session_id: str, update: p.Update) -> None:
         for channel in self._targets():
             channel.send_update(session_id, update)
 

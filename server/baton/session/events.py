@@ -21,7 +21,7 @@ ProgressScope: TypeAlias = AbstractAsyncContextManager[ProgressReporter]
 
 
 class ClientChannel(Protocol):
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
+    def send_update(self, session_id: str, update: p.Update) -> None:
         """A `baton/session/update` notification."""
         ...
 
@@ -43,7 +43,7 @@ class ClientChannel(Protocol):
 class NullChannel:
     """Drops everything and answers no permission request (nothing runs that needs one)."""
 
-    def send_update(self, session_id: str, update: p.WireModel) -> None:
+    def send_update(self, session_id: str, update: p.Update) -> None:
         pass
 
     def notify(self, method: str, params: p.WireModel) -> None:

@@ -249,7 +249,7 @@ class SessionService:
         *,
         extra_parts: list[StoredPart] | None = None,
         max_steps: int | None = None,
-        require_tools: Sequence[str | RequiredCall] = (),
+        require_tools: Sequence[RequiredCall] = (),
     ) -> asyncio.Task[p.PromptResult]:
         """Commit the user message and start the turn (`Turns.start`); the returned task
         ends with it. `max_steps` and `require_tools` shape it (`Turn`): `baton demo`

@@ -22,6 +22,7 @@ from baton.context import BuiltContext
 from baton.echoed_markup import shown_text
 from baton.errors import BatonError, ProviderError
 from baton.providers.base import (
+    AnyTool,
     AssistantText,
     Finished,
     ItemDone,
@@ -170,14 +171,14 @@ class Turn:
         *,
         max_steps: int | None = None,
         purpose: Literal["turn", "pre_compact"] = "turn",
-        require_tools: Sequence[str | RequiredCall] = (),
+        require_tools: Sequence[RequiredCall] = (),
     ) -> None:
         self.service = service
         self.state = state
         self.max_steps = max_steps
         # Step k of the turn must call require_tools[k] (a caller that knows which tool
-        # each step needs: `baton demo`), narrowed when it is a RequiredCall; later steps
-        # are free.
+        # each step needs: `baton demo`), its arguments maybe narrowed; later steps are
+        # free.
         self.require_tools = tuple(require_tools)
         self.purpose = purpose
         # Set for autonomous rounds: how long a permission request may wait.
@@ -198,7 +199,7 @@ class Turn:
     def session_id(self) -> str:
         return self.state.id
 
-    def emit(self, update: p.WireModel) -> None:
+    def emit(self, update: p.Update) -> None:
         self.service.channel.send_update(self.session_id, update)
 
     async def run(self) -> p.PromptResult:
@@ -238,11 +239,10 @@ class Turn:
             built = self.service.build_context(self.state, settings, provider.identity)
             built = await self.service.seams.turn.check(self, built, provider)
             named = self.require_tools[self.steps] if self.steps < len(self.require_tools) else None
-            name = named.name if isinstance(named, RequiredCall) else named
-            if named is not None and any(t.name == name for t in built.request.tools):
+            if named is not None and any(t.name == named.name for t in built.request.tools):
                 built.request.require_tool = named
             elif self.require_tool and built.request.tools:
-                built.request.require_tool = True
+                built.request.require_tool = AnyTool()
             self.require_tool = False
             try:
                 step = await self._model_step(provider, built)

@@ -81,7 +81,7 @@ class Turns:
         *,
         extra_parts: list[StoredPart] | None = None,
         max_steps: int | None = None,
-        require_tools: Sequence[str | RequiredCall] = (),
+        require_tools: Sequence[RequiredCall] = (),
     ) -> asyncio.Task[p.PromptResult]:
         """Commit the user message and start the turn; the returned task ends with it."""
         ensure_idle(state)
