@@ -61,7 +61,7 @@ from baton.providers.base import (
     Usage,
 )
 from baton.session.events import NullChannel
-from baton.session.model import StoredPart, ToolResultRecord
+from baton.session.model import StoredText, ToolResultRecord, part_from_json
 from baton.tokens import estimate
 from baton.tools.base import Fact
 
@@ -127,9 +127,7 @@ def add_round(app, state, rng: random.Random, round_index: int, turns: int, fact
         decision = f"decision-{tag}: keep the cache size at {rng.randint(10, 99)} MB"
         facts.prose.append(decision)
         state.add(
-            store.append_message(
-                sid, "user", "prompt", [StoredPart("text", {"text": f"Work on {tag}. {decision}."})]
-            )
+            store.append_message(sid, "user", "prompt", [StoredText(f"Work on {tag}. {decision}.")])
         )
         read_path = f"src/module_{tag}.py"
         edit_path = f"src/changed_{tag}.py"
@@ -158,12 +156,12 @@ def add_round(app, state, rng: random.Random, round_index: int, turns: int, fact
                 "completed" if code == 0 else "failed",
             ),
         ]
-        parts = [StoredPart("text", {"text": f"Looking at {tag}. " * 20})]
+        parts = [StoredText(f"Looking at {tag}. " * 20)]
         results = []
         for index, (name, args, output, tool_facts, status) in enumerate(calls):
             call_id = f"call_{tag}_{index}"
             parts.append(
-                StoredPart(
+                part_from_json(
                     "tool_call",
                     {
                         "toolCallId": call_id,
@@ -287,15 +285,11 @@ def add_fixed_failures(app, state, rounds: int, first: int = 0) -> list[str]:  #
     for r in range(first, first + rounds):
         command = f"ruff check src/fix_{r}.py"
         error = f"src/fix_{r}.py:{10 + r}:80: E501 Line too long ({90 + r} > 79)\nFound 1 error."
-        state.add(
-            store.append_message(
-                state.id, "user", "prompt", [StoredPart("text", {"text": f"Fix lint {r}."})]
-            )
-        )
+        state.add(store.append_message(state.id, "user", "prompt", [StoredText(f"Fix lint {r}.")]))
         for attempt, (code, output) in enumerate(((1, error), (0, "All checks passed!"))):
             call_id = f"call_fix_{r}_{attempt}"
             args = {"command": command}
-            part = StoredPart(
+            part = part_from_json(
                 "tool_call",
                 {
                     "toolCallId": call_id,

@@ -51,7 +51,7 @@ from baton.plan.store import PlanStore
 from baton.providers.base import AssistantText, Item, ToolCall
 from baton.providers.factory import ProviderRegistry
 from baton.session.events import NullChannel
-from baton.session.model import StoredPart, ToolResultRecord
+from baton.session.model import StoredPart, StoredText, ToolResultRecord, part_from_json
 from baton.session.seams import Contribution, Seams, fold
 from baton.session.service import SessionService
 from baton.session.state import SessionState
@@ -202,7 +202,7 @@ async def answer(service: SessionService, state: SessionState, items: list[Item]
     calls = []
     for item in items:
         if isinstance(item, AssistantText):
-            parts.append(StoredPart("text", {"text": item.text}))
+            parts.append(StoredText(item.text))
         elif isinstance(item, ToolCall):
             data: dict[str, Any] = {
                 "toolCallId": item.call_id,
@@ -210,7 +210,7 @@ async def answer(service: SessionService, state: SessionState, items: list[Item]
                 "input": json.loads(item.arguments),
                 "arguments": item.arguments,
             }
-            parts.append(StoredPart("tool_call", data))
+            parts.append(part_from_json("tool_call", data))
             calls.append(item)
     message = service.store.append_message(state.id, "assistant", "step", parts)
     state.add(message)

@@ -140,7 +140,7 @@ class Summariser:
                 + " (the next action built by code, the others as none)"
             )
         said = [
-            part.data.get("text", "")
+            part.text
             for m in region
             if m.role == "assistant"
             for part in m.parts

@@ -43,7 +43,7 @@ def compacted_ids(state: SessionState) -> set[str]:
 
 
 def _call_ids(message: StoredMessage) -> set[str]:
-    return {part.data["toolCallId"] for part in message.tool_calls()}
+    return {part.tool_call_id for part in message.tool_calls()}
 
 
 def context_result(built: BuiltContext, totals: RequestTotals) -> p.ContextResult:

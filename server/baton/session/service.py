@@ -237,7 +237,7 @@ class SessionService:
         kind: MessageKind,
         meta: dict[str, Any] | None = None,
         *,
-        extra_parts: list[StoredPart] | None = None,
+        extra_parts: Sequence[StoredPart] = (),
     ) -> StoredMessage:
         return self.turns.add_user_message(state, text, kind, meta, extra_parts=extra_parts)
 
@@ -247,7 +247,7 @@ class SessionService:
         text: str,
         kind: MessageKind = "prompt",
         *,
-        extra_parts: list[StoredPart] | None = None,
+        extra_parts: Sequence[StoredPart] = (),
         max_steps: int | None = None,
         require_tools: Sequence[RequiredCall] = (),
     ) -> asyncio.Task[p.PromptResult]:

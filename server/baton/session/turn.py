@@ -39,7 +39,15 @@ from baton.providers.base import (
     Usage,
 )
 from baton.session.events import ClientChannel
-from baton.session.model import StoredMessage, StoredPart, ToolResultRecord
+from baton.session.model import (
+    StoredMessage,
+    StoredOpaque,
+    StoredPart,
+    StoredReasoning,
+    StoredText,
+    StoredToolCall,
+    ToolResultRecord,
+)
 from baton.session.notes import ContextNotes
 from baton.session.nudge import nudge_text, should_nudge, turn_prompt
 from baton.session.repeats import RepeatGuard
@@ -77,10 +85,10 @@ class _Collector:
 
     def flush_partial(self) -> None:
         if self.reasoning:
-            self.parts.append(StoredPart("reasoning", {"text": "".join(self.reasoning)}))
+            self.parts.append(StoredReasoning("".join(self.reasoning)))
             self.reasoning.clear()
         if self.text:
-            self.parts.append(StoredPart("text", {"text": "".join(self.text)}))
+            self.parts.append(StoredText("".join(self.text)))
             self.text.clear()
 
 
@@ -329,30 +337,29 @@ class Turn:
             item = event.item
             if isinstance(item, AssistantText):
                 c.text.clear()
-                c.parts.append(StoredPart("text", {"text": item.text}, item.native))
+                c.parts.append(StoredText(item.text, item.native))
             elif isinstance(item, Reasoning):
                 text = item.text or "".join(c.reasoning)
                 c.reasoning.clear()
-                c.parts.append(StoredPart("reasoning", {"text": text}, item.native))
+                c.parts.append(StoredReasoning(text, item.native))
             elif isinstance(item, ToolCall):
                 args = parse_arguments(item.arguments)
-                data: dict[str, Any] = {
-                    "toolCallId": item.call_id,
-                    "name": item.name,
-                    "input": args if args is not None else {},
-                    "arguments": item.arguments,
-                }
-                c.parts.append(StoredPart("tool_call", data, item.native))
+                part = StoredToolCall(
+                    item.call_id,
+                    item.name,
+                    args if args is not None else {},
+                    item.arguments,
+                    item.native,
+                )
+                c.parts.append(part)
                 c.tool_calls.append(item)
                 self.emit(
-                    p.ToolCallStarted(
-                        tool_call_id=item.call_id, name=item.name, input=data["input"]
-                    )
+                    p.ToolCallStarted(tool_call_id=item.call_id, name=item.name, input=part.input)
                 )
             elif isinstance(item, OpaqueItem):
-                c.parts.append(StoredPart("opaque", {}, item.native))
+                c.parts.append(StoredOpaque(item.native))
         elif isinstance(event, ServerCompaction):
-            c.parts.append(StoredPart("opaque", {"serverCompaction": True}, event.item.native))
+            c.parts.append(StoredOpaque(event.item.native, server_compaction=True))
             c.server_compactions.append(event.item)
         elif isinstance(event, Usage):
             c.usage = event
@@ -486,7 +493,7 @@ class Turn:
         if message is None:
             return
         for part in message.tool_calls():
-            call_id = part.data["toolCallId"]
+            call_id = part.tool_call_id
             if call_id in message.results:
                 continue
             record = ToolResultRecord(call_id, "failed", output)

@@ -23,6 +23,7 @@ from baton.session.model import (
     MessageKind,
     StoredMessage,
     StoredPart,
+    StoredText,
     title_from_prompt,
 )
 from baton.session.seams import Seams
@@ -61,9 +62,9 @@ class Turns:
         kind: MessageKind,
         meta: dict[str, Any] | None = None,
         *,
-        extra_parts: list[StoredPart] | None = None,
+        extra_parts: Sequence[StoredPart] = (),
     ) -> StoredMessage:
-        parts = [StoredPart("text", {"text": text}), *(extra_parts or [])]
+        parts: list[StoredPart] = [StoredText(text), *extra_parts]
         message = self.store.append_message(state.id, "user", kind, parts, meta=meta)
         state.add(message)
         if kind != "prompt":
@@ -79,7 +80,7 @@ class Turns:
         text: str,
         kind: MessageKind = "prompt",
         *,
-        extra_parts: list[StoredPart] | None = None,
+        extra_parts: Sequence[StoredPart] = (),
         max_steps: int | None = None,
         require_tools: Sequence[RequiredCall] = (),
     ) -> asyncio.Task[p.PromptResult]:
