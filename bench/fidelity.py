@@ -191,7 +191,7 @@ async def run_depth(depth: int, seed: int, turns_per_round: int) -> dict[str, fl
         app = build_app(ws, NullChannel(), environ={}, client_settings=SETTINGS)
         facts = Facts()
         summariser = DroppingSummariser(rng, [])
-        app.sessions.providers = StaticProviders(summariser)  # type: ignore[assignment]
+        app.sessions.models.providers = StaticProviders(summariser)  # type: ignore[assignment]
         sid = app.sessions.new_session(p.SessionNewParams(title="fidelity")).session_id
         state = app.sessions.state(sid)
         plan_lines = [f"- [ ] step {i}: marker-plan-{seed}-{i}" for i in range(12)]
@@ -247,7 +247,7 @@ async def big_session_time(seed: int) -> tuple[int, float]:
         ws.mkdir()
         app = build_app(ws, NullChannel(), environ={}, client_settings=SETTINGS)
         summariser = DroppingSummariser(rng, [])
-        app.sessions.providers = StaticProviders(summariser)  # type: ignore[assignment]
+        app.sessions.models.providers = StaticProviders(summariser)  # type: ignore[assignment]
         sid = app.sessions.new_session(p.SessionNewParams()).session_id
         state = app.sessions.state(sid)
         facts = Facts()
@@ -331,7 +331,7 @@ async def sized_session(target: int, trigger: p.Trigger, seed: int) -> dict[str,
                 yield event
 
         summariser.stream = counted  # type: ignore[method-assign]
-        app.sessions.providers = StaticProviders(summariser)  # type: ignore[assignment]
+        app.sessions.models.providers = StaticProviders(summariser)  # type: ignore[assignment]
         sid = app.sessions.new_session(p.SessionNewParams()).session_id
         state = app.sessions.state(sid)
         facts = Facts()
@@ -431,7 +431,7 @@ async def probe_views(seed: int) -> tuple[dict[str, ModelRequest], list[Probe], 
         settings = {"contextWindow": 8_192, "compaction": {"strategy": "native"}}
         app = build_app(ws, NullChannel(), environ={}, client_settings=settings)
         summariser = DroppingSummariser(rng, [])
-        app.sessions.providers = StaticProviders(summariser)  # type: ignore[assignment]
+        app.sessions.models.providers = StaticProviders(summariser)  # type: ignore[assignment]
         sid = app.sessions.new_session(p.SessionNewParams()).session_id
         state = app.sessions.state(sid)
         facts = Facts()

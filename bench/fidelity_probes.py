@@ -551,7 +551,7 @@ async def measure(
         else:
             answers = [pr.answer for pr in session.probes]
             provider = Counting(scripted(random.Random(seed), answers))
-        app.sessions.providers = OneProvider(provider)
+        app.sessions.models.providers = OneProvider(provider)
         full = app.sessions.build_context(state, current, identity)
         result: dict[str, Any] = {}
         if model is not None:

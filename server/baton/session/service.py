@@ -90,7 +90,6 @@ class SessionService:
         self.config = config
         self.credentials = credentials
         self.channel = channel
-        self.providers = providers
         self.models = SessionModels(providers, credentials, self.store)
         self.tools = tools
         self.context = ContextBuilder(self.workspace, plans)
@@ -127,6 +126,11 @@ class SessionService:
 
     def settings(self) -> Settings:
         return self.config.settings()
+
+    @property
+    def providers(self) -> ProviderSource:
+        """Where providers come from (a bench swaps it on `models`)."""
+        return self.models.providers
 
     def state(self, session_id: str) -> SessionState:
         return self.cache.get(session_id)
