@@ -38,7 +38,7 @@ class ModelSwitch(Protocol):
 
 
 class CompactionService:
-    """The session's `TurnHooks` seam, and `after_turn` its after-turn seam (build_app
+    """The session's `TurnHooks` seam, and `after_turn` its after-turn seam (baton.features
     connects both)."""
 
     def __init__(

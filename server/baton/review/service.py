@@ -181,7 +181,7 @@ def plan_revert(
 
 
 class ReviewService:
-    """Per-turn checkpoints and revert. Its session seams (build_app connects them):
+    """Per-turn checkpoints and revert. Its session seams (baton.features connects them):
     `attach` when a session is loaded, `recorder` around each tool call."""
 
     def __init__(

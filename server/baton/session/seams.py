@@ -5,6 +5,8 @@ which seam; `fold` makes them one frozen `Seams`, which the service is given whe
 it is built and never changes. Every seam has a no-op default, so a service built
 without the features (a unit test, a bench) runs the bare agent loop. Nothing
 else plugs into the service: to find what runs at a seam, read `baton.features`.
+The two seams a turn calls itself (`TurnHooks`, `ServerCompactionEvents`) are
+declared in `baton.session.turn`, beside the turn they are called with.
 """
 
 from __future__ import annotations

@@ -200,7 +200,7 @@ class Turn:
         # For the look-first nudge (session/nudge.py): once per turn, only before any tool.
         self.tool_calls_made = 0
         self.nudged = False
-        self.require_tool = False
+        self.must_call_tool = False
         self.asked_for_words = False
 
     @property
@@ -249,9 +249,9 @@ class Turn:
             named = self.require_tools[self.steps] if self.steps < len(self.require_tools) else None
             if named is not None and any(t.name == named.name for t in built.request.tools):
                 built.request.require_tool = named
-            elif self.require_tool and built.request.tools:
+            elif self.must_call_tool and built.request.tools:
                 built.request.require_tool = AnyTool()
-            self.require_tool = False
+            self.must_call_tool = False
             try:
                 step = await self._model_step(provider, built)
             except ProviderError as exc:
@@ -283,7 +283,7 @@ class Turn:
             return False
         self.nudged = True
         # The step after the nudge must call a tool: small models ignore the words alone.
-        self.require_tool = True
+        self.must_call_tool = True
         self._note(nudge_text(turn_prompt(self.state) or ""), "no_tool")
         return True
 
