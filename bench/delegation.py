@@ -90,7 +90,7 @@ def _ticks(state: SessionState) -> int:
         1
         for m in state.messages
         for part in m.tool_calls()
-        if part.data["name"] == "plan_edit" and part.data["toolCallId"] in m.results
+        if part.name == "plan_edit" and part.tool_call_id in m.results
     )
 
 

@@ -61,7 +61,7 @@ from baton.providers.base import (
     Usage,
 )
 from baton.session.events import NullChannel
-from baton.session.model import StoredPart, ToolResultRecord
+from baton.session.model import StoredText, ToolResultRecord, part_from_json
 from baton.tokens import estimate
 from baton.tools.base import Fact
 
@@ -72,6 +72,8 @@ SETTINGS = {"contextWindow": 400_000, "compaction": {"strategy": "native"}}
 
 class DroppingSummariser:
     """A provider whose summaries keep each fact it is shown with probability `keep`."""
+
+    summary_keeps_tools = False
 
     def __init__(self, rng: random.Random, facts: list[str], keep: float = 0.5) -> None:
         self.identity = IDENTITY
@@ -125,9 +127,7 @@ def add_round(app, state, rng: random.Random, round_index: int, turns: int, fact
         decision = f"decision-{tag}: keep the cache size at {rng.randint(10, 99)} MB"
         facts.prose.append(decision)
         state.add(
-            store.append_message(
-                sid, "user", "prompt", [StoredPart("text", {"text": f"Work on {tag}. {decision}."})]
-            )
+            store.append_message(sid, "user", "prompt", [StoredText(f"Work on {tag}. {decision}.")])
         )
         read_path = f"src/module_{tag}.py"
         edit_path = f"src/changed_{tag}.py"
@@ -156,12 +156,12 @@ def add_round(app, state, rng: random.Random, round_index: int, turns: int, fact
                 "completed" if code == 0 else "failed",
             ),
         ]
-        parts = [StoredPart("text", {"text": f"Looking at {tag}. " * 20})]
+        parts = [StoredText(f"Looking at {tag}. " * 20)]
         results = []
         for index, (name, args, output, tool_facts, status) in enumerate(calls):
             call_id = f"call_{tag}_{index}"
             parts.append(
-                StoredPart(
+                part_from_json(
                     "tool_call",
                     {
                         "toolCallId": call_id,
@@ -191,7 +191,7 @@ async def run_depth(depth: int, seed: int, turns_per_round: int) -> dict[str, fl
         app = build_app(ws, NullChannel(), environ={}, client_settings=SETTINGS)
         facts = Facts()
         summariser = DroppingSummariser(rng, [])
-        app.sessions.providers = StaticProviders(summariser)  # type: ignore[assignment]
+        app.sessions.models.providers = StaticProviders(summariser)  # type: ignore[assignment]
         sid = app.sessions.new_session(p.SessionNewParams(title="fidelity")).session_id
         state = app.sessions.state(sid)
         plan_lines = [f"- [ ] step {i}: marker-plan-{seed}-{i}" for i in range(12)]
@@ -247,7 +247,7 @@ async def big_session_time(seed: int) -> tuple[int, float]:
         ws.mkdir()
         app = build_app(ws, NullChannel(), environ={}, client_settings=SETTINGS)
         summariser = DroppingSummariser(rng, [])
-        app.sessions.providers = StaticProviders(summariser)  # type: ignore[assignment]
+        app.sessions.models.providers = StaticProviders(summariser)  # type: ignore[assignment]
         sid = app.sessions.new_session(p.SessionNewParams()).session_id
         state = app.sessions.state(sid)
         facts = Facts()
@@ -285,15 +285,11 @@ def add_fixed_failures(app, state, rounds: int, first: int = 0) -> list[str]:  #
     for r in range(first, first + rounds):
         command = f"ruff check src/fix_{r}.py"
         error = f"src/fix_{r}.py:{10 + r}:80: E501 Line too long ({90 + r} > 79)\nFound 1 error."
-        state.add(
-            store.append_message(
-                state.id, "user", "prompt", [StoredPart("text", {"text": f"Fix lint {r}."})]
-            )
-        )
+        state.add(store.append_message(state.id, "user", "prompt", [StoredText(f"Fix lint {r}.")]))
         for attempt, (code, output) in enumerate(((1, error), (0, "All checks passed!"))):
             call_id = f"call_fix_{r}_{attempt}"
             args = {"command": command}
-            part = StoredPart(
+            part = part_from_json(
                 "tool_call",
                 {
                     "toolCallId": call_id,
@@ -335,7 +331,7 @@ async def sized_session(target: int, trigger: p.Trigger, seed: int) -> dict[str,
                 yield event
 
         summariser.stream = counted  # type: ignore[method-assign]
-        app.sessions.providers = StaticProviders(summariser)  # type: ignore[assignment]
+        app.sessions.models.providers = StaticProviders(summariser)  # type: ignore[assignment]
         sid = app.sessions.new_session(p.SessionNewParams()).session_id
         state = app.sessions.state(sid)
         facts = Facts()
@@ -435,7 +431,7 @@ async def probe_views(seed: int) -> tuple[dict[str, ModelRequest], list[Probe], 
         settings = {"contextWindow": 8_192, "compaction": {"strategy": "native"}}
         app = build_app(ws, NullChannel(), environ={}, client_settings=settings)
         summariser = DroppingSummariser(rng, [])
-        app.sessions.providers = StaticProviders(summariser)  # type: ignore[assignment]
+        app.sessions.models.providers = StaticProviders(summariser)  # type: ignore[assignment]
         sid = app.sessions.new_session(p.SessionNewParams()).session_id
         state = app.sessions.state(sid)
         facts = Facts()

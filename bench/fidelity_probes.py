@@ -61,7 +61,7 @@ from baton import protocol as p
 from baton.compaction.engine import CompactRequest
 from baton.providers.base import Finished, ModelRequest, StreamEvent, Usage
 from baton.session.events import NullChannel
-from baton.session.model import StoredPart, ToolResultRecord
+from baton.session.model import StoredText, ToolResultRecord, part_from_json
 from baton.tools.base import Fact
 
 
@@ -88,23 +88,19 @@ class Session:
 
     def person(self, text: str) -> None:
         store = self.app.sessions.store
-        self.state.add(
-            store.append_message(
-                self.state.id, "user", "prompt", [StoredPart("text", {"text": text})]
-            )
-        )
+        self.state.add(store.append_message(self.state.id, "user", "prompt", [StoredText(text)]))
 
     def step(
         self, say: str, tools: list[tuple[str, dict[str, Any], str, list[Fact], bool]]
     ) -> None:
         """One assistant step: its text, then tool calls (name, args, output, facts, ok)."""
-        parts = [StoredPart("text", {"text": say})] if say else []
+        parts = [StoredText(say)] if say else []
         results = []
         for name, args, output, facts, ok in tools:
             self.calls += 1
             call_id = f"call_{self.calls:04d}"
             parts.append(
-                StoredPart(
+                part_from_json(
                     "tool_call",
                     {
                         "toolCallId": call_id,
@@ -431,7 +427,7 @@ class Counting:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.identity = inner.identity
-        self.summary_keeps_tools = getattr(inner, "summary_keeps_tools", False)
+        self.summary_keeps_tools: bool = inner.summary_keeps_tools
         self.calls = 0
         self.cut = 0
         self.log: list[dict[str, Any]] = []
@@ -555,7 +551,7 @@ async def measure(
         else:
             answers = [pr.answer for pr in session.probes]
             provider = Counting(scripted(random.Random(seed), answers))
-        app.sessions.providers = OneProvider(provider)
+        app.sessions.models.providers = OneProvider(provider)
         full = app.sessions.build_context(state, current, identity)
         result: dict[str, Any] = {}
         if model is not None:

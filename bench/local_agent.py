@@ -259,21 +259,20 @@ class Channel:
         self.nudges = 0
 
     def send_update(
-        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+        self, session_id: str, update: p.Update, *, parent_id: str | None = None
     ) -> None:
         if parent_id is not None:
             # A `task` child's own progress: shown through its parent's `child` updates.
             return
-        data = update.wire()
-        kind = data.get("kind")
-        if kind == "agent_message_chunk":
-            self.text.append(data["text"])
-        elif kind == "tool_call":
-            self.tools.append(data["name"])
-        elif kind == "usage":
-            self.steps += 1
-        elif kind == "note" and data.get("reason") == "no_tool":
-            self.nudges += 1
+        match update:
+            case p.AgentMessageChunk(text=text):
+                self.text.append(text)
+            case p.ToolCallStarted(name=name):
+                self.tools.append(name)
+            case p.UsageUpdate():
+                self.steps += 1
+            case p.NoteUpdate(reason="no_tool"):
+                self.nudges += 1
 
     def notify(self, method: str, params: p.WireModel) -> None:
         pass

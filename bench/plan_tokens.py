@@ -51,12 +51,14 @@ from baton.plan.store import PlanStore
 from baton.providers.base import AssistantText, Item, ToolCall
 from baton.providers.factory import ProviderRegistry
 from baton.session.events import NullChannel
-from baton.session.model import StoredPart, ToolResultRecord
+from baton.session.model import StoredPart, StoredText, ToolResultRecord, part_from_json
+from baton.session.seams import Contribution, Seams, fold
 from baton.session.service import SessionService
 from baton.session.state import SessionState
 from baton.session.turn import Turn
 from baton.store.db import Database
 from baton.tokens import ITEM_OVERHEAD, estimate
+from baton.tools.base import ToolServices
 from baton.tools.plan import plan_tools
 from baton.tools.registry import ToolRegistry, default_registry
 
@@ -147,6 +149,14 @@ def make_service(
     """The sessions (and the plan service on them), wired as `baton.app.build_app` does."""
     config = ConfigLoader(workspace, environ={})
     context = PlanContext(PlanStore(workspace, db), NullChannel()) if with_plans else None
+    made: list[PlanService] = []
+
+    def setup(service: SessionService) -> Seams:
+        if context is None:
+            return Seams()
+        made.append(PlanService(context, config, NullChannel(), service, NoFreshStart()))
+        return fold(Contribution(tool_services=ToolServices(plan=made[0])))
+
     service = SessionService(
         workspace,
         db,
@@ -156,12 +166,9 @@ def make_service(
         ProviderRegistry(),
         tools,
         plans=context,
+        features=setup,
     )
-    if context is None:
-        return service, None
-    plans = PlanService(context, config, NullChannel(), service, NoFreshStart())
-    service.seams.tool_services.plan = plans
-    return service, plans
+    return service, (made[0] if made else None)
 
 
 def measure(service: SessionService, state: SessionState) -> Round:
@@ -195,7 +202,7 @@ async def answer(service: SessionService, state: SessionState, items: list[Item]
     calls = []
     for item in items:
         if isinstance(item, AssistantText):
-            parts.append(StoredPart("text", {"text": item.text}))
+            parts.append(StoredText(item.text))
         elif isinstance(item, ToolCall):
             data: dict[str, Any] = {
                 "toolCallId": item.call_id,
@@ -203,7 +210,7 @@ async def answer(service: SessionService, state: SessionState, items: list[Item]
                 "input": json.loads(item.arguments),
                 "arguments": item.arguments,
             }
-            parts.append(StoredPart("tool_call", data))
+            parts.append(part_from_json("tool_call", data))
             calls.append(item)
     message = service.store.append_message(state.id, "assistant", "step", parts)
     state.add(message)

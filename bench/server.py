@@ -75,7 +75,7 @@ def step_overhead(messages: int, steps: int = 50, *, with_plan: bool = False) ->
     from baton.app import build_app
     from baton.providers.base import ProviderIdentity, Route
     from baton.session.events import NullChannel
-    from baton.session.model import StoredPart, ToolResultRecord
+    from baton.session.model import StoredText, ToolResultRecord, part_from_json
     from baton.tools.base import Fact
 
     with temp_home() as tmp:
@@ -91,9 +91,7 @@ def step_overhead(messages: int, steps: int = 50, *, with_plan: bool = False) ->
         store = service.store
         for index in range(messages // 2):
             state.add(
-                store.append_message(
-                    sid, "user", "prompt", [StoredPart("text", {"text": f"question {index} " * 20})]
-                )
+                store.append_message(sid, "user", "prompt", [StoredText(f"question {index} " * 20)])
             )
             call = f"call_{index}"
             message = store.append_message(
@@ -101,8 +99,8 @@ def step_overhead(messages: int, steps: int = 50, *, with_plan: bool = False) ->
                 "assistant",
                 "step",
                 [
-                    StoredPart("text", {"text": f"answer {index} " * 30}),
-                    StoredPart(
+                    StoredText(f"answer {index} " * 30),
+                    part_from_json(
                         "tool_call",
                         {
                             "toolCallId": call,
@@ -135,7 +133,7 @@ def step_overhead(messages: int, steps: int = 50, *, with_plan: bool = False) ->
                 "assistant",
                 "step",
                 [
-                    StoredPart(
+                    part_from_json(
                         "tool_call",
                         {
                             "toolCallId": call,

@@ -45,7 +45,7 @@ from baton import protocol as p  # noqa: E402
 from baton.app import build_app  # noqa: E402
 from baton.compaction.summary import SECTIONS  # noqa: E402
 from baton.session.events import NullChannel  # noqa: E402
-from baton.session.model import StoredPart, ToolResultRecord  # noqa: E402
+from baton.session.model import StoredText, ToolResultRecord, part_from_json  # noqa: E402
 from baton.tools.base import Fact  # noqa: E402
 
 TURNS_PER_ROUND = 8
@@ -82,7 +82,7 @@ def build_session(app: Any, seed: int, rounds: int) -> str:
                     sid,
                     "user",
                     "prompt",
-                    [StoredPart("text", {"text": f"Work on {tag}. {decision}."})],
+                    [StoredText(f"Work on {tag}. {decision}.")],
                 )
             )
             read_path, edit_path = f"src/module_{tag}.py", f"src/changed_{tag}.py"
@@ -96,7 +96,7 @@ def build_session(app: Any, seed: int, rounds: int) -> str:
                 ("bash", {"command": command}, "collected 40 items\n" + "." * 2000 + f"\n[exit code {code}]",
                  [Fact("command", command=command, exit_code=code)], "completed" if code == 0 else "failed"),
             ]  # fmt: skip
-            parts = [StoredPart("text", {"text": f"Looking at {tag}."})]
+            parts = [StoredText(f"Looking at {tag}.")]
             results = []
             for index, (name, args, output, facts, status) in enumerate(calls):
                 call_id = f"call_{tag}_{index}"
@@ -106,7 +106,7 @@ def build_session(app: Any, seed: int, rounds: int) -> str:
                     "input": args,
                     "arguments": json.dumps(args),
                 }
-                parts.append(StoredPart("tool_call", data))
+                parts.append(part_from_json("tool_call", data))
                 results.append(ToolResultRecord(call_id, status, output, facts))  # type: ignore[arg-type]
             state.add(store.append_message(sid, "assistant", "step", parts, results=results))
     return sid

@@ -9,16 +9,13 @@ from typing import Any
 
 from baton import protocol as p
 from baton.auth import Credentials
-from baton.compaction.engine import CompactionEngine
-from baton.compaction.recall import RecallSource
-from baton.compaction.server import ServerCompactionFeature, ServerStrategies
 from baton.compaction.service import CompactionService
 from baton.config import ConfigLoader
 from baton.delegation.channel import DelegationChannel
-from baton.delegation.feature import Delegation, TaskTool
+from baton.delegation.feature import Delegation
 from baton.delegation.steps import StepBuilder
 from baton.errors import BatonError, SessionBusy
-from baton.hooks import build_hooks
+from baton.features import Features, setup_features
 from baton.hooks.lifecycle import LifecycleHooks
 from baton.hooks.plugins import drop_workspace_plugins, load_workspace_plugins
 from baton.mcp_servers import McpManager
@@ -31,10 +28,9 @@ from baton.session.events import ClientChannel
 from baton.session.seams import Seams
 from baton.session.service import SessionService
 from baton.skills.service import SkillsFeature
-from baton.store.compactions import CompactionStore
 from baton.store.db import Database, open_workspace_db
 from baton.store.sessions import SessionStore
-from baton.tools.base import EditorFiles, EditorTerminal, ToolServices
+from baton.tools.base import EditorFiles, EditorTerminal
 from baton.tools.plan import plan_tools
 from baton.tools.registry import default_registry
 from baton.trust import Trust, decide
@@ -175,8 +171,9 @@ def build_app(
     `editor_files` / `editor_terminal`: the editor's buffers and terminal, for a face
     whose client offers them (ACP).
 
-    The session service comes first (every feature works on it), then the features;
-    the `Seams` the service was given is filled last and says what it calls of them."""
+    The session service is built with the features' setup (`baton.features`): each
+    feature is set up on it and says what it adds at which seam, and the service's
+    frozen `Seams` is the fold of those contributions."""
     workspace = workspace.resolve()
     trust = trust if trust is not None else decide(workspace, None)
     config = ConfigLoader(workspace, client_settings, environ, trust=trust)
@@ -190,12 +187,26 @@ def build_app(
     # What the model is shown of a plan depends on the plan store alone; the plan methods
     # (which start turns) are built on the sessions.
     plan_context = PlanContext(PlanStore(workspace, db), channel)
+    built: list[Features] = []
     # Skills are read before any session is: the context's head holds their list. The
     # `skill` tool asks the sessions (made next) whether a skill is in a session's view.
     skills = SkillsFeature(
         workspace, config, channel, tools, lambda session_id: sessions.state(session_id)
     )
-    seams = Seams()
+
+    def setup(sessions: SessionService) -> Seams:
+        built.append(
+            setup_features(
+                sessions,
+                plan_context,
+                skills,
+                channel,
+                editor_files=editor_files,
+                editor_terminal=editor_terminal,
+            )
+        )
+        return built[0].seams
+
     sessions = SessionService(
         workspace,
         db,
@@ -205,44 +216,10 @@ def build_app(
         ProviderRegistry(),
         tools,
         plans=plan_context,
-        seams=seams,
+        features=setup,
         skills=skills,
     )
-    hooks = build_hooks(sessions)
-    engine = CompactionEngine(
-        sessions,
-        CompactionStore(db, sessions.store),
-        hooks=hooks,
-        plan_state=plan_context.ledger_state,
-        chooser=ServerStrategies(),
-    )
-    server_compaction = ServerCompactionFeature(engine)
-    compaction = CompactionService(sessions, engine, model_switch=server_compaction.model_switch)
-    # Approving "in a fresh context" starts the build with a compaction of its own.
-    plans = PlanService(plan_context, config, channel, sessions, fresh_start=compaction)
-    # MCP servers start lazily, at the first model step that needs the tool list.
-    mcp = McpManager(workspace, config, tools, channel)
-    review = ReviewService(sessions, db, after_revert=[plans.restore_before])
-    delegation = Delegation(workspace, config, sessions, channel, plans=plans)
-    tools.register(TaskTool(delegation))
-    # `baton/plan/approve {build: "steps"}`: each open step in a fresh build child.
-    steps = StepBuilder(delegation, plans)
-
-    seams.turn = compaction
-    seams.tools = hooks
-    seams.server_compaction = server_compaction
-    seams.tool_services = ToolServices(
-        plan=plans, recall=RecallSource(sessions), files=editor_files, terminal=editor_terminal
-    )
-    seams.change_recorder = review.recorder
-    seams.tool_offer = delegation
-    seams.before_step += [mcp.prepare, skills.before_step, delegation.before_step]
-    seams.commands = skills
-    # Each restores its own part of a loaded session (the compaction view, the reverted
-    # messages); neither reads the other's.
-    seams.session_loaded += [engine.restore_view, review.attach]
-    seams.after_turn.append(compaction.after_turn)
-    seams.on_cancel += [hooks.cancel_round, delegation.cancel_children]
+    (f,) = built
     log.info("baton ready for workspace %s (store %s)", workspace, db.path)
     return App(
         workspace,
@@ -250,12 +227,12 @@ def build_app(
         credentials,
         db,
         sessions,
-        compaction,
-        plans,
-        hooks,
-        mcp,
-        review,
+        f.compaction,
+        f.plans,
+        f.hooks,
+        f.mcp,
+        f.review,
         skills,
-        delegation,
-        steps,
+        f.delegation,
+        f.steps,
     )

@@ -49,7 +49,7 @@ from baton.providers.base import (
 )
 from baton.review.attachments import render_attachment
 from baton.session.history_cache import HistoryCache
-from baton.session.model import StoredMessage
+from baton.session.model import StoredAttachment, StoredMessage
 from baton.session.state import SessionState, View
 from baton.tokens import ITEM_OVERHEAD, estimate
 
@@ -177,7 +177,7 @@ def message_items(
     if message.role == "user":
         text = message.text()
         # Attachments (editor context) come first, then the prompt that refers to them.
-        blocks = [render_attachment(x.data) for x in message.parts if x.type == "attachment"]
+        blocks = [render_attachment(x) for x in message.parts if isinstance(x, StoredAttachment)]
         if blocks:
             text = "\n\n".join([*blocks, text] if text else blocks)
         return [UserText(text=text)] if text else []
@@ -187,19 +187,15 @@ def message_items(
     outputs: list[Item] = []
     for part in message.parts:
         if part.type == "reasoning":
-            items.append(Reasoning(text=part.data.get("text", ""), native=part.native))
+            items.append(Reasoning(text=part.text, native=part.native))
         elif part.type == "text":
-            if part.data.get("text"):
-                items.append(AssistantText(text=part.data["text"], native=part.native))
+            if part.text:
+                items.append(AssistantText(text=part.text, native=part.native))
         elif part.type == "tool_call":
-            call_id = part.data["toolCallId"]
-            arguments = part.data.get("arguments") or json.dumps(
-                part.data.get("input", {}), ensure_ascii=False
-            )
+            call_id = part.tool_call_id
+            arguments = part.arguments or json.dumps(part.input, ensure_ascii=False)
             items.append(
-                ToolCall(
-                    call_id=call_id, name=part.data["name"], arguments=arguments, native=part.native
-                )
+                ToolCall(call_id=call_id, name=part.name, arguments=arguments, native=part.native)
             )
             if call_id in running_call_ids:
                 continue
@@ -214,7 +210,7 @@ def message_items(
         elif (
             part.type == "opaque"
             and part.native is not None
-            and not part.data.get("serverCompaction")  # replayed from the view's server window
+            and not part.server_compaction  # replayed from the view's server window
         ):
             items.append(OpaqueItem(native=part.native))
     if message.incomplete and items and isinstance(items[-1], AssistantText):

@@ -122,7 +122,7 @@ class TerminalChannel:
         self._mid_line = not text.endswith("\n")
 
     def send_update(
-        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+        self, session_id: str, update: p.Update, *, parent_id: str | None = None
     ) -> None:
         if self.as_json:
             line: dict[str, object] = {"sessionId": session_id, "update": update.wire()}
@@ -134,86 +134,83 @@ class TerminalChannel:
         if parent_id is not None:
             self._child_progress(session_id, update)
             return
-        if isinstance(update, p.ChildUpdate):
-            lines = self.children.changed(update)
-            if lines:
-                self.status.clear()
-                self._newline()
-                self.err.write("".join(line + "\n" for line in lines))
-                self.err.flush()
-            return
-        data = update.wire()
-        kind = data.get("kind")
-        if kind == "agent_message_chunk":
-            self._write_answer(self.markup.feed(data["text"]))
-            return
-        if kind == "model_progress":
-            self.status.show(*describe_progress(data))
-            return
+        match update:
+            case p.ChildUpdate():
+                lines = self.children.changed(update)
+                if lines:
+                    self.status.clear()
+                    self._newline()
+                    self.err.write("".join(line + "\n" for line in lines))
+                    self.err.flush()
+                return
+            case p.AgentMessageChunk(text=text):
+                self._write_answer(self.markup.feed(text))
+                return
+            case p.ModelProgress():
+                self.status.show(*describe_progress(update))
+                return
         self.status.clear()
-        if kind == "tool_call_update" and data.get("status") in ("completed", "failed"):
-            name = self._calls.get(data["toolCallId"], "")
-            (self.completed if data["status"] == "completed" else self.failed).append(name)
-        if kind == "tool_call":
-            self._calls[data["toolCallId"]] = data["name"]
-            self._write_answer(self.markup.flush())
-            self._release()
-            self._newline()
-            summary = json.dumps(data.get("input", {}), ensure_ascii=False)
-            self.err.write(f"→ {visible(data['name'])} {_short(summary, ACTIVITY_CHARS)}\n")
-            self.status.show("tool", f"running {data['name']}")
-        elif kind == "tool_call_update" and data.get("status") == "failed":
-            self.err.write(f"  ✗ {_short(str(data.get('output', '')), FAILURE_CHARS)}\n")
-            self.status.show("waiting", "waiting for the model")
-        elif kind == "tool_call_update" and data.get("status") == "completed":
-            self.status.show("waiting", "waiting for the model")
-        elif kind == "turn_ended":
-            self.status.hide()
-        elif kind == "compaction_finished":
-            record = data["compaction"]
-            self._newline()
-            self.err.write(
-                f"[compacted: {record['tokensBefore']} → {record['tokensAfter']} tokens,"
-                f" {record['strategy']}, {record['trigger']}]\n"
-            )
-        elif kind == "compaction_failed":
-            self.err.write(f"[compaction failed: {data['error']}]\n")
-        elif kind == "mode":
-            self.err.write(f"[mode: {data['mode']}]\n")
-        elif kind == "note" and data.get("reason") in NOTES:
-            self._write_answer(self.markup.flush())
-            note = NOTES[data["reason"]]
-            if data["reason"] == "no_tool" and self._held:
-                # The answer from memory is dropped; the one after looking is printed.
-                self._held = []
-                note = SET_ASIDE_NOTE
-            self._newline()
-            self.err.write(note)
-            self.status.show("waiting", "waiting for the model")
+        match update:
+            case p.ToolCallStarted(tool_call_id=call_id, name=name, input=args):
+                self._calls[call_id] = name
+                self._write_answer(self.markup.flush())
+                self._release()
+                self._newline()
+                summary = json.dumps(args, ensure_ascii=False)
+                self.err.write(f"→ {visible(name)} {_short(summary, ACTIVITY_CHARS)}\n")
+                self.status.show("tool", f"running {name}")
+            case p.ToolCallUpdate(status="failed", tool_call_id=call_id, output=output):
+                self.failed.append(self._calls.get(call_id, ""))
+                self.err.write(f"  ✗ {_short(str(output), FAILURE_CHARS)}\n")
+                self.status.show("waiting", "waiting for the model")
+            case p.ToolCallUpdate(status="completed", tool_call_id=call_id):
+                self.completed.append(self._calls.get(call_id, ""))
+                self.status.show("waiting", "waiting for the model")
+            case p.TurnEnded():
+                self.status.hide()
+            case p.CompactionFinished(compaction=record):
+                self._newline()
+                self.err.write(
+                    f"[compacted: {record.tokens_before} → {record.tokens_after} tokens,"
+                    f" {record.strategy}, {record.trigger}]\n"
+                )
+            case p.CompactionFailed(error=error):
+                self.err.write(f"[compaction failed: {error}]\n")
+            case p.ModeUpdate(mode=mode):
+                self.err.write(f"[mode: {mode}]\n")
+            case p.NoteUpdate(reason=reason) if reason in NOTES:
+                self._write_answer(self.markup.flush())
+                note = NOTES[reason]
+                if reason == "no_tool" and self._held:
+                    # The answer from memory is dropped; the one after looking is printed.
+                    self._held = []
+                    note = SET_ASIDE_NOTE
+                self._newline()
+                self.err.write(note)
+                self.status.show("waiting", "waiting for the model")
         self.err.flush()
 
-    def _child_progress(self, child_id: str, update: p.WireModel) -> None:
+    def _child_progress(self, child_id: str, update: p.Update) -> None:
         """A child's own tool calls, indented under its `task` call (its words stay out of
         stdout: the parent's answer is the run's answer)."""
-        data = update.wire()
-        kind = data.get("kind")
-        if kind == "tool_call":
-            self.children.calls[data["toolCallId"]] = data["name"]
-            self.status.clear()
-            self._newline()
-            summary = json.dumps(data.get("input", {}), ensure_ascii=False)
-            self.err.write(f"{INDENT}→ {visible(data['name'])} {_short(summary, ACTIVITY_CHARS)}\n")
-            self.status.show("tool", self.children.status(child_id, data["name"]))
-        elif kind == "tool_call_update" and data.get("status") in ("completed", "failed"):
-            name = self.children.calls.pop(data["toolCallId"], "")
-            # A build child's writes are the run's changes too.
-            (self.completed if data["status"] == "completed" else self.failed).append(name)
-            if data["status"] == "failed":
+        match update:
+            case p.ToolCallStarted(tool_call_id=call_id, name=name, input=args):
+                self.children.calls[call_id] = name
                 self.status.clear()
-                output = _short(str(data.get("output", "")), FAILURE_CHARS)
-                self.err.write(f"{INDENT}  ✗ {output}\n")
-        else:
-            return
+                self._newline()
+                summary = json.dumps(args, ensure_ascii=False)
+                self.err.write(f"{INDENT}→ {visible(name)} {_short(summary, ACTIVITY_CHARS)}\n")
+                self.status.show("tool", self.children.status(child_id, name))
+            case p.ToolCallUpdate(status="completed" | "failed" as status, tool_call_id=call_id):
+                name = self.children.calls.pop(call_id, "")
+                # A build child's writes are the run's changes too.
+                (self.completed if status == "completed" else self.failed).append(name)
+                if status == "failed":
+                    self.status.clear()
+                    output = _short(str(update.output or ""), FAILURE_CHARS)
+                    self.err.write(f"{INDENT}  ✗ {output}\n")
+            case _:
+                return
         self.err.flush()
 
     def _newline(self) -> None:

@@ -15,8 +15,9 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TextIO
 
+from baton import protocol as p
 from baton.terminal_escape import escape_terminal, write_raw
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -25,12 +26,12 @@ TICK = 0.1
 LINE_EVERY = 5.0
 
 
-def describe_progress(data: dict[str, Any]) -> tuple[str, str]:
+def describe_progress(update: p.ModelProgress) -> tuple[str, str]:
     """(phase, text) for a `model_progress` update."""
-    if data.get("phase") == "loading":
+    if update.phase == "loading":
         return "loading", "loading the model"
-    done, total, cached = data.get("done"), data.get("total"), data.get("cached")
-    if isinstance(done, int) and isinstance(total, int) and total:
+    done, total, cached = update.done, update.total, update.cached
+    if done is not None and total:
         if done >= total:
             return "answering", f"the model is answering (prompt of {total:,} tokens read)"
         text = f"reading the prompt: {done:,} / {total:,} tokens"

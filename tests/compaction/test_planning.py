@@ -8,26 +8,27 @@ import json
 from baton.compaction import planning
 from baton.compaction.cut import choose_cut, message_tokens
 from baton.compaction.ledger import build_ledger, render_ledger
-from baton.session.model import StoredMessage, StoredPart, ToolResultRecord
+from baton.session.model import (
+    StoredMessage,
+    StoredText,
+    ToolResultRecord,
+    part_from_json,
+)
 from baton.tools.base import Fact
 
 
 def person(seq: int, text: str) -> StoredMessage:
-    return StoredMessage(
-        seq, f"m{seq}", "s", "user", "prompt", "", [StoredPart("text", {"text": text})]
-    )
+    return StoredMessage(seq, f"m{seq}", "s", "user", "prompt", "", [StoredText(text)])
 
 
 def answer(seq: int, text: str) -> StoredMessage:
-    return StoredMessage(
-        seq, f"m{seq}", "s", "assistant", "step", "", [StoredPart("text", {"text": text})]
-    )
+    return StoredMessage(seq, f"m{seq}", "s", "assistant", "step", "", [StoredText(text)])
 
 
 def run(seq: int, command: str, output: str, code: int) -> StoredMessage:
     call = f"call{seq}"
     args = {"command": command}
-    part = StoredPart(
+    part = part_from_json(
         "tool_call",
         {"toolCallId": call, "name": "bash", "input": args, "arguments": json.dumps(args)},
     )

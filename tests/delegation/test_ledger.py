@@ -4,7 +4,7 @@ and from the notes of steps built in children, and not as the parent's own."""
 from __future__ import annotations
 
 from baton.compaction.ledger import CHILD_FACTS, build_ledger, render_ledger
-from baton.session.model import StoredMessage, StoredPart, ToolResultRecord
+from baton.session.model import StoredMessage, StoredToolCall, ToolResultRecord
 from baton.tools.base import Fact
 
 
@@ -22,7 +22,7 @@ def message(seq: int, **kwargs: object) -> StoredMessage:
 
 
 def test_children_work_comes_from_task_results_and_step_notes() -> None:
-    call = StoredPart("tool_call", {"toolCallId": "call_t", "name": "task", "input": {}})
+    call = StoredToolCall("call_t", "task")
     task_result = ToolResultRecord(
         "call_t",
         "completed",

@@ -21,7 +21,12 @@ from baton.plan.source import PlanContext
 from baton.plan.store import PlanStore
 from baton.plan.view import first_unchecked
 from baton.providers.base import ContextBlock, UserText
-from baton.session.model import StoredMessage, StoredPart, ToolResultRecord
+from baton.session.model import (
+    StoredMessage,
+    StoredText,
+    ToolResultRecord,
+    part_from_json,
+)
 from baton.session.state import SessionState, View
 from baton.store.db import Database
 from baton.store.sessions import SessionStore
@@ -34,7 +39,7 @@ class Recorder:
         self.sent: list[tuple[str, dict[str, Any]]] = []
 
     def send_update(
-        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+        self, session_id: str, update: p.Update, *, parent_id: str | None = None
     ) -> None:
         pass
 
@@ -69,7 +74,7 @@ def call(
 ) -> StoredMessage:
     import json
 
-    part = StoredPart(
+    part = part_from_json(
         "tool_call",
         {"toolCallId": call_id, "name": name, "input": args, "arguments": json.dumps(args)},
     )
@@ -115,9 +120,7 @@ def test_compacted_view_gets_the_plan_back_from_disk(
     sessions.update_session(session_id, mode="build")
     plans.store.set_status(session_id, "approved")
     call(sessions, session_id, "read", {"path": path}, "     1\t# Plan ...", "call_r")
-    kept = sessions.append_message(
-        session_id, "user", "prompt", [StoredPart("text", {"text": "go on"})]
-    )
+    kept = sessions.append_message(session_id, "user", "prompt", [StoredText("go on")])
     # Edited in the editor after the last request.
     file = workspace / path
     file.write_text(file.read_text().replace("Run the tests", "Run all the tests"))

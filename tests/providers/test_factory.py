@@ -65,6 +65,8 @@ def test_local_provider_is_imported_lazily(monkeypatch: pytest.MonkeyPatch) -> N
     made: list[dict[str, Any]] = []
 
     class LocalProvider:
+        summary_keeps_tools = True
+
         def __init__(self, **kwargs: Any) -> None:
             made.append(kwargs)
             self.identity = kwargs["identity"]

@@ -10,6 +10,7 @@ import pytest
 
 from baton.errors import ProviderError
 from baton.providers.base import (
+    AnyTool,
     AssistantText,
     ContextBlock,
     Finished,
@@ -472,7 +473,7 @@ async def test_base_url_can_differ_from_the_identity_route() -> None:
 
 def test_a_required_tool_call_is_tool_choice_or_for_llamacpp_a_schema_of_the_calls() -> None:
     server = FakeServer(sse_response(chat_sse(text_chunks("ok"))))
-    asked = request(tools=TOOLS, require_tool=True)
+    asked = request(tools=TOOLS, require_tool=AnyTool())
     assert "tool_choice" not in make(server).build_body(request(tools=TOOLS))
     assert make(server).build_body(asked)["tool_choice"] == "required"
     body = make(server, llamacpp=True).build_body(asked)
@@ -490,13 +491,13 @@ def test_a_required_tool_call_is_tool_choice_or_for_llamacpp_a_schema_of_the_cal
         ]
     }
     # A step without tools (a summary) never requires one.
-    summary = request(tools=TOOLS, require_tool=True, purpose="summary")
+    summary = request(tools=TOOLS, require_tool=AnyTool(), purpose="summary")
     assert "json_schema" not in make(server, llamacpp=True).build_body(summary)
 
 
 def test_a_named_required_tool_is_that_tools_choice_or_a_schema_of_its_calls_only() -> None:
     server = FakeServer(sse_response(chat_sse(text_chunks("ok"))))
-    asked = request(tools=TOOLS, require_tool="bash")
+    asked = request(tools=TOOLS, require_tool=RequiredCall("bash"))
     assert make(server).build_body(asked)["tool_choice"] == {
         "type": "function",
         "function": {"name": "bash"},
@@ -504,7 +505,7 @@ def test_a_named_required_tool_is_that_tools_choice_or_a_schema_of_its_calls_onl
     schema = make(server, llamacpp=True).build_body(asked)["json_schema"]
     assert [option["properties"]["name"] for option in schema["oneOf"]] == [{"const": "bash"}]
     # A name the step does not offer requires any offered tool (a turn names only offered ones).
-    unknown = request(tools=TOOLS, require_tool="plan_write")
+    unknown = request(tools=TOOLS, require_tool=RequiredCall("plan_write"))
     assert make(server).build_body(unknown)["tool_choice"] == "required"
     assert len(make(server, llamacpp=True).build_body(unknown)["json_schema"]["oneOf"]) == 2
 

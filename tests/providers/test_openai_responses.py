@@ -10,6 +10,7 @@ import pytest
 
 from baton.errors import ProviderError
 from baton.providers.base import (
+    AnyTool,
     AssistantText,
     ContextBlock,
     Finished,
@@ -20,6 +21,7 @@ from baton.providers.base import (
     OpaqueItem,
     Reasoning,
     ReasoningDelta,
+    RequiredCall,
     ServerCompaction,
     TextDelta,
     ToolCall,
@@ -701,8 +703,8 @@ def test_repr_hides_the_key() -> None:
 def test_a_named_required_tool_is_that_tools_choice() -> None:
     server = FakeServer(sse_response(responses_sse(full_turn())))
     tools = [ToolSpec("read", "r", {"type": "object"}), ToolSpec("edit", "e", {"type": "object"})]
-    body = make(server).build_body(request(tools=tools, require_tool="edit"))
+    body = make(server).build_body(request(tools=tools, require_tool=RequiredCall("edit")))
     assert body["tool_choice"] == {"type": "function", "name": "edit"}
-    assert make(server).build_body(request(tools=tools, require_tool=True))["tool_choice"] == (
+    assert make(server).build_body(request(tools=tools, require_tool=AnyTool()))["tool_choice"] == (
         "required"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,7 @@ from baton.errors import InvalidParams
 from baton.review.attachments import render_attachment, resolve_attachments
 from baton.review.service import plan_revert
 from baton.review.store import ChangeRow, sha256
+from baton.session.model import StoredAttachment, part_from_json
 
 V0, V1, V2, VX = b"v0\n", b"v1\n", b"v2\n", b"outside\n"
 
@@ -109,9 +111,16 @@ def test_earlier_reverts_continue_the_chain() -> None:
 # --------------------------------------------------------------------------- attachments
 
 
-def _attach(workspace: Path, **fields: object) -> dict[str, object]:
+def _attach(workspace: Path, **fields: object) -> dict[str, Any]:
+    """The attachment as stored (its JSON)."""
     (part,) = resolve_attachments(workspace, [p.ContextAttachment.model_validate(fields)])
-    return part.data
+    return part.to_json()
+
+
+def _rendered(stored: dict[str, Any]) -> str:
+    part = part_from_json("attachment", stored)
+    assert isinstance(part, StoredAttachment)
+    return render_attachment(part)
 
 
 def test_attachments_take_whole_lines_and_label_them(tmp_path: Path) -> None:
@@ -119,7 +128,7 @@ def test_attachments_take_whole_lines_and_label_them(tmp_path: Path) -> None:
     rng = {"start": {"line": 1, "character": 2}, "end": {"line": 3, "character": 0}}
     data = _attach(tmp_path, uri=(tmp_path / "a.py").as_uri(), range=rng)
     assert (data["text"], data["startLine"], data["endLine"]) == ("two\nthree", 2, 3)
-    assert render_attachment(data) == (
+    assert _rendered(data) == (
         '<baton:attachment path="a.py" lines="2-3">\ntwo\nthree\n</baton:attachment>'
     )
     # A range ending mid-line keeps that line; past the end is clamped.
@@ -150,6 +159,6 @@ def test_a_long_attachment_is_cut_with_a_note(tmp_path: Path) -> None:
     (tmp_path / "big.txt").write_text("x" * 150_000)
     data = _attach(tmp_path, uri="big.txt")
     assert data["truncated"] is True and len(str(data["text"])) == 100_000
-    assert render_attachment(data).endswith(
+    assert _rendered(data).endswith(
         "[... attachment cut at 100000 characters; read the file for the rest]\n</baton:attachment>"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from baton.session.model import StoredPart, ToolResultRecord
+from baton.session.model import StoredText, ToolResultRecord, part_from_json
 from baton.store.db import Database
 from baton.store.lifecycle import delete_session, owned_tables
 from baton.store.sessions import SessionStore
@@ -17,8 +17,8 @@ def _db(tmp_path: Path) -> tuple[Database, SessionStore]:
 
 def _session_with_history(store: SessionStore, title: str) -> tuple[str, str]:
     row = store.create_session(title, "build")
-    store.append_message(row.id, "user", "prompt", [StoredPart("text", {"text": "hi"})])
-    call = StoredPart("tool_call", {"toolCallId": "call_1", "name": "read", "input": {}})
+    store.append_message(row.id, "user", "prompt", [StoredText("hi")])
+    call = part_from_json("tool_call", {"toolCallId": "call_1", "name": "read", "input": {}})
     message = store.append_message(row.id, "assistant", "step", [call])
     store.append_tool_result(message, ToolResultRecord("call_1", "completed", "ok"))
     return row.id, message.id

@@ -165,7 +165,7 @@ class AcpChannel:
     # ------------------------------------------------------------------ ClientChannel
 
     def send_update(
-        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+        self, session_id: str, update: p.Update, *, parent_id: str | None = None
     ) -> None:
         try:
             if parent_id is not None:

@@ -35,10 +35,10 @@ def message_tokens(message: StoredMessage, masked: dict[str, str]) -> int:
     total = 0
     for part in message.parts:
         if part.type in ("text", "reasoning"):
-            total += estimate(part.data.get("text", ""))
+            total += estimate(part.text)
         elif part.type == "tool_call":
-            total += estimate(part.data.get("arguments") or "") + 8
-            call_id = part.data["toolCallId"]
+            total += estimate(part.arguments) + 8
+            call_id = part.tool_call_id
             if call_id in masked:
                 total += estimate(masked[call_id])
             elif call_id in message.results:
@@ -76,7 +76,7 @@ def protected_start(messages: Sequence[StoredMessage], state: SessionState) -> i
 
 def protected_call_ids(messages: Sequence[StoredMessage], start: int) -> frozenset[str]:
     return frozenset(
-        part.data["toolCallId"] for message in messages[start:] for part in message.tool_calls()
+        part.tool_call_id for message in messages[start:] for part in message.tool_calls()
     )
 
 

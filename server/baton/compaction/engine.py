@@ -46,7 +46,7 @@ from baton.errors import BatonError, CompactionError, NotFound, SessionBusy
 from baton.ids import new_id, utc_now
 from baton.providers.base import Progress, Provider, Usage
 from baton.session.events import ProgressReporter
-from baton.session.model import StoredPart
+from baton.session.model import StoredCompactionMarker
 from baton.session.state import SessionState, View
 from baton.store.compactions import CompactionStore, StoredCompaction
 
@@ -394,7 +394,7 @@ class CompactionEngine:
             record,
             first_kept_seq=view.first_kept_seq,
             view=self.serialise_view(view),
-            marker_parts=[StoredPart("compaction", {"compactionId": compaction_id})],
+            marker_parts=[StoredCompactionMarker(compaction_id)],
             continue_text=continue_text,
         )
         state.add(marker)

@@ -65,9 +65,9 @@ def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) ->
 
     for message in messages:
         for part in message.tool_calls():
-            call_id = part.data["toolCallId"]
-            name = part.data["name"]
-            args = part.data.get("input") or {}
+            call_id = part.tool_call_id
+            name = part.name
+            args = part.input
             result = message.results.get(call_id)
             if result is None:
                 continue

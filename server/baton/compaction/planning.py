@@ -292,7 +292,7 @@ def kept_masks(
         if boundary is not None and m.seq < boundary:
             continue
         kept_ids.update(m.results)
-        kept_ids.update(part.data.get("toolCallId", "") for part in m.tool_calls())
+        kept_ids.update(part.tool_call_id for part in m.tool_calls())
     return {k: v for k, v in masked.items() if k in kept_ids}
 
 

@@ -43,13 +43,11 @@ def plan_masks(
     outputs: list[tuple[str, str, dict[str, object], str]] = []
     for message in messages:
         for part in message.tool_calls():
-            call_id = part.data["toolCallId"]
+            call_id = part.tool_call_id
             result = message.results.get(call_id)
             if result is None or call_id in already or call_id in exempt:
                 continue
-            outputs.append(
-                (call_id, part.data["name"], part.data.get("input") or {}, result.output)
-            )
+            outputs.append((call_id, part.name, part.input, result.output))
 
     protected = 0
     cutoff = len(outputs)

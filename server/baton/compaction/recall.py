@@ -65,11 +65,7 @@ def _output(state: SessionState, call_id: str, offset: int) -> str:
         if result is None:
             continue
         name = next(
-            (
-                part.data.get("name", "tool")
-                for part in message.tool_calls()
-                if part.data["toolCallId"] == call_id
-            ),
+            (part.name for part in message.tool_calls() if part.tool_call_id == call_id),
             "tool",
         )
         return _page(
@@ -107,12 +103,12 @@ def _sources(state: SessionState) -> Iterator[tuple[str, str]]:
             yield f"{message.id} person", message.text()
             continue
         for part in message.parts:
-            if part.type == "text" and part.data.get("text"):
-                yield f"{message.id} assistant", part.data["text"]
+            if part.type == "text" and part.text:
+                yield f"{message.id} assistant", part.text
             elif part.type == "tool_call":
                 yield (
-                    f"{message.id} call {part.data['toolCallId']} {part.data['name']} input",
-                    (part.data.get("arguments") or ""),
+                    f"{message.id} call {part.tool_call_id} {part.name} input",
+                    part.arguments,
                 )
     masked = state.view.masked
     for message in state.messages:

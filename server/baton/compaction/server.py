@@ -322,7 +322,7 @@ class ServerCompactionFeature:
     """What server-side compaction does outside the engine's strategy choice
     (`ServerStrategies`, given to the engine when it is built): the session's
     `ServerCompactionEvents` seam (`on_server_compaction`) and the compaction
-    service's `model_switch` (both connected by build_app)."""
+    service's `model_switch` (both connected by baton.features)."""
 
     def __init__(self, engine: CompactionEngine) -> None:
         self.engine = engine

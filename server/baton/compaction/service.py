@@ -39,7 +39,7 @@ class ModelSwitch(Protocol):
 
 
 class CompactionService:
-    """The session's `TurnHooks` seam, and `after_turn` its after-turn seam (build_app
+    """The session's `TurnHooks` seam, and `after_turn` its after-turn seam (baton.features
     connects both)."""
 
     def __init__(
@@ -52,6 +52,8 @@ class CompactionService:
         self.sessions = sessions
         self.engine = engine
         self.model_switch = model_switch
+        # The after-turn runs of pending compactions (a task nothing holds may vanish).
+        self._running: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ requests
 
@@ -113,16 +115,22 @@ class CompactionService:
             return
         # Still under the turn's lease (released after this callback): keep it for the run.
         self.sessions.leases.acquire(state.id, "compaction")
+        # Busy from now, not from when the task first runs: a prompt arriving in between
+        # must find the session compacting.
+        state.compacting = True
+        task = asyncio.get_running_loop().create_task(
+            self._run_pending(state), name=f"pending-compactions-{state.id}"
+        )
+        self._running.add(task)
+        task.add_done_callback(lambda t: self._pending_done(t, state))
 
-        async def run() -> None:
-            state.compacting = True
-            try:
-                await self._run_pending(state)
-            finally:
-                state.compacting = False
-                self.sessions.leases.release(state.id)
-
-        asyncio.get_running_loop().create_task(run())
+    def _pending_done(self, task: asyncio.Task[None], state: SessionState) -> None:
+        # A done-callback, so it runs even for a task cancelled before it started.
+        self._running.discard(task)
+        state.compacting = False
+        self.sessions.leases.release(state.id)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("pending compactions of %s failed: %r", state.id, task.exception())
 
     # ------------------------------------------------------------------ TurnHooks
 

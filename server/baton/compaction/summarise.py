@@ -155,7 +155,7 @@ class Summariser:
                 + " (the next action built by code, the others as none)"
             )
         said = [
-            part.data.get("text", "")
+            part.text
             for m in region
             if m.role == "assistant"
             for part in m.parts
@@ -302,7 +302,7 @@ class Summariser:
         # A provider whose cached prefix holds the tools (llama.cpp renders them in the
         # prompt; OpenAI's cache matches them) is sent them, never offered, so the request
         # is the turn's cached prefix; they then count.
-        keep_tools = bool(getattr(provider, "summary_keeps_tools", False))
+        keep_tools = provider.summary_keeps_tools
         tools = 0 if keep_tools else sum(p.tokens for p in built.parts if p.kind == "tools")
         need = built.tokens - tools + round(estimate(prompt) * job.state.calibration) + max_out
         if need > job.before.usable_window:

@@ -311,12 +311,12 @@ def render_transcript(
             lines.append(f"[{label}] {framing.entry(_clip(message.text(), TEXT_CHARS))}")
             continue
         for part in message.parts:
-            if part.type == "text" and part.data.get("text"):
-                lines.append(f"[assistant] {framing.entry(_clip(part.data['text'], TEXT_CHARS))}")
+            if part.type == "text" and part.text:
+                lines.append(f"[assistant] {framing.entry(_clip(part.text, TEXT_CHARS))}")
             elif part.type == "tool_call":
-                call_id = part.data["toolCallId"]
-                args = json.dumps(part.data.get("input", {}), ensure_ascii=False)
-                name = framing.inline(part.data["name"])
+                call_id = part.tool_call_id
+                args = json.dumps(part.input, ensure_ascii=False)
+                name = framing.inline(part.name)
                 lines.append(f"[tool call] {name} {framing.entry(_clip(args, TEXT_CHARS))}")
                 result = message.results.get(call_id)
                 if call_id in masked:
@@ -385,8 +385,8 @@ def structured_summary(
             asks.append(_clip(message.text().strip(), 240))
         elif message.role == "assistant":
             for part in message.parts:
-                if part.type == "text" and part.data.get("text", "").strip():
-                    said.append(_clip(part.data["text"].strip(), 200))
+                if part.type == "text" and part.text.strip():
+                    said.append(_clip(part.text.strip(), 200))
     goals = [_section(previous, SECTIONS[0])] + [f"- The person asked: {a}" for a in asks[-5:]]
     results = [_section(previous, SECTIONS[3])] + [f"- The agent said: {s}" for s in said[-3:]]
     work = _section(previous, SECTIONS[2])

@@ -66,7 +66,7 @@ class DelegationChannel:
         return self._parents[session_id]
 
     def send_update(
-        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+        self, session_id: str, update: p.Update, *, parent_id: str | None = None
     ) -> None:
         parent = parent_id or self.parent(session_id)
         self.inner.send_update(session_id, update, parent_id=parent)

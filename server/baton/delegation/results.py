@@ -146,7 +146,7 @@ def whole_final_message(
     """The whole final message of the child that `task` call `call_id` of `parent_id`
     ran; None when `call_id` is not a task call there."""
     is_task = any(
-        part.data.get("toolCallId") == call_id and part.data.get("name") == "task"
+        part.tool_call_id == call_id and part.name == "task"
         for message in messages
         for part in message.tool_calls()
     )

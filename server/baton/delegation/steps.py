@@ -220,7 +220,7 @@ def _failure(outcome: ChildOutcome, messages: list[StoredMessage]) -> str | None
     last: tuple[str, int | None] | None = None
     for message in messages:
         for part in message.tool_calls():
-            result = message.results.get(part.data["toolCallId"])
+            result = message.results.get(part.tool_call_id)
             for fact in result.facts if result is not None else []:
                 if fact.kind == "command" and fact.command:
                     last = (fact.command, fact.exit_code)

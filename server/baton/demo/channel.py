@@ -39,7 +39,7 @@ class DemoChannel:
         self.status.show("waiting", what)
 
     def send_update(
-        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+        self, session_id: str, update: p.Update, *, parent_id: str | None = None
     ) -> None:
         if parent_id is not None:
             # A `task` child's own progress: shown through its parent's `child` updates.

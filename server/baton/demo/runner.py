@@ -61,12 +61,12 @@ class DemoRun:
         return max(5.0, min(budget, TOTAL_BUDGET - (time.monotonic() - self.started)))
 
     async def turn(
-        self, app: App, session_id: str, text: str, tools: Sequence[str | RequiredCall]
+        self, app: App, session_id: str, text: str, tools: Sequence[RequiredCall]
     ) -> tuple[str, list[str]]:
         """Run one prompt whose steps must call `tools`, one each, then stop; returns the
         stop reason and the tools called. "timeout" when the budget ran out."""
         self.say(indent(f"> {text}", "  "))
-        names = [t if isinstance(t, str) else describe_call(t) for t in tools]
+        names = [describe_call(t) for t in tools]
         self.say(f"    (each model step is told its tool: {', '.join(names)})")
         state = app.sessions.state(session_id)
         started = time.monotonic()

@@ -28,7 +28,7 @@ PLAN_PROMPT = (
 # whole file alone made a step of every function. Asked for "what its TODO says" or "the
 # words after `TODO:`", it wrote the docstrings (3 of 3 runs on 2026-12-02); asked to
 # start each step with `TODO` and the rest of the line, it wrote the TODOs.
-PLAN_TOOLS = ("read", "grep", "plan_write")
+PLAN_TOOLS = (RequiredCall("read"), RequiredCall("grep"), RequiredCall("plan_write"))
 # The person's edit before approving: a line the model did not write, which it is
 # then told as a diff and which comes back in the plan block after the compaction.
 PERSON_NOTE = "Keep every docstring as it is."
@@ -47,7 +47,7 @@ BUILD_PROMPT = (
 # The tick is a turn of its own: with the plan line in the same prompt, the 1.5B model
 # copied it into the edit's old_string.
 TICK_PROMPT = 'Now tick the step off with plan_edit: old_string "{step}", new_string "{done}".'
-TICK_TOOLS = ("plan_edit",)
+TICK_TOOLS = (RequiredCall("plan_edit"),)
 # After the edit the demo checks it, as a person reviewing it would (the checks of
 # edit_departures), and when it falls short shows the model what it found: one more try,
 # mean() as it is now in front of the model.
@@ -157,7 +157,7 @@ def body_start(lines: list[str]) -> int:
     return min(at, len(lines))
 
 
-def edit_call(source: str) -> str | RequiredCall:
+def edit_call(source: str) -> RequiredCall:
     """The edit the build step must make: in stats.py, its old_string one of the lines of
     mean()'s code as they are (not its `def` line nor its docstring: in 2 of 2 bench runs
     the 1.5B model replaced the `def` line, putting the new code above the docstring), the
@@ -175,7 +175,7 @@ def edit_call(source: str) -> str | RequiredCall:
                 choices.append(text)
                 break
     if not choices:
-        return "edit"
+        return RequiredCall("edit")
     return RequiredCall("edit", {"path": STATS_PATH, "old_string": {"enum": choices}})
 
 

@@ -1,7 +1,7 @@
 """Hooks and plugins: compaction lifecycle hooks and tool hooks, as commands or Python plugins.
 
 `build_hooks` loads the plugins and makes the dispatcher and the `LifecycleHooks`
-that `build_app` connects to the compaction engine's and the session service's
+that `baton.features` connects to the compaction engine's and the session service's
 seams.
 Plugin authors need only `hookimpl` (and the event/answer models in
 `baton.hooks.events`); see docs/plugins.md.

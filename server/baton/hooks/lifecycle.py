@@ -50,7 +50,7 @@ from baton.hooks.events import (
     ToolBeforeAnswer,
     ToolBeforeEvent,
 )
-from baton.session.model import StoredPart
+from baton.session.model import StoredPreCompact, StoredText
 from baton.session.state import SessionState
 from baton.session.turn import Turn
 
@@ -114,7 +114,7 @@ class LifecycleHooks:
             state.id,
             "user",
             "pre_compact",
-            [StoredPart("pre_compact", audit.wire()), StoredPart("text", {"text": prompt})],
+            [StoredPreCompact(audit), StoredText(prompt)],
             meta={"hook": hook},
         )
         state.add(message)
@@ -159,7 +159,7 @@ class LifecycleHooks:
                 state.id,
                 "system",
                 "pre_compact",
-                [StoredPart("pre_compact", closing.wire())],
+                [StoredPreCompact(closing)],
                 meta={"hook": audit.hook},
             )
         except BatonError:

@@ -41,10 +41,10 @@ class LspChannel:
         self.server = server
 
     def send_update(
-        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+        self, session_id: str, update: p.Update, *, parent_id: str | None = None
     ) -> None:
-        params = p.SessionUpdateNotification.model_validate(
-            {"sessionId": session_id, "update": update.wire(), "parentId": parent_id}
+        params = p.SessionUpdateNotification(
+            session_id=session_id, update=update, parent_id=parent_id
         )
         self.notify("baton/session/update", params)
 

@@ -180,7 +180,7 @@ class RoutingChannel:
         return [s.channel for s in list(self.hub.connections) if s.channel is not None]
 
     def send_update(
-        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+        self, session_id: str, update: p.Update, *, parent_id: str | None = None
     ) -> None:
         for channel in self._targets():
             channel.send_update(session_id, update, parent_id=parent_id)

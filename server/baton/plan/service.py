@@ -6,7 +6,7 @@ status change is announced with `baton/plan/didChange`, and approval and
 change requests reach the agent as user messages that start a turn. What the
 model is shown of the plan comes from `PlanContext` (`baton.plan.source`),
 which depends on the store alone; the sessions this service starts turns in
-are given to it when it is built (`baton.app.build_app`).
+are given to it when it is built (`baton.features.setup_plans`).
 """
 
 from __future__ import annotations

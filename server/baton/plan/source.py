@@ -108,8 +108,7 @@ class PlanContext:
             return False
         written = self.store.written_by(state.id)
         return any(
-            part.data.get("name") == "plan_write"
-            and written.get(part.data["toolCallId"]) == version
+            part.name == "plan_write" and written.get(part.tool_call_id) == version
             for message in state.messages
             if message.seq >= first
             and message.kind != "compaction"

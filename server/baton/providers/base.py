@@ -153,9 +153,16 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
+class AnyTool:
+    """The step must call a tool, any of those offered (the look-first step after a
+    nudge, session/nudge.py)."""
+
+
+@dataclass(frozen=True)
 class RequiredCall:
-    """A call a step must make, with some of its arguments narrowed for that step: a
-    JSON schema per argument, merged over the tool's own (`baton demo`: the edit's
+    """The step must call this tool (a step that needs exactly one, as each of `baton
+    demo`'s steps does), some of its arguments maybe narrowed for that step: a JSON
+    schema per argument, merged over the tool's own (`baton demo`: the edit's
     `old_string` one of the lines of the function being changed, so that a small model
     chooses where to edit among text that is there, and writes the new code itself).
     Only a provider that constrains the call's text (llama.cpp's JSON schema) can apply
@@ -169,6 +176,10 @@ class RequiredCall:
         for key, schema in self.narrowed.items():
             properties[key] = {**properties.get(key, {}), **schema}
         return ToolSpec(spec.name, spec.description, {**spec.parameters, "properties": properties})
+
+
+# Which call a step must make; None on a request: the model chooses (or calls nothing).
+ToolChoice = AnyTool | RequiredCall
 
 
 @dataclass(frozen=True)
@@ -211,12 +222,10 @@ class ModelRequest:
     cache_key: str | None = None
     # Explicit sampling (summaries); None: the provider's defaults.
     sampling: Sampling | None = None
-    # The step must call a tool (the look-first step after a nudge, session/nudge.py):
-    # `tool_choice: "required"`, or for llama.cpp a JSON schema of the calls. A tool's
-    # name: the step must call that one (a step that needs exactly one tool, as each of
-    # `baton demo`'s steps does) - `tool_choice` naming it, or a schema of its calls only.
-    # A RequiredCall: that tool, its schema narrowed where the schema is enforced.
-    require_tool: bool | str | RequiredCall = False
+    # The call the step must make: `tool_choice: "required"` (AnyTool) or naming the tool
+    # (RequiredCall), or for llama.cpp a JSON schema of the calls, narrowed where the
+    # RequiredCall says. None: the model chooses.
+    require_tool: ToolChoice | None = None
 
     def required_tools(self) -> list[ToolSpec]:
         """The tools a required call may be one of (all of them unless one is named),
@@ -224,8 +233,6 @@ class ModelRequest:
         required = self.require_tool
         if isinstance(required, RequiredCall):
             return [required.apply(t) for t in self.tools if t.name == required.name] or self.tools
-        if isinstance(required, str):
-            return [t for t in self.tools if t.name == required] or self.tools
         return self.tools
 
 
@@ -299,6 +306,14 @@ class Provider(Protocol):
     """A configured model endpoint. Instances are cheap; `aclose` releases connections."""
 
     identity: ProviderIdentity
+
+    @property
+    def summary_keeps_tools(self) -> bool:
+        """Whether a summary request is sent with the turn's tools (with `tool_choice`
+        none, never offered): True where the provider's cached prefix holds the tools
+        (llama.cpp renders them in the prompt; OpenAI's prompt cache matches them), so
+        the summary request is the turn's cached prefix."""
+        ...
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one model response. Raises `ProviderError` (after retries) on failure.

@@ -15,13 +15,13 @@ it exactly once, where it was attached, labelled with its path and line range.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Literal
 from urllib.parse import unquote, urlsplit
 
 from baton import framing, prompts
 from baton import protocol as p
 from baton.errors import InvalidParams
-from baton.session.model import StoredPart
+from baton.session.model import StoredAttachment
 from baton.tools.base import ToolFailure
 from baton.tools.fileio import looks_binary, read_bytes
 from baton.tools.sandbox import display_path, resolve_in_workspace
@@ -32,17 +32,18 @@ MAX_ATTACHMENT_CHARS = 100_000
 MAX_ATTACHED_FILE_BYTES = 16 * 1024 * 1024
 
 
-def resolve_attachments(workspace: Path, items: list[p.ContextAttachment]) -> list[StoredPart]:
+def resolve_attachments(
+    workspace: Path, items: list[p.ContextAttachment]
+) -> list[StoredAttachment]:
     """The prompt's attachments as stored parts; InvalidParams naming the field otherwise."""
     return [
-        StoredPart("attachment", _resolve(workspace, item, f"params.context.{index}"))
-        for index, item in enumerate(items)
+        _resolve(workspace, item, f"params.context.{index}") for index, item in enumerate(items)
     ]
 
 
-def _resolve(workspace: Path, item: p.ContextAttachment, field: str) -> dict[str, Any]:
+def _resolve(workspace: Path, item: p.ContextAttachment, field: str) -> StoredAttachment:
     parsed = urlsplit(item.uri)
-    source = "disk" if item.text is None else "editor"
+    source: Literal["disk", "editor"] = "disk" if item.text is None else "editor"
     if parsed.scheme in ("", "file") and not _is_windows_drive(item.uri):
         if parsed.scheme == "file" and parsed.netloc not in ("", "localhost"):
             raise InvalidParams(f"{field}.uri: a file on another host cannot be attached")
@@ -62,15 +63,20 @@ def _resolve(workspace: Path, item: p.ContextAttachment, field: str) -> dict[str
             )
         shown, text = item.uri, item.text
     text = text.replace("\r\n", "\n")
-    data: dict[str, Any] = {"uri": item.uri, "path": shown, "source": source}
+    first: int | None = None
+    last: int | None = None
     if item.range is not None:
         text, first, last = _lines(text, item.range, shown, field)
-        data["startLine"], data["endLine"] = first, last
-    if len(text) > MAX_ATTACHMENT_CHARS:
-        text = text[:MAX_ATTACHMENT_CHARS]
-        data["truncated"] = True
-    data["text"] = text
-    return data
+    truncated = len(text) > MAX_ATTACHMENT_CHARS
+    return StoredAttachment(
+        uri=item.uri,
+        path=shown,
+        text=text[:MAX_ATTACHMENT_CHARS],
+        source=source,
+        start_line=first,
+        end_line=last,
+        truncated=truncated,
+    )
 
 
 def _is_windows_drive(uri: str) -> bool:
@@ -109,15 +115,15 @@ def _lines(text: str, rng: p.LineRange, shown: str, field: str) -> tuple[str, in
     return "\n".join(lines[start : end + 1]), start + 1, end + 1
 
 
-def render_attachment(data: dict[str, Any]) -> str:
+def render_attachment(attachment: StoredAttachment) -> str:
     """One attachment as the model sees it: labelled with its path and line range."""
-    start, end = data.get("startLine"), data.get("endLine")
-    text = data.get("text", "")
-    if data.get("truncated"):
+    start, end = attachment.start_line, attachment.end_line
+    text = attachment.text
+    if attachment.truncated:
         text += "\n" + prompts.ATTACHMENT_TRUNCATED.format(limit=MAX_ATTACHMENT_CHARS)
-    attrs = {"path": str(data.get("path", ""))}
+    attrs = {"path": attachment.path}
     if start:
         attrs["lines"] = prompts.ATTACHMENT_LINES.format(start=start, end=end)
-    if data.get("source") == "editor":
+    if attachment.source == "editor":
         attrs["source"] = prompts.ATTACHMENT_UNSAVED
     return framing.block("attachment", text, attrs)

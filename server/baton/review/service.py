@@ -96,7 +96,7 @@ class ChangeRecorder:
         """The stored model step that made this tool call (committed before tools run)."""
         for message in reversed(self.state.messages):
             for part in message.tool_calls():
-                if part.data.get("toolCallId") == self.tool_call_id:
+                if part.tool_call_id == self.tool_call_id:
                     return message.id
         return None
 
@@ -181,7 +181,7 @@ def plan_revert(
 
 
 class ReviewService:
-    """Per-turn checkpoints and revert. Its session seams (build_app connects them):
+    """Per-turn checkpoints and revert. Its session seams (baton.features connects them):
     `attach` when a session is loaded, `recorder` around each tool call."""
 
     def __init__(
@@ -231,10 +231,10 @@ class ReviewService:
         target_ids = {m.id for m in targets}
         plan = plan_revert(self.store.changes(state.id), target_ids, self._current)
         commands = [
-            str(part.data.get("input", {}).get("command", ""))
+            str(part.input.get("command", ""))
             for m in targets
             for part in m.tool_calls()
-            if part.data.get("name") == "bash"
+            if part.name == "bash"
         ]
         notes = self._notes(state, targets, commands)
         files = [p.RevertFile(path=f.path, action=f.action) for f in plan.files]
@@ -270,7 +270,7 @@ class ReviewService:
         )
         state.reverted.update(target_ids)
         result.revert_id = revert_id
-        call_ids = {part.data["toolCallId"] for m in targets for part in m.tool_calls()}
+        call_ids = {part.tool_call_id for m in targets for part in m.tool_calls()}
         for callback in self.after_revert:
             callback(state.id, call_ids)
         return result

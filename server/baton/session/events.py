@@ -22,7 +22,7 @@ ProgressScope: TypeAlias = AbstractAsyncContextManager[ProgressReporter]
 
 class ClientChannel(Protocol):
     def send_update(
-        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+        self, session_id: str, update: p.Update, *, parent_id: str | None = None
     ) -> None:
         """A `baton/session/update` notification; `parent_id` when `session_id` is a
         `task` child (its own progress)."""
@@ -47,7 +47,7 @@ class NullChannel:
     """Drops everything and answers no permission request (nothing runs that needs one)."""
 
     def send_update(
-        self, session_id: str, update: p.WireModel, *, parent_id: str | None = None
+        self, session_id: str, update: p.Update, *, parent_id: str | None = None
     ) -> None:
         pass
 

@@ -28,7 +28,7 @@ from baton import protocol as p
 from baton.errors import InvalidParams, NotFound, SessionBusy, SessionNotFound
 from baton.hooks.scrub import Scrubber
 from baton.ids import utc_now
-from baton.session.model import StoredMessage
+from baton.session.model import StoredMessage, StoredToolCall
 from baton.session.state import SessionState
 from baton.session.usage import usage_totals
 from baton.store.lifecycle import ForkSource, copy_history, delete_session
@@ -168,9 +168,9 @@ def _unanswered(message: StoredMessage) -> bool:
 
 def _succeeded_calls(message: StoredMessage) -> list[str]:
     return [
-        str(part.data.get("name"))
+        str(part.name)
         for part in message.tool_calls()
-        if (result := message.results.get(part.data["toolCallId"])) is not None
+        if (result := message.results.get(part.tool_call_id)) is not None
         and result.status == "completed"
     ]
 
@@ -258,7 +258,7 @@ def _message_block(
         for part in message.parts:
             if part.type != "compaction":
                 continue
-            record = records.get(part.data.get("compactionId", ""))
+            record = records.get(part.compaction_id)
             out += _compaction_block(record)
         return out, "marker"
     if message.role == "user":
@@ -274,16 +274,12 @@ def _message_block(
         return ([text] if text else []), "You"
     out = []
     for part in message.parts:
-        if part.type == "text" and part.data.get("text", "").strip():
-            out += [part.data["text"].strip(), ""]
+        if part.type == "text" and part.text.strip():
+            out += [part.text.strip(), ""]
         elif part.type == "tool_call":
-            out.append(_tool_line(message, part.data))
+            out.append(_tool_line(message, part))
         elif part.type == "pre_compact":
-            data = part.data
-            out.append(
-                f"> *Pre-compact round by hook `{data.get('hook', '?')}`: "
-                f"{data.get('status', '?')}*"
-            )
+            out.append(f"> *Pre-compact round by hook `{part.record.hook}`: {part.record.status}*")
         # "reasoning" and "opaque" parts are never exported: reasoning is the model's
         # scratch work, opaque parts are provider artifacts.
     if message.incomplete:
@@ -316,11 +312,10 @@ def _compaction_block(record: p.CompactionRecord | None) -> list[str]:
     return out
 
 
-def _tool_line(message: StoredMessage, data: dict[str, Any]) -> str:
-    name = str(data.get("name", "?"))
-    args = data.get("input") if isinstance(data.get("input"), dict) else {}
-    assert isinstance(args, dict)
-    result = message.results.get(str(data.get("toolCallId")))
+def _tool_line(message: StoredMessage, call: StoredToolCall) -> str:
+    name = call.name
+    args = call.input
+    result = message.results.get(call.tool_call_id)
     subject = _subject(name, args)
     line = f"- `{name}`" + (f" {subject}" if subject else "")
     if result is None:

@@ -60,11 +60,164 @@ _ORIGINS: dict[str, p.MessageOrigin] = {
 }
 
 
+# One dataclass per part type. Each is stored as (type, `to_json()`, native) and read
+# back by `part_from_json`; the JSON is the one these parts have always had, so a store
+# written before they were types loads as it is.
+
+
 @dataclass
-class StoredPart:
-    type: PartType
-    data: dict[str, Any]
+class StoredText:
+    text: str
     native: Native | None = None
+    type: Literal["text"] = field(default="text", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text}
+
+
+@dataclass
+class StoredReasoning:
+    text: str
+    native: Native | None = None
+    type: Literal["reasoning"] = field(default="reasoning", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text}
+
+
+@dataclass
+class StoredToolCall:
+    tool_call_id: str
+    name: str
+    # The arguments parsed ({} when they were not a JSON object), and as the model wrote
+    # them ("" in parts stored without them: `input` is replayed then).
+    input: dict[str, Any] = field(default_factory=dict)
+    arguments: str = ""
+    native: Native | None = None
+    type: Literal["tool_call"] = field(default="tool_call", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "toolCallId": self.tool_call_id,
+            "name": self.name,
+            "input": self.input,
+            "arguments": self.arguments,
+        }
+
+
+@dataclass
+class StoredCompactionMarker:
+    """The marker of a compaction in the history."""
+
+    compaction_id: str
+    native: Native | None = None
+    type: Literal["compaction"] = field(default="compaction", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compactionId": self.compaction_id}
+
+
+@dataclass
+class StoredPreCompact:
+    """The audit entry of a pre-compact round (stored as its wire form)."""
+
+    record: p.PreCompactPart
+    native: Native | None = None
+    type: Literal["pre_compact"] = field(default="pre_compact", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.record.wire()
+
+
+@dataclass
+class StoredAttachment:
+    """Editor context attached to a prompt, as the model was shown it."""
+
+    uri: str
+    path: str
+    text: str
+    source: Literal["disk", "editor"] = "disk"
+    start_line: int | None = None
+    end_line: int | None = None
+    truncated: bool = False
+    native: Native | None = None
+    type: Literal["attachment"] = field(default="attachment", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"uri": self.uri, "path": self.path, "source": self.source}
+        if self.start_line is not None:
+            data["startLine"], data["endLine"] = self.start_line, self.end_line
+        if self.truncated:
+            data["truncated"] = True
+        data["text"] = self.text
+        return data
+
+    def to_wire(self) -> p.AttachmentPart:
+        return p.AttachmentPart(
+            uri=self.uri,
+            path=self.path,
+            start_line=self.start_line,
+            end_line=self.end_line,
+            source=self.source,
+            text=self.text,
+            truncated=self.truncated,
+        )
+
+
+@dataclass
+class StoredOpaque:
+    """A provider artifact (never shown to a client); `server_compaction`: a compaction
+    item the server emitted mid-stream, replayed from the view's server window."""
+
+    native: Native | None = None
+    server_compaction: bool = False
+    type: Literal["opaque"] = field(default="opaque", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"serverCompaction": True} if self.server_compaction else {}
+
+
+StoredPart = (
+    StoredText
+    | StoredReasoning
+    | StoredToolCall
+    | StoredCompactionMarker
+    | StoredPreCompact
+    | StoredAttachment
+    | StoredOpaque
+)
+
+
+def part_from_json(type: str, data: dict[str, Any], native: Native | None = None) -> StoredPart:
+    """A part as the store holds it (its type, its JSON, its native item)."""
+    if type == "text":
+        return StoredText(data.get("text", ""), native)
+    if type == "reasoning":
+        return StoredReasoning(data.get("text", ""), native)
+    if type == "tool_call":
+        return StoredToolCall(
+            data["toolCallId"],
+            data["name"],
+            data.get("input") or {},
+            data.get("arguments") or "",
+            native,
+        )
+    if type == "compaction":
+        return StoredCompactionMarker(data["compactionId"], native)
+    if type == "pre_compact":
+        return StoredPreCompact(p.PreCompactPart.model_validate(data), native)
+    if type == "attachment":
+        return StoredAttachment(
+            uri=data["uri"],
+            path=data.get("path", ""),
+            text=data.get("text", ""),
+            source="editor" if data.get("source") == "editor" else "disk",
+            start_line=data.get("startLine"),
+            end_line=data.get("endLine"),
+            truncated=bool(data.get("truncated")),
+            native=native,
+        )
+    return StoredOpaque(native, server_compaction=bool(data.get("serverCompaction")))
 
 
 @dataclass
@@ -90,16 +243,16 @@ class StoredMessage:
     results: dict[str, ToolResultRecord] = field(default_factory=dict)
 
     def text(self) -> str:
-        return "".join(part.data.get("text", "") for part in self.parts if part.type == "text")
+        return "".join(part.text for part in self.parts if isinstance(part, StoredText))
 
-    def tool_calls(self) -> list[StoredPart]:
-        return [part for part in self.parts if part.type == "tool_call"]
+    def tool_calls(self) -> list[StoredToolCall]:
+        return [part for part in self.parts if isinstance(part, StoredToolCall)]
 
     def answered(self, running: frozenset[str] = frozenset()) -> bool:
         """Whether every tool call of this message has its result (and none of them is
         among the `running` call ids): such a message never changes again."""
         return all(
-            (call_id := part.data.get("toolCallId")) in self.results and call_id not in running
+            (call_id := part.tool_call_id) in self.results and call_id not in running
             for part in self.tool_calls()
         )
 
@@ -110,12 +263,12 @@ class StoredMessage:
     def to_wire(self, *, compacted: bool, running: bool = False) -> p.Message:
         parts: list[Any] = []
         for part in self.parts:
-            if part.type == "text":
-                parts.append(p.TextPart(text=part.data["text"]))
-            elif part.type == "reasoning":
-                parts.append(p.ReasoningPart(text=part.data.get("text", "")))
-            elif part.type == "tool_call":
-                call_id = part.data["toolCallId"]
+            if isinstance(part, StoredText):
+                parts.append(p.TextPart(text=part.text))
+            elif isinstance(part, StoredReasoning):
+                parts.append(p.ReasoningPart(text=part.text))
+            elif isinstance(part, StoredToolCall):
+                call_id = part.tool_call_id
                 result = self.results.get(call_id)
                 if result is not None:
                     status: p.ToolStatus = result.status
@@ -127,18 +280,18 @@ class StoredMessage:
                 parts.append(
                     p.ToolCallPart(
                         tool_call_id=call_id,
-                        name=part.data["name"],
-                        input=part.data.get("input", {}),
+                        name=part.name,
+                        input=part.input,
                         status=status,
                         output=output,
                     )
                 )
-            elif part.type == "compaction":
-                parts.append(p.CompactionPart(compaction_id=part.data["compactionId"]))
-            elif part.type == "pre_compact":
-                parts.append(p.PreCompactPart.model_validate(part.data))
-            elif part.type == "attachment":
-                parts.append(p.AttachmentPart.model_validate(part.data))
+            elif isinstance(part, StoredCompactionMarker):
+                parts.append(p.CompactionPart(compaction_id=part.compaction_id))
+            elif isinstance(part, StoredPreCompact):
+                parts.append(part.record)
+            elif isinstance(part, StoredAttachment):
+                parts.append(part.to_wire())
         return p.Message(
             id=self.id,
             role=self.role,

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from baton import prompts
-from baton.session.model import StoredMessage, StoredPart
+from baton.session.model import StoredMessage, StoredText
 from baton.session.state import SessionState, Told
 from baton.store.sessions import SessionStore
 
@@ -73,7 +73,7 @@ class ContextNotes:
     def add(self, state: SessionState, text: str, meta: dict[str, Any]) -> StoredMessage:
         """Append one note (stored as a `system` message of kind `context`)."""
         message = self.store.append_message(
-            state.id, "system", "context", [StoredPart("text", {"text": text})], meta=meta
+            state.id, "system", "context", [StoredText(text)], meta=meta
         )
         state.add(message)
         return message
@@ -127,10 +127,10 @@ def _scan(
             version = told_version
         return mode, version
     for part in message.tool_calls():
-        wrote = written.get(part.data["toolCallId"])
+        wrote = written.get(part.tool_call_id)
         # A plan_write shows the whole text; a plan_edit's result shows its change to the
         # version before it, which the model has only if it was told that one (else the
         # person changed the file meanwhile, and a note shows what it missed).
-        if wrote is not None and (part.data.get("name") != "plan_edit" or version == wrote - 1):
+        if wrote is not None and (part.name != "plan_edit" or version == wrote - 1):
             version = wrote
     return mode, version

@@ -1,44 +1,30 @@
 """The seams `SessionService` calls: where the features built around it act.
 
-`build_app` builds the features (compaction, hooks, review, MCP, plans) and
-hands the service one `Seams` naming what each seam calls; every seam has a
-no-op default, so a service built without the features (a unit test, a bench)
-runs the bare agent loop. Nothing else plugs into the service: to find what
-runs at a seam, read `build_app`.
+Each feature's setup (`baton.features`) returns a `Contribution`, what it adds at
+which seam; `fold` makes them one frozen `Seams`, which the service is given when
+it is built and never changes. Every seam has a no-op default, so a service built
+without the features (a unit test, a bench) runs the bare agent loop. Nothing
+else plugs into the service: to find what runs at a seam, read `baton.features`.
+The two seams a turn calls itself (`TurnHooks`, `ServerCompactionEvents`) are
+declared in `baton.session.turn`, beside the turn they are called with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from baton.tools.base import ToolServices
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from baton.context import BuiltContext
     from baton.errors import ProviderError
     from baton.providers.base import OpaqueItem, Provider, ToolCall, ToolSpec
     from baton.session.model import StoredMessage
     from baton.session.state import SessionState
-    from baton.session.turn import Turn
-
-
-class TurnHooks(Protocol):
-    """Around each model step of a turn (compaction: its trigger and overflow recovery)."""
-
-    async def before_step(self, turn: Turn) -> None: ...
-
-    async def check(self, turn: Turn, built: BuiltContext, provider: Provider) -> BuiltContext:
-        """The context to send instead of `built` (compacted when over the threshold)."""
-        ...
-
-    async def recover_overflow(self, turn: Turn, error: ProviderError) -> bool:
-        """After the provider refused the request for size: True to retry the step once."""
-        ...
+    from baton.session.turn import ServerCompactionEvents, Turn, TurnHooks
 
 
 class NoTurnHooks:
@@ -78,15 +64,6 @@ class NoToolHooks:
         return None
 
 
-class ServerCompactionEvents(Protocol):
-    """A compaction item the provider's server emitted mid-stream (OpenAI's
-    `context_management`; baton.compaction.server records it)."""
-
-    def on_server_compaction(
-        self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider
-    ) -> None: ...
-
-
 class NoServerCompaction:
     def on_server_compaction(
         self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider
@@ -100,6 +77,11 @@ class ChangeHooks(Protocol):
     async def before_change(self, paths: list[Path]) -> None: ...
 
     async def after_change(self, paths: list[Path]) -> None: ...
+
+
+LoadedHook = Callable[["SessionState"], None]
+StepHook = Callable[["Turn"], Awaitable[None]]
+ChangeRecorder = Callable[["SessionState", str], ChangeHooks]
 
 
 class CommandPrompt(Protocol):
@@ -151,25 +133,74 @@ class EveryTool:
         return 1
 
 
-@dataclass
+@dataclass(frozen=True)
 class Seams:
     turn: TurnHooks = field(default_factory=NoTurnHooks)
     tools: ToolHooks = field(default_factory=NoToolHooks)
     server_compaction: ServerCompactionEvents = field(default_factory=NoServerCompaction)
-    # A prompt that is a slash command of a skill or command file, expanded.
-    commands: PromptCommands = field(default_factory=NoPromptCommands)
     # The features behind some tools (plans, recall, the editor's files and terminal).
     tool_services: ToolServices = field(default_factory=ToolServices)
-    # The tools each session is offered (delegation narrows a child's).
-    tool_offer: ToolOffer = field(default_factory=EveryTool)
     # Makes the checkpoint hooks of one tool call (the review feature; None: no checkpoints).
-    change_recorder: Callable[[SessionState, str], ChangeHooks] | None = None
+    change_recorder: ChangeRecorder | None = None
     # Awaited before each model step (MCP servers start lazily here).
-    before_step: list[Callable[[Turn], Awaitable[None]]] = field(default_factory=list)
+    before_step: tuple[StepHook, ...] = ()
     # Called with each session state loaded from the store, or reloaded (features attach
     # their per-session data: the compaction view, the reverted messages).
-    session_loaded: list[Callable[[SessionState], None]] = field(default_factory=list)
+    session_loaded: tuple[LoadedHook, ...] = ()
     # Called when a session's turn task ends, however it ended.
-    after_turn: list[Callable[[SessionState], None]] = field(default_factory=list)
+    after_turn: tuple[LoadedHook, ...] = ()
     # Called on `baton/session/cancel` (features stop work that is not the turn task).
-    on_cancel: list[Callable[[SessionState], None]] = field(default_factory=list)
+    on_cancel: tuple[LoadedHook, ...] = ()
+    # Slash commands typed as a prompt (the skills feature).
+    commands: PromptCommands = field(default_factory=NoPromptCommands)
+    # Which tools a session is offered and may call, and which run at once (delegation).
+    tool_offer: ToolOffer = field(default_factory=EveryTool)
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """What one feature adds at the seams. A one-of seam (`turn`, `tools`, ...) may be
+    given by one feature only; the lists run in the order the features are folded."""
+
+    turn: TurnHooks | None = None
+    tools: ToolHooks | None = None
+    server_compaction: ServerCompactionEvents | None = None
+    tool_services: ToolServices | None = None
+    change_recorder: ChangeRecorder | None = None
+    before_step: tuple[StepHook, ...] = ()
+    session_loaded: tuple[LoadedHook, ...] = ()
+    after_turn: tuple[LoadedHook, ...] = ()
+    on_cancel: tuple[LoadedHook, ...] = ()
+    commands: PromptCommands | None = None
+    tool_offer: ToolOffer | None = None
+
+
+_ONE_OF = ("turn", "tools", "server_compaction", "change_recorder", "commands", "tool_offer")
+_LISTS = ("before_step", "session_loaded", "after_turn", "on_cancel")
+
+
+def fold(*contributions: Contribution) -> Seams:
+    """One `Seams` from every feature's contribution. Two features giving the same
+    one-of seam (or the same tool service) is a wiring mistake, raised here."""
+    values: dict[str, Any] = {}
+    for name in _ONE_OF:
+        given = [getattr(c, name) for c in contributions if getattr(c, name) is not None]
+        if len(given) > 1:
+            raise ValueError(f"two features contribute the {name} seam")
+        if given:
+            values[name] = given[0]
+    for name in _LISTS:
+        values[name] = tuple(hook for c in contributions for hook in getattr(c, name))
+    services: dict[str, Any] = {}
+    for c in contributions:
+        if c.tool_services is None:
+            continue
+        for f in fields(ToolServices):
+            value = getattr(c.tool_services, f.name)
+            if value is None:
+                continue
+            if f.name in services:
+                raise ValueError(f"two features contribute the {f.name} tool service")
+            services[f.name] = value
+    values["tool_services"] = ToolServices(**services)
+    return Seams(**values)

@@ -22,6 +22,7 @@ from baton.context import BuiltContext
 from baton.echoed_markup import shown_text
 from baton.errors import BatonError, ProviderError
 from baton.providers.base import (
+    AnyTool,
     AssistantText,
     Finished,
     ItemDone,
@@ -38,7 +39,15 @@ from baton.providers.base import (
     Usage,
 )
 from baton.session.events import ClientChannel
-from baton.session.model import MessageKind, StoredMessage, StoredPart, ToolResultRecord
+from baton.session.model import (
+    StoredMessage,
+    StoredOpaque,
+    StoredPart,
+    StoredReasoning,
+    StoredText,
+    StoredToolCall,
+    ToolResultRecord,
+)
 from baton.session.notes import ContextNotes
 from baton.session.nudge import nudge_text, should_nudge, turn_prompt
 from baton.session.repeats import RepeatGuard
@@ -76,16 +85,50 @@ class _Collector:
 
     def flush_partial(self) -> None:
         if self.reasoning:
-            self.parts.append(StoredPart("reasoning", {"text": "".join(self.reasoning)}))
+            self.parts.append(StoredReasoning("".join(self.reasoning)))
             self.reasoning.clear()
         if self.text:
-            self.parts.append(StoredPart("text", {"text": "".join(self.text)}))
+            self.parts.append(StoredText("".join(self.text)))
             self.text.clear()
+
+
+class TurnHooks(Protocol):
+    """Around each model step of a turn (compaction: its trigger and overflow recovery)."""
+
+    async def before_step(self, turn: Turn) -> None: ...
+
+    async def check(self, turn: Turn, built: BuiltContext, provider: Provider) -> BuiltContext:
+        """The context to send instead of `built` (compacted when over the threshold)."""
+        ...
+
+    async def recover_overflow(self, turn: Turn, error: ProviderError) -> bool:
+        """After the provider refused the request for size: True to retry the step once."""
+        ...
+
+
+class ServerCompactionEvents(Protocol):
+    """A compaction item the provider's server emitted mid-stream (OpenAI's
+    `context_management`; baton.compaction.server records it)."""
+
+    def on_server_compaction(
+        self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider
+    ) -> None: ...
+
+
+class StepSeams(Protocol):
+    """The seams a turn calls itself (`baton.session.seams.Seams`)."""
+
+    @property
+    def turn(self) -> TurnHooks: ...
+
+    @property
+    def server_compaction(self) -> ServerCompactionEvents: ...
 
 
 class TurnHost(Protocol):
     """What a turn needs of the session service (baton.session.service.SessionService):
-    the store and the channel, the context it sends, and the seams around each step."""
+    the store and the channel, the context it sends, the seams around each step, and
+    each tool call run."""
 
     @property
     def workspace(self) -> Path: ...
@@ -102,6 +145,11 @@ class TurnHost(Protocol):
     @property
     def notes(self) -> ContextNotes: ...
 
+    @property
+    def seams(self) -> StepSeams:
+        """Compaction's check and overflow recovery, the server's in-stream compactions."""
+        ...
+
     def settings(self) -> Settings: ...
 
     def provider_for(self, state: SessionState, settings: Settings) -> Provider: ...
@@ -112,29 +160,9 @@ class TurnHost(Protocol):
 
     async def before_step(self, turn: Turn) -> None: ...
 
-    async def check_compaction(
-        self, turn: Turn, built: BuiltContext, provider: Provider
-    ) -> BuiltContext: ...
-
-    async def recover_overflow(self, turn: Turn, error: ProviderError) -> bool: ...
-
-    def on_server_compaction(
-        self, turn: Turn, message: StoredMessage, item: OpaqueItem, provider: Provider
-    ) -> None: ...
-
     async def run_tool(self, turn: Turn, call: ToolCall) -> ToolResult: ...
 
     def concurrency(self, state: SessionState, calls: Sequence[ToolCall]) -> int: ...
-
-    def add_user_message(
-        self,
-        state: SessionState,
-        text: str,
-        kind: MessageKind,
-        meta: dict[str, Any] | None = None,
-        *,
-        extra_parts: list[StoredPart] | None = None,
-    ) -> StoredMessage: ...
 
 
 class TurnEnded(Exception):
@@ -153,14 +181,14 @@ class Turn:
         *,
         max_steps: int | None = None,
         purpose: Literal["turn", "pre_compact"] = "turn",
-        require_tools: Sequence[str | RequiredCall] = (),
+        require_tools: Sequence[RequiredCall] = (),
     ) -> None:
         self.service = service
         self.state = state
         self.max_steps = max_steps
         # Step k of the turn must call require_tools[k] (a caller that knows which tool
-        # each step needs: `baton demo`), narrowed when it is a RequiredCall; later steps
-        # are free.
+        # each step needs: `baton demo`), its arguments maybe narrowed; later steps are
+        # free.
         self.require_tools = tuple(require_tools)
         self.purpose = purpose
         # Set for autonomous rounds: how long a permission request may wait.
@@ -174,14 +202,14 @@ class Turn:
         # For the look-first nudge (session/nudge.py): once per turn, only before any tool.
         self.tool_calls_made = 0
         self.nudged = False
-        self.require_tool = False
+        self.must_call_tool = False
         self.asked_for_words = False
 
     @property
     def session_id(self) -> str:
         return self.state.id
 
-    def emit(self, update: p.WireModel) -> None:
+    def emit(self, update: p.Update) -> None:
         self.service.channel.send_update(self.session_id, update)
 
     async def run(self) -> p.PromptResult:
@@ -219,20 +247,19 @@ class Turn:
             await self.service.before_step(self)
             provider = self.service.provider_for(self.state, settings)
             built = self.service.build_context(self.state, settings, provider.identity)
-            built = await self.service.check_compaction(self, built, provider)
+            built = await self.service.seams.turn.check(self, built, provider)
             named = self.require_tools[self.steps] if self.steps < len(self.require_tools) else None
-            name = named.name if isinstance(named, RequiredCall) else named
-            if named is not None and any(t.name == name for t in built.request.tools):
+            if named is not None and any(t.name == named.name for t in built.request.tools):
                 built.request.require_tool = named
-            elif self.require_tool and built.request.tools:
-                built.request.require_tool = True
-            self.require_tool = False
+            elif self.must_call_tool and built.request.tools:
+                built.request.require_tool = AnyTool()
+            self.must_call_tool = False
             try:
                 step = await self._model_step(provider, built)
             except ProviderError as exc:
                 if exc.overflow and not self.overflow_retried:
                     self.overflow_retried = True
-                    if await self.service.recover_overflow(self, exc):
+                    if await self.service.seams.turn.recover_overflow(self, exc):
                         continue
                 raise
             self.steps += 1
@@ -258,7 +285,7 @@ class Turn:
             return False
         self.nudged = True
         # The step after the nudge must call a tool: small models ignore the words alone.
-        self.require_tool = True
+        self.must_call_tool = True
         self._note(nudge_text(turn_prompt(self.state) or ""), "no_tool")
         return True
 
@@ -298,7 +325,7 @@ class Turn:
         # provider took back (a tool call the model wrote as text, parsed into a call).
         message = self._commit_step(collected, built, provider, incomplete=False, error=None)
         for item in collected.server_compactions:
-            self.service.on_server_compaction(self, message, item, provider)
+            self.service.seams.server_compaction.on_server_compaction(self, message, item, provider)
         return StepOutput(message, collected.tool_calls, collected.finish, collected.usage)
 
     def _on_event(self, event: object, c: _Collector) -> None:
@@ -312,30 +339,29 @@ class Turn:
             item = event.item
             if isinstance(item, AssistantText):
                 c.text.clear()
-                c.parts.append(StoredPart("text", {"text": item.text}, item.native))
+                c.parts.append(StoredText(item.text, item.native))
             elif isinstance(item, Reasoning):
                 text = item.text or "".join(c.reasoning)
                 c.reasoning.clear()
-                c.parts.append(StoredPart("reasoning", {"text": text}, item.native))
+                c.parts.append(StoredReasoning(text, item.native))
             elif isinstance(item, ToolCall):
                 args = parse_arguments(item.arguments)
-                data: dict[str, Any] = {
-                    "toolCallId": item.call_id,
-                    "name": item.name,
-                    "input": args if args is not None else {},
-                    "arguments": item.arguments,
-                }
-                c.parts.append(StoredPart("tool_call", data, item.native))
+                part = StoredToolCall(
+                    item.call_id,
+                    item.name,
+                    args if args is not None else {},
+                    item.arguments,
+                    item.native,
+                )
+                c.parts.append(part)
                 c.tool_calls.append(item)
                 self.emit(
-                    p.ToolCallStarted(
-                        tool_call_id=item.call_id, name=item.name, input=data["input"]
-                    )
+                    p.ToolCallStarted(tool_call_id=item.call_id, name=item.name, input=part.input)
                 )
             elif isinstance(item, OpaqueItem):
-                c.parts.append(StoredPart("opaque", {}, item.native))
+                c.parts.append(StoredOpaque(item.native))
         elif isinstance(event, ServerCompaction):
-            c.parts.append(StoredPart("opaque", {"serverCompaction": True}, event.item.native))
+            c.parts.append(StoredOpaque(event.item.native, server_compaction=True))
             c.server_compactions.append(event.item)
         elif isinstance(event, Usage):
             c.usage = event
@@ -498,7 +524,7 @@ class Turn:
         if message is None:
             return
         for part in message.tool_calls():
-            call_id = part.data["toolCallId"]
+            call_id = part.tool_call_id
             if call_id in message.results:
                 continue
             record = ToolResultRecord(call_id, "failed", output)
@@ -508,9 +534,6 @@ class Turn:
                 log.exception("could not record an interrupted tool result")
                 continue
             self.emit(p.ToolCallUpdate(tool_call_id=call_id, status="failed", output=output))
-
-    def add_user_message(self, text: str, kind: MessageKind) -> StoredMessage:
-        return self.service.add_user_message(self.state, text, kind)
 
 
 def parse_arguments(text: str) -> dict[str, Any] | None:

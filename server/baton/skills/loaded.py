@@ -40,12 +40,12 @@ def _loads(message: StoredMessage) -> Iterator[Load]:
                 yield Load(message.seq, str(command.get("name")), text)
         return
     for part in message.tool_calls():
-        if part.data.get("name") != TOOL_NAME:
+        if part.name != TOOL_NAME:
             continue
-        args = part.data.get("input") or {}
+        args = part.input or {}
         if not isinstance(args, dict) or args.get("file"):
             continue  # a bundled file read through the tool, not the skill itself
-        result = message.results.get(part.data.get("toolCallId", ""))
+        result = message.results.get(part.tool_call_id)
         if result is None or result.status != "completed":
             continue
         if result.output.startswith(BLOCK_OPENING):

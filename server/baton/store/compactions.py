@@ -9,7 +9,7 @@ from typing import Any
 
 from baton import protocol as p
 from baton.ids import utc_now
-from baton.session.model import StoredMessage, StoredPart
+from baton.session.model import StoredMessage, StoredPart, StoredText
 from baton.store.db import Database
 from baton.store.sessions import SessionStore
 
@@ -59,7 +59,7 @@ class CompactionStore:
                     record.session_id,
                     "user",
                     "continue",
-                    [StoredPart("text", {"text": continue_text})],
+                    [StoredText(continue_text)],
                 )
         return marker, follow
 

@@ -14,6 +14,7 @@ from baton.session.model import (
     StoredMessage,
     StoredPart,
     ToolResultRecord,
+    part_from_json,
 )
 from baton.store.db import Database
 from baton.tools.base import Fact
@@ -197,7 +198,7 @@ class SessionStore:
             conn.executemany(
                 "INSERT INTO parts (message_id, type, data, native) VALUES (?, ?, ?, ?)",
                 [
-                    (message.id, part.type, _dump(part.data), native_to_json(part.native))
+                    (message.id, part.type, _dump(part.to_json()), native_to_json(part.native))
                     for part in parts
                 ],
             )
@@ -260,10 +261,8 @@ class SessionStore:
             if owner is None:
                 continue  # committed by another process after the messages were read
             owner.parts.append(
-                StoredPart(
-                    type=row["type"],
-                    data=json.loads(row["data"]),
-                    native=native_from_json(row["native"]),
+                part_from_json(
+                    row["type"], json.loads(row["data"]), native_from_json(row["native"])
                 )
             )
         for row in conn.execute("SELECT * FROM tool_results WHERE session_id = ?", (session_id,)):

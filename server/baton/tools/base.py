@@ -168,7 +168,7 @@ class RecallReader(Protocol):
 
 @dataclass
 class ToolServices:
-    """The features behind some tools, the same for every call (`build_app` makes them;
+    """The features behind some tools, the same for every call (`baton.features` makes them;
     a face whose editor offers files or a terminal adds those)."""
 
     plan: PlanTools | None = None

@@ -1,0 +1,113 @@
+"""The sessions this process holds in memory, loaded from the store and kept in step with it.
+
+Another `baton serve` may share the store (two editor windows on one workspace):
+`refresh` reloads a session in place when another connection committed to it
+since it was last read, unless this process is working on it (its lease keeps
+other processes' turns out).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from baton import protocol as p
+from baton.errors import SessionNotFound
+from baton.session.model import SessionRow
+from baton.session.state import SessionState
+from baton.store.db import Database
+from baton.store.sessions import SessionStore
+from baton.tokens import calibration
+
+log = logging.getLogger(__name__)
+
+
+class SessionCache:
+    def __init__(
+        self, db: Database, store: SessionStore, loaded: Callable[[SessionState], None]
+    ) -> None:
+        """`loaded` is called with each state (re)loaded from the store: the features
+        attach their per-session data there (the `session_loaded` seam)."""
+        self.db = db
+        self.store = store
+        self._loaded = loaded
+        self._sessions: dict[str, SessionState] = {}
+        # Per session: the store's data version and the session's signature when its
+        # state was last known to match the store (see `refresh`).
+        self._seen: dict[str, tuple[int, tuple[Any, ...]]] = {}
+
+    def get(self, session_id: str) -> SessionState:
+        """The session's state, loaded on first use; SessionNotFound if the store lacks it."""
+        state = self._sessions.get(session_id)
+        if state is not None:
+            return self.refresh(state)
+        version = self.db.data_version()
+        signature = self.store.signature(session_id)
+        row = self.store.get_session(session_id)
+        if signature is None or row is None:
+            raise SessionNotFound(session_id)
+        state = SessionState(row=row, messages=[])
+        self._fill(state, row)
+        self._sessions[session_id] = state
+        self._seen[session_id] = (version, signature)
+        return state
+
+    def create(self, title: str, mode: p.Mode) -> SessionState:
+        """A new session, stored and held."""
+        return self.get(self.store.create_session(title, mode).id)
+
+    def _fill(self, state: SessionState, row: SessionRow) -> None:
+        """(Re)load everything of `state` that the store holds, and let features attach."""
+        state.reset(row, self.store.load_messages(row.id))
+        for message in state.messages:
+            usage = message.meta.get("usage")
+            if usage and message.meta.get("estimatedInput"):
+                state.calibration = calibration(usage["input"], message.meta["estimatedInput"])
+                parts = message.meta.get("estimatedParts")
+                if isinstance(parts, dict):
+                    state.token_model.observe(usage["input"], parts)
+        self._loaded(state)
+
+    def refresh(self, state: SessionState) -> SessionState:
+        """Reload `state` in place if another process committed to its session since it
+        was loaded. A session this process is working on is left as it is."""
+        if state.busy or state.compacting:
+            return state
+        version = self.db.data_version()
+        seen = self._seen.get(state.id)
+        if seen is not None and seen[0] == version:
+            return state  # no other connection committed anything since
+        signature = self.store.signature(state.id)
+        if signature is None:
+            self.forget(state.id)
+            raise SessionNotFound(state.id)
+        if seen is None or seen[1] != signature:
+            row = self.store.get_session(state.id)
+            if row is None:
+                self.forget(state.id)
+                raise SessionNotFound(state.id)
+            log.info("session %s changed in the store: reloading it", state.id)
+            self._fill(state, row)
+        self._seen[state.id] = (version, signature)
+        return state
+
+    def forget(self, session_id: str) -> None:
+        """Drop a deleted session from memory (its rows are gone from the store)."""
+        self._sessions.pop(session_id, None)
+        self._seen.pop(session_id, None)
+
+    def forget_all(self) -> None:
+        """Drop every session from memory: the store was replaced (`baton/store/repair`)."""
+        self._sessions.clear()
+        self._seen.clear()
+
+    def working(self) -> list[str]:
+        """Sessions with a turn or a compaction running in this process."""
+        return [s.id for s in self._sessions.values() if s.busy or s.compacting]
+
+    def running_turns(self) -> list[asyncio.Task[Any]]:
+        return [
+            s.turn_task for s in self._sessions.values() if s.turn_task and not s.turn_task.done()
+        ]

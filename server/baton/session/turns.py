@@ -1,0 +1,169 @@
+"""Starting a session's turn and ending it: the lease, the title, the user message, the task.
+
+The session's lease is taken first (SessionBusy if another process works on
+it), then what another process committed is loaded, so the request is built on
+the whole history and no turn interleaves with another's in the store. When the
+turn task ends, however it ends, the `after_turn` seam runs, then the lease is
+released (work the seam starts on the session holds it too).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from baton import protocol as p
+from baton.errors import InvalidParams, ProviderError, SessionBusy
+from baton.providers.base import RequiredCall
+from baton.session.events import ClientChannel
+from baton.session.model import (
+    DEFAULT_TITLE,
+    MessageKind,
+    StoredMessage,
+    StoredPart,
+    StoredText,
+    title_from_prompt,
+)
+from baton.session.seams import Seams
+from baton.session.state import SessionState
+from baton.session.turn import Turn, TurnHost
+from baton.store.leases import Leases
+from baton.store.sessions import SessionStore
+
+log = logging.getLogger(__name__)
+
+
+class Turns:
+    def __init__(
+        self,
+        host: TurnHost,
+        store: SessionStore,
+        channel: ClientChannel,
+        leases: Leases,
+        seams: Seams,
+        *,
+        refresh: Callable[[SessionState], SessionState],
+        sync_notes: Callable[[SessionState], None],
+    ) -> None:
+        self.host = host
+        self.store = store
+        self.channel = channel
+        self.leases = leases
+        self.seams = seams
+        self.refresh = refresh
+        self.sync_notes = sync_notes
+
+    def add_user_message(
+        self,
+        state: SessionState,
+        text: str,
+        kind: MessageKind,
+        meta: dict[str, Any] | None = None,
+        *,
+        extra_parts: Sequence[StoredPart] = (),
+    ) -> StoredMessage:
+        parts: list[StoredPart] = [StoredText(text), *extra_parts]
+        message = self.store.append_message(state.id, "user", kind, parts, meta=meta)
+        state.add(message)
+        if kind != "prompt":
+            self.channel.send_update(
+                state.id,
+                p.UserMessageUpdate(message_id=message.id, text=text, origin=message.origin()),
+            )
+        return message
+
+    def start(
+        self,
+        state: SessionState,
+        text: str,
+        kind: MessageKind = "prompt",
+        *,
+        extra_parts: Sequence[StoredPart] = (),
+        max_steps: int | None = None,
+        require_tools: Sequence[RequiredCall] = (),
+        meta: dict[str, Any] | None = None,
+    ) -> asyncio.Task[p.PromptResult]:
+        """Commit the user message and start the turn; the returned task ends with it.
+        `meta` rides on the message (a slash command as typed, a child's task call)."""
+        ensure_idle(state)
+        if not text.strip():
+            raise InvalidParams("params.text: must not be empty")
+        self.leases.acquire(state.id, "turn")
+        try:
+            self.refresh(state)
+            if kind == "prompt" and state.row.title == DEFAULT_TITLE:
+                # A slash command's title is what the person typed, not its expansion.
+                typed = ((meta or {}).get("command") or {}).get("typed")
+                title = title_from_prompt(typed if isinstance(typed, str) else text)
+                self.store.update_session(state.id, title=title)
+                state.row.title = title
+            self.sync_notes(state)
+            self.add_user_message(state, text, kind, meta, extra_parts=extra_parts)
+            # A command's own `model:` holds for its turn only.
+            model = ((meta or {}).get("command") or {}).get("model")
+            state.turn_model = model if isinstance(model, str) else None
+        except BaseException:
+            self.leases.release(state.id)
+            raise
+        turn = Turn(self.host, state, max_steps=max_steps, require_tools=require_tools)
+        task = asyncio.create_task(turn.run(), name=f"turn-{state.id}")
+        state.turn_task = task
+        task.add_done_callback(lambda t: self._done(t, state))
+        return task
+
+    def _done(self, task: asyncio.Task[Any], state: SessionState) -> None:
+        _log_task_failure(task, state.id)
+        state.turn_model = None
+        try:
+            for callback in self.seams.after_turn:
+                try:
+                    callback(state)
+                except Exception:
+                    log.exception("after-turn callback failed")
+        finally:
+            self.leases.release(state.id)
+
+    async def until_done(self, task: asyncio.Task[p.PromptResult]) -> p.PromptResult:
+        """The turn's result; a cancelled request ($/cancelRequest) stops the turn too."""
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            raise
+
+    def cancel(self, state: SessionState) -> None:
+        if state.turn_task is not None and not state.turn_task.done():
+            state.turn_task.cancel()
+        for callback in self.seams.on_cancel:
+            callback(state)
+
+    async def before_step(self, turn: Turn) -> None:
+        if turn.state.id in self.leases.held and not self.leases.holds(turn.state.id):
+            # Taken over after it expired (this process stalled longer than its TTL).
+            raise SessionBusy(
+                turn.state.id,
+                f"this process's lease on {turn.state.id!r} expired and another Baton "
+                "process took the session over; the turn stops here",
+            )
+        for prepare in self.seams.before_step:
+            await prepare(turn)
+        await self.seams.turn.before_step(turn)
+        # After a compaction the hooks may have run: its notes go after its marker.
+        self.sync_notes(turn.state)
+
+
+def ensure_idle(state: SessionState) -> None:
+    """SessionBusy while a turn or a compaction runs on the session in this process."""
+    if state.busy or state.compacting:
+        raise SessionBusy(state.id)
+
+
+def _log_task_failure(task: asyncio.Task[Any], session_id: str) -> None:
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None and not isinstance(exc, ProviderError):
+        log.error("turn task of session %s ended with %r", session_id, exc)
