@@ -28,7 +28,7 @@ from baton.compaction import planning
 from baton.compaction.artifacts import window_from_json, window_to_json
 from baton.compaction.compact_request import CompactRequest
 from baton.compaction.job import CompactionHooks, CompactionJob, NoHooks, Strategy
-from baton.compaction.ledger import build_ledger, render_ledger
+from baton.compaction.ledger import build_ledger, ledger_budget, render_ledger
 from baton.compaction.native import FreshStrategy, NativeStrategy
 from baton.compaction.planning import NothingToCompact
 from baton.config import Settings
@@ -228,7 +228,7 @@ class CompactionEngine:
                     [m for m in state.messages if m.id not in state.reverted],
                     self.plan_state(state),
                 )
-                job.ledger_text = render_ledger(ledger)
+                job.ledger_text = render_ledger(ledger, ledger_budget(job))
                 job.ledger = ledger
                 try:
                     # 3. The strategy: prune, summarise, escalate (or the server, or fresh).

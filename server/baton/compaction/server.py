@@ -46,7 +46,7 @@ from baton.compaction.artifacts import (
 from baton.compaction.compact_request import CompactRequest
 from baton.compaction.engine import CompactionEngine
 from baton.compaction.job import CompactionJob, Strategy
-from baton.compaction.ledger import build_ledger, render_ledger
+from baton.compaction.ledger import build_ledger, ledger_budget, render_ledger
 from baton.compaction.planning import choose_boundary, in_view, kept_masks
 from baton.context import BuiltContext
 from baton.errors import ProviderError
@@ -336,7 +336,7 @@ class ServerCompactionFeature:
                 "compacting hooks are not applicable"
             )
             ledger = build_ledger(state.messages, engine.plan_state(state))
-            job.ledger_text = render_ledger(ledger)
+            job.ledger_text = render_ledger(ledger, ledger_budget(job))
             covered = [m for m in state.messages if m.seq < message.seq and m.kind != "compaction"]
             view = View(
                 first_kept_seq=message.seq,
