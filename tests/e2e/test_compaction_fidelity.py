@@ -249,7 +249,7 @@ async def test_a_summary_cut_twice_is_rejected_for_one_built_by_code(
     assert len(summary_requests(llm)) == 2
     assert record["committed"] is True
     assert "notes.txt holds alpha lines." not in record["summary"]  # the model's was not used
-    assert "read notes.txt, then list missing-dir" in record["summary"]  # built by code
+    assert "in the <baton:requests> block, verbatim" in record["summary"]  # built by code
     notes = " | ".join(record["notes"])
     assert "was cut too: the model's summary was rejected" in notes
     assert "used a summary built from the ledger" in notes

@@ -27,6 +27,7 @@ from baton.compaction import summary as summaries
 from baton.compaction.claims import check_summary
 from baton.compaction.cut import message_tokens
 from baton.compaction.job import CompactionJob
+from baton.compaction.requests import PERSON_KINDS, person_messages, person_words
 from baton.errors import ProviderError
 from baton.providers.base import (
     AssistantText,
@@ -62,6 +63,15 @@ def transcript_rate(job: CompactionJob) -> float:
     measured rates, never under 1 (a rate too low sends a request the window refuses)."""
     content = job.state.token_model.content_rate()
     return max(1.0, job.state.calibration, content or 0.0)
+
+
+def shown_beside(job: CompactionJob, boundary: int | None) -> list[str]:
+    """What the request after this compaction shows next to the summary: the person's
+    messages before the cut (verbatim in `<baton:requests>`) and the ledger."""
+    person = person_messages(job.state.messages, boundary, job.state.reverted)
+    if boundary is None:
+        person = [m for m in job.state.messages if m.role == "user" and m.kind in PERSON_KINDS]
+    return [*(person_words(m) for m in person), job.ledger_text]
 
 
 def _short(line: str, limit: int = 160) -> str:
@@ -127,6 +137,14 @@ class Summariser:
                 job.notes.append(
                     f"dropped {len(echoed)} summary sentence(s) restating Baton's summary "
                     "request: " + "; ".join(repr(_short(e)) for e in echoed)
+                )
+        if text is not None:
+            text, repeated = summaries.drop_repeats(text, shown_beside(job, boundary))
+            if repeated:
+                job.notes.append(
+                    f"dropped {len(repeated)} summary sentence(s) the request already shows "
+                    "(the person's messages or the ledger): "
+                    + "; ".join(repr(_short(r)) for r in repeated)
                 )
         next_step = summaries.current_step(job.ledger)
         if text is None:
