@@ -104,6 +104,9 @@ class Summariser:
         deadline = asyncio.get_running_loop().time() + job.settings.compaction.summary_timeout
         calls_before = job.summary_calls
         text: str | None = None
+        # What a summary stopped by the timeout or its cap had finished: kept, and only the
+        # sections it did not finish are built by code.
+        partial = ""
         for attempt, sampling in enumerate(guard.ATTEMPTS, start=1):
             answer, problem = await self._attempt(
                 job, provider, region, masked, previous, boundary, base, max_out, sampling, deadline
@@ -124,8 +127,10 @@ class Summariser:
                     f"the summary request ran past compaction.summaryTimeout "
                     f"({job.settings.compaction.summary_timeout:g} s) and was stopped"
                 )
+                partial = answer
                 break
             if problem in (CUT, TOO_BIG):
+                partial = answer if problem == CUT else ""
                 break  # the note says why
             if problem is None:
                 job.notes.append("the model returned an empty summary")
@@ -147,7 +152,19 @@ class Summariser:
                     + "; ".join(repr(_short(r)) for r in repeated)
                 )
         next_step = summaries.current_step(job.ledger)
-        if text is None:
+        kept, unfinished = summaries.split_cut(partial) if text is None else ("", [])
+        if text is None and kept:
+            kept, _ = summaries.drop_echoes(kept)
+            kept, _ = summaries.drop_repeats(kept, shown_beside(job, boundary))
+            built = summaries.structured_summary(region, previous, next_step)
+            text = summaries.merge_sections(kept, built, unfinished)
+            job.notes.append(
+                "kept the sections the stopped summary had finished ("
+                + ", ".join(n for n in summaries.SECTIONS if n not in unfinished)
+                + "); built the others from the ledger, the plan and the messages: "
+                + ", ".join(unfinished)
+            )
+        elif text is None:
             job.notes.append("used a summary built from the ledger, the plan and the messages")
             text = summaries.structured_summary(region, previous, next_step)
         text, missing = summaries.complete_sections(text, region, next_step)
@@ -347,16 +364,17 @@ class Summariser:
             max_output_tokens=budget,
         )
         more, problem = await self._ask(job, provider, follow, deadline)
+        combined = (kept.rstrip() + "\n\n" + more.strip()).strip()
         if problem is not None and problem != CUT:
             job.notes.append(f"{stopped}; the call asking for them was stopped ({problem})")
-            return more, problem
-        combined = (kept.rstrip() + "\n\n" + more.strip()).strip()
+            # A timeout keeps what both calls finished; a loop keeps only the first's.
+            return (combined if problem == "timeout" else kept), problem
         still = [name for name in summaries.missing_sections(combined) if name in missing]
         if problem == CUT or still or not more.strip():
             why = "was cut too" if problem == CUT else "left out " + ", ".join(still or missing)
             job.notes.append(
                 f"{stopped}; asked for them in one more call, whose answer {why}: the model's "
-                "summary was rejected"
+                "unfinished sections were not accepted"
             )
             return combined, CUT
         job.notes.append(f"{stopped}; completed by one more call asking for them")

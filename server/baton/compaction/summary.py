@@ -138,6 +138,16 @@ def split_cut(summary: str) -> tuple[str, list[str]]:
     return kept, missing_sections(kept)
 
 
+def merge_sections(kept: str, built: str, unfinished: Sequence[str]) -> str:
+    """The five sections: those `kept` finished as it wrote them, the `unfinished` ones
+    from `built` (the summary built by code), in the order of `SECTIONS`."""
+    out = []
+    for name in SECTIONS:
+        source = built if name in unfinished else kept
+        out.append(f"## {name}\n{_section(source, name) or 'none'}")
+    return "\n\n".join(out)
+
+
 def continue_prompt(missing: list[str], words: int) -> str:
     return CONTINUE.format(sections="\n".join(f"## {name}" for name in missing), words=words)
 
