@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -168,7 +169,7 @@ async def test_ten_compactions_keep_the_first_hour_and_never_grow_the_view(
     # reaches its budget. The rest of the view never grows from one compaction to the
     # next beyond a line's worth (where the cut falls) and does not drift.
     rest = [a - r - g for a, r, g in zip(after, person, ledgers, strict=True)]
-    assert all(b <= a + SLACK for a, b in zip(rest, rest[1:], strict=False)), rest
+    assert all(b <= a + SLACK for a, b in pairwise(rest)), rest
     assert rest[-1] <= rest[0] + SLACK, rest
     # The ledger stays under its budget and, once it folds, flat.
     assert max(ledgers) <= LEDGER_MAX, ledgers
