@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 # The ledger's budget when none is given (estimated tokens; `compaction.ledgerMaxTokens`).
 DEFAULT_MAX_TOKENS = 8_000
+# What the block's tags and its item cost besides the text (tokens).
+BLOCK_OVERHEAD = 24
 # The least budget a ledger gets, whatever the window (the plan line and a few errors).
 MIN_BUDGET_TOKENS = 300
 # Exit codes shown per command: the first ones and the latest ones, the middle counted.
@@ -277,7 +279,7 @@ def ledger_budget(job: CompactionJob) -> int:
     tokens = min(int(settings.ledger_share * job.before.context_window), settings.ledger_max_tokens)
     content = job.state.token_model.content_rate()
     rate = max(1.0, job.state.calibration, content or 0.0)
-    return max(MIN_BUDGET_TOKENS, int(tokens / rate))
+    return max(MIN_BUDGET_TOKENS, int((tokens - BLOCK_OVERHEAD) / rate))
 
 
 def ledger_sections(ledger: p.Ledger) -> list[Section]:
