@@ -14,8 +14,8 @@ import pytest
 
 from baton.tokens import estimate
 from tests.conftest import StartBaton
-from tests.e2e.test_compaction import FACTLESS_SUMMARY
 from tests.e2e.test_compaction import start_baton as start_baton  # pins native compaction
+from tests.e2e.test_compaction_fidelity import compact_and_send
 from tests.fake_llm import FakeLLM, text, tool_call
 from tests.harness import BatonClient
 
@@ -100,13 +100,7 @@ async def test_a_1000_call_session_keeps_its_ledger_in_budget_and_every_fold_rec
         == 1_000
     )
 
-    llm.add(text(FACTLESS_SUMMARY))
-    record = await baton.request("baton/session/compact", {"sessionId": sid})
-    assert record["committed"] is True, record["notes"]
-    llm.add(text("ok"))
-    await baton.prompt(sid, "what now?")
-    sent = llm.model_requests[-1].input_text()
-    block = sent[sent.index("<baton:ledger>") : sent.index("</baton:ledger>")]
+    record, sent, block = await compact_and_send(baton, llm, sid)
 
     # Within its budget, and still the session's facts: the person's constraint (in the
     # requests block), the unresolved error in full, the newest entries in full.

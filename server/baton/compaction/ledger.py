@@ -8,15 +8,15 @@ model chose to write.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from baton import protocol as p
 from baton.compaction.ledger_fold import Entry, Section, entry_id, fold, group_id
 from baton.compaction.outputs import config_values, error_excerpt, value_excerpt
 from baton.framing import entry, inline
 from baton.plan.steps import MARKS
-from baton.session.model import StoredMessage
+from baton.session.model import StoredMessage, ToolResultRecord
 from baton.tokens import estimate
 
 if TYPE_CHECKING:
@@ -59,6 +59,17 @@ _IMPORTANT = re.compile(
 )
 
 
+def _finished_calls(
+    messages: Iterable[StoredMessage],
+) -> Iterator[tuple[str, dict[str, Any], ToolResultRecord]]:
+    """(tool name, input, result) of every call that has a result, oldest first."""
+    for message in messages:
+        for part in message.tool_calls():
+            result = message.results.get(part.data["toolCallId"])
+            if result is not None:
+                yield part.data["name"], part.data.get("input") or {}, result
+
+
 def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) -> p.Ledger:
     files_read: dict[str, None] = {}
     modified: dict[str, p.FileTouch] = {}
@@ -70,65 +81,54 @@ def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) ->
     errors: dict[str, p.UnresolvedError] = {}
     resolved: list[p.ResolvedError] = []
 
-    for message in messages:
-        for part in message.tool_calls():
-            call_id = part.data["toolCallId"]
-            name = part.data["name"]
-            args = part.data.get("input") or {}
-            result = message.results.get(call_id)
-            if result is None:
-                continue
-            for fact in result.facts:
-                if fact.kind == "read" and fact.path:
-                    files_read.setdefault(fact.path, None)
-                    values = config_values(fact.path, result.output)
-                    if values:
-                        configs.pop(fact.path, None)
-                        configs[fact.path] = values  # the latest read, latest last
-                elif fact.kind == "modified" and fact.path and fact.action:
-                    previous = modified.pop(fact.path, None)
-                    action = fact.action
-                    if (
-                        previous is not None
-                        and previous.action == "created"
-                        and action == "modified"
-                    ):
-                        action = "created"
-                    modified[fact.path] = p.FileTouch(path=fact.path, tool=name, action=action)
-                elif fact.kind == "command" and fact.command is not None:
-                    runs = commands.pop(fact.command, [])
-                    runs.append(fact.exit_code)
-                    commands[fact.command] = runs  # re-inserted: the latest run orders it
-                    if fact.exit_code == 0:
-                        excerpt = value_excerpt(result.output)
-                        if excerpt:
-                            outputs[fact.command] = excerpt
-                    else:
-                        kept = failures.setdefault(fact.command, [])
-                        kept.append(
-                            p.RunFailure(
-                                run=len(runs),
-                                exit_code=fact.exit_code,
-                                error=error_excerpt(result.output),
-                            )
+    for name, args, result in _finished_calls(messages):
+        for fact in result.facts:
+            if fact.kind == "read" and fact.path:
+                files_read.setdefault(fact.path, None)
+                values = config_values(fact.path, result.output)
+                if values:
+                    configs.pop(fact.path, None)
+                    configs[fact.path] = values  # the latest read, latest last
+            elif fact.kind == "modified" and fact.path and fact.action:
+                previous = modified.pop(fact.path, None)
+                action = fact.action
+                if previous is not None and previous.action == "created" and action == "modified":
+                    action = "created"
+                modified[fact.path] = p.FileTouch(path=fact.path, tool=name, action=action)
+            elif fact.kind == "command" and fact.command is not None:
+                runs = commands.pop(fact.command, [])
+                runs.append(fact.exit_code)
+                commands[fact.command] = runs  # re-inserted: the latest run orders it
+                if fact.exit_code == 0:
+                    excerpt = value_excerpt(result.output)
+                    if excerpt:
+                        outputs[fact.command] = excerpt
+                else:
+                    kept = failures.setdefault(fact.command, [])
+                    kept.append(
+                        p.RunFailure(
+                            run=len(runs),
+                            exit_code=fact.exit_code,
+                            error=error_excerpt(result.output),
                         )
-                        if len(kept) > MAX_FAILURES_KEPT:
-                            del kept[MAX_FAILURES_KEPT // 2]  # keep the first and the latest
-            key = _error_key(name, args)
-            source = _source(name, args)
-            if result.status == "failed":
-                errors.pop(key, None)
-                errors[key] = p.UnresolvedError(source=source, message=cut_error(result.output))
-                continue
-            by = _resolution(name, args, commands)
-            old = errors.pop(key, None)
-            if old is not None:
-                resolved.append(_resolved(old, by))
-            # A successful edit or write of a file resolves earlier failures on that file.
-            path = args.get("path")
-            if isinstance(path, str):
-                for other in [k for k in errors if k.endswith(f"::{path}")]:
-                    resolved.append(_resolved(errors.pop(other), by))
+                    )
+                    if len(kept) > MAX_FAILURES_KEPT:
+                        del kept[MAX_FAILURES_KEPT // 2]  # keep the first and the latest
+        key = _error_key(name, args)
+        source = _source(name, args)
+        if result.status == "failed":
+            errors.pop(key, None)
+            errors[key] = p.UnresolvedError(source=source, message=cut_error(result.output))
+            continue
+        by = _resolution(name, args, commands)
+        old = errors.pop(key, None)
+        if old is not None:
+            resolved.append(_resolved(old, by))
+        # A successful edit or write of a file resolves earlier failures on that file.
+        path = args.get("path")
+        if isinstance(path, str):
+            for other in [k for k in errors if k.endswith(f"::{path}")]:
+                resolved.append(_resolved(errors.pop(other), by))
 
     return p.Ledger(
         files_read=list(files_read),
@@ -448,27 +448,21 @@ def _calls_of(messages: Sequence[StoredMessage], key: str) -> list[str]:
     kind, _, subject = key.partition(":")
     subject = subject.rsplit("#", 1)[0] if kind == "resolved" else subject
     found: list[str] = []
-    for message in messages:
-        for part in message.tool_calls():
-            call_id = part.data["toolCallId"]
-            name = part.data["name"]
-            args = part.data.get("input") or {}
-            result = message.results.get(call_id)
-            if result is None:
-                continue
-            facts = result.facts
-            if kind == "command":
-                hit = any(f.kind == "command" and f.command == subject for f in facts)
-            elif kind in ("read", "config"):
-                hit = any(f.kind == "read" and f.path == subject for f in facts)
-            elif kind == "changed":
-                hit = any(f.kind == "modified" and f.path == subject for f in facts)
-            else:
-                hit = _source(name, args) == subject
-            if hit:
-                codes = [f.exit_code for f in facts if f.kind == "command"]
-                outcome = f"exit {codes[0]}" if codes else result.status
-                found.append(f"{call_id} ({outcome})")
+    for name, args, result in _finished_calls(messages):
+        call_id = result.tool_call_id
+        facts = result.facts
+        if kind == "command":
+            hit = any(f.kind == "command" and f.command == subject for f in facts)
+        elif kind in ("read", "config"):
+            hit = any(f.kind == "read" and f.path == subject for f in facts)
+        elif kind == "changed":
+            hit = any(f.kind == "modified" and f.path == subject for f in facts)
+        else:
+            hit = _source(name, args) == subject
+        if hit:
+            codes = [f.exit_code for f in facts if f.kind == "command"]
+            outcome = f"exit {codes[0]}" if codes else result.status
+            found.append(f"{call_id} ({outcome})")
     return found
 
 
