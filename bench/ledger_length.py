@@ -27,7 +27,6 @@ import asyncio
 import json
 import os
 import random
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -44,9 +43,7 @@ from baton.compaction.engine import CompactRequest
 from baton.session.events import NullChannel
 from baton.session.model import StoredPart, ToolResultRecord
 from baton.tools.base import Fact
-from fidelity import IDENTITY, DroppingSummariser, StaticProviders
-
-_ID = re.compile(r"\[(ledger:[0-9a-z-]+)\]")
+from fidelity import IDENTITY, DroppingSummariser, StaticProviders, folded_records
 
 
 def add_turn(app, state, rng: random.Random, n: int, failing: set[str]) -> list[str]:  # type: ignore[no-untyped-def]
@@ -102,15 +99,7 @@ def reachable(app, sid: str, text: str, facts: list[str]) -> tuple[int, int]:  #
 
     recall = RecallSource(app.sessions)
     in_view = [f for f in facts if f in text]
-    folded = ""
-    for entry in sorted(set(_ID.findall(text))):
-        offset: int | None = 0
-        while offset is not None:
-            page = recall.recall(sid, call_id=entry, query=None, offset=offset)
-            head, _, body = page.partition("\n")
-            folded += body  # pages joined without their headers: a line may span two
-            more = re.search(r"more with offset (\d+)\]", head)
-            offset = int(more.group(1)) if more else None
+    folded = folded_records(recall, sid, text)
     found = 0
     for fact in facts:
         if (
