@@ -358,10 +358,12 @@ async def sized_session(target: int, trigger: p.Trigger, seed: int) -> dict[str,
         recall = RecallSource(app.sessions)
         probes = facts.prose + facts.ledger
         in_view = [f for f in probes if f in text]
+        folded = folded_records(recall, sid, text)
         recalled = [
             f
             for f in probes
-            if f not in text and "no line" not in recall.recall(sid, call_id=None, query=f)
+            if f not in text
+            and (f in folded or "no line" not in recall.recall(sid, call_id=None, query=f))
         ]
         note = next((n for n in record.notes if n.startswith("summary: ")), "")
         numbers = [int(x) for x in note.replace(",", "").split() if x.isdigit()]
@@ -384,6 +386,23 @@ async def sized_session(target: int, trigger: p.Trigger, seed: int) -> dict[str,
         }
         await app.close()
         return out
+
+
+def folded_records(recall, sid: str, text: str) -> str:  # type: ignore[no-untyped-def]
+    """Every record the `[ledger:…]` ids in `text` name, as `recall` returns them (each
+    id one call; its pages joined without their headers, so no line is split)."""
+    records = ""
+    for entry in sorted(set(re.findall(r"\[(ledger:[0-9a-z-]+)\]", text))):
+        offset: int | None = 0
+        while offset is not None:
+            head, _, body = recall.recall(sid, call_id=entry, query=None, offset=offset).partition(
+                "\n"
+            )
+            records += body
+            more = re.search(r"more with offset (\d+)\]", head)
+            offset = int(more.group(1)) if more else None
+        records += "\n"
+    return records
 
 
 def print_sizes(seed: int) -> None:

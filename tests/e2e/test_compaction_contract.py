@@ -230,7 +230,9 @@ async def test_a_looping_summary_is_rejected_and_replaced(
     assert "refund_fee" not in summary
     for name in SECTIONS:
         assert f"## {name}" in summary
-    assert "read notes.txt, then list missing-dir" in summary  # the person's request, verbatim
+    # The person's request is in the requests block, verbatim: the summary points at it.
+    assert "read notes.txt, then list missing-dir" not in summary
+    assert "in the <baton:requests> block, verbatim" in summary
 
 
 @pytest.mark.asyncio

@@ -37,7 +37,7 @@ from baton.compaction.job import (
     NoHooks,
     Strategy,
 )
-from baton.compaction.ledger import build_ledger, render_ledger
+from baton.compaction.ledger import build_ledger, ledger_budget, render_ledger
 from baton.compaction.native import FreshStrategy, NativeStrategy
 from baton.compaction.planning import NothingToCompact
 from baton.config import Settings
@@ -219,7 +219,10 @@ class CompactionEngine:
         if choice.base_view is not None:
             job = replace(job, base_view=choice.base_view, before=job.build(choice.base_view))
         return replace(
-            job, notes=(*job.notes, *choice.notes), ledger=ledger, ledger_text=render_ledger(ledger)
+            job,
+            notes=(*job.notes, *choice.notes),
+            ledger=ledger,
+            ledger_text=render_ledger(ledger, ledger_budget(job)),
         )
 
     def _summary_provider(self, settings: Settings, provider: Provider) -> Provider:

@@ -8,21 +8,27 @@ model chose to write.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from baton import protocol as p
+from baton.compaction.ledger_fold import Entry, Section, entry_id, fold, group_id
 from baton.compaction.outputs import config_values, error_excerpt, value_excerpt
 from baton.framing import entry, inline
 from baton.plan.steps import MARKS
-from baton.session.model import StoredMessage
+from baton.session.model import StoredMessage, ToolResultRecord
+from baton.tokens import estimate
 from baton.tools.base import Fact
 
-# Rendering caps, far above what a working session reaches (the record keeps every
-# fact regardless): they only stop a runaway session from growing the block forever.
-MAX_COMMANDS_SHOWN = 300
-MAX_ERRORS_SHOWN = 50
-MAX_RESOLVED_SHOWN = 50
-MAX_FILES_SHOWN = 1000
+if TYPE_CHECKING:
+    from baton.compaction.job import CompactionJob
+
+# The ledger's budget when none is given (estimated tokens; `compaction.ledgerMaxTokens`).
+DEFAULT_MAX_TOKENS = 8_000
+# What the block's tags and its item cost besides the text (tokens).
+BLOCK_OVERHEAD = 24
+# The least budget a ledger gets, whatever the window (the plan line and a few errors).
+MIN_BUDGET_TOKENS = 300
 # Exit codes shown per command: the first ones and the latest ones, the middle counted.
 MAX_RUNS_SHOWN = 8
 # An unresolved error is kept whole up to this many characters; longer ones keep their
@@ -33,12 +39,19 @@ ERROR_CHARS = 1_600
 RESOLVED_CHARS = 400
 # Failing runs kept per command: the first ones and the latest ones.
 MAX_FAILURES_KEPT = 6
-# Config files whose values are shown (the latest read ones), and values in all.
+# Config files whose values are kept (the latest read ones).
 MAX_CONFIG_FILES = 20
-MAX_CONFIG_VALUES_SHOWN = 120
 # The meta key of a note carrying a child's facts (a plan step built in a child).
 CHILD_FACTS = "childFacts"
+# Children listed in the ledger, newest last (each has its own ledger for the rest).
+MAX_CHILDREN_SHOWN = 30
 RECALL_HINT = "Anything compaction hid (pruned outputs, older messages) is one `recall` away."
+FOLDED_HINT = (
+    "Older entries are folded to one line or a count to keep this block small; "
+    '`recall {"call_id": "ledger:…"}` with the id in brackets returns the full record '
+    "(with the call ids whose exact outputs `recall` returns)."
+)
+HEADER = "Facts recorded by Baton from the tools (exact; not a summary):"
 PLAN_LINE = "Plan: "
 # Lines worth keeping when an error is cut: counts ("3 failed, 12 passed"), rule or
 # error codes (E501, TS2345, error[E0308]), locations (path.py:12, line 12).
@@ -49,6 +62,17 @@ _IMPORTANT = re.compile(
     r"|\bline \d+\b"
     r"|\b(?:Error|Exception|FAILED|FAIL|error|assert)\b",
 )
+
+
+def _finished_calls(
+    messages: Iterable[StoredMessage],
+) -> Iterator[tuple[str, dict[str, Any], ToolResultRecord]]:
+    """(tool name, input, result) of every call that has a result, oldest first."""
+    for message in messages:
+        for part in message.tool_calls():
+            result = message.results.get(part.tool_call_id)
+            if result is not None:
+                yield part.name, part.input or {}, result
 
 
 def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) -> p.Ledger:
@@ -63,67 +87,56 @@ def build_ledger(messages: Iterable[StoredMessage], plan: p.PlanState | None) ->
     errors: dict[str, p.UnresolvedError] = {}
     resolved: list[p.ResolvedError] = []
 
-    for message in messages:
-        for part in message.tool_calls():
-            call_id = part.tool_call_id
-            name = part.name
-            args = part.input
-            result = message.results.get(call_id)
-            if result is None:
-                continue
-            for fact in result.facts:
-                if fact.session is not None:
-                    continue  # a child's, listed by child (children_work)
-                if fact.kind == "read" and fact.path:
-                    files_read.setdefault(fact.path, None)
-                    values = config_values(fact.path, result.output)
-                    if values:
-                        configs.pop(fact.path, None)
-                        configs[fact.path] = values  # the latest read, latest last
-                elif fact.kind == "modified" and fact.path and fact.action:
-                    previous = modified.pop(fact.path, None)
-                    action = fact.action
-                    if (
-                        previous is not None
-                        and previous.action == "created"
-                        and action == "modified"
-                    ):
-                        action = "created"
-                    modified[fact.path] = p.FileTouch(path=fact.path, tool=name, action=action)
-                elif fact.kind == "command" and fact.command is not None:
-                    runs = commands.pop(fact.command, [])
-                    runs.append(fact.exit_code)
-                    commands[fact.command] = runs  # re-inserted: the latest run orders it
-                    if fact.exit_code == 0:
-                        excerpt = value_excerpt(result.output)
-                        if excerpt:
-                            outputs[fact.command] = excerpt
-                    else:
-                        kept = failures.setdefault(fact.command, [])
-                        kept.append(
-                            p.RunFailure(
-                                run=len(runs),
-                                exit_code=fact.exit_code,
-                                error=error_excerpt(result.output),
-                            )
+    for name, args, result in _finished_calls(messages):
+        for fact in result.facts:
+            if fact.session is not None:
+                continue  # a child's, listed by child (children_work)
+            if fact.kind == "read" and fact.path:
+                files_read.setdefault(fact.path, None)
+                values = config_values(fact.path, result.output)
+                if values:
+                    configs.pop(fact.path, None)
+                    configs[fact.path] = values  # the latest read, latest last
+            elif fact.kind == "modified" and fact.path and fact.action:
+                previous = modified.pop(fact.path, None)
+                action = fact.action
+                if previous is not None and previous.action == "created" and action == "modified":
+                    action = "created"
+                modified[fact.path] = p.FileTouch(path=fact.path, tool=name, action=action)
+            elif fact.kind == "command" and fact.command is not None:
+                runs = commands.pop(fact.command, [])
+                runs.append(fact.exit_code)
+                commands[fact.command] = runs  # re-inserted: the latest run orders it
+                if fact.exit_code == 0:
+                    excerpt = value_excerpt(result.output)
+                    if excerpt:
+                        outputs[fact.command] = excerpt
+                else:
+                    kept = failures.setdefault(fact.command, [])
+                    kept.append(
+                        p.RunFailure(
+                            run=len(runs),
+                            exit_code=fact.exit_code,
+                            error=error_excerpt(result.output),
                         )
-                        if len(kept) > MAX_FAILURES_KEPT:
-                            del kept[MAX_FAILURES_KEPT // 2]  # keep the first and the latest
-            key = _error_key(name, args)
-            source = _source(name, args)
-            if result.status == "failed":
-                errors.pop(key, None)
-                errors[key] = p.UnresolvedError(source=source, message=cut_error(result.output))
-                continue
-            by = _resolution(name, args, commands)
-            old = errors.pop(key, None)
-            if old is not None:
-                resolved.append(_resolved(old, by))
-            # A successful edit or write of a file resolves earlier failures on that file.
-            path = args.get("path")
-            if isinstance(path, str):
-                for other in [k for k in errors if k.endswith(f"::{path}")]:
-                    resolved.append(_resolved(errors.pop(other), by))
+                    )
+                    if len(kept) > MAX_FAILURES_KEPT:
+                        del kept[MAX_FAILURES_KEPT // 2]  # keep the first and the latest
+        key = _error_key(name, args)
+        source = _source(name, args)
+        if result.status == "failed":
+            errors.pop(key, None)
+            errors[key] = p.UnresolvedError(source=source, message=cut_error(result.output))
+            continue
+        by = _resolution(name, args, commands)
+        old = errors.pop(key, None)
+        if old is not None:
+            resolved.append(_resolved(old, by))
+        # A successful edit or write of a file resolves earlier failures on that file.
+        path = args.get("path")
+        if isinstance(path, str):
+            for other in [k for k in errors if k.endswith(f"::{path}")]:
+                resolved.append(_resolved(errors.pop(other), by))
 
     return p.Ledger(
         files_read=list(files_read),
@@ -242,64 +255,163 @@ def _runs(codes: list[int | None]) -> str:
     return ", ".join(shown)
 
 
-def render_ledger(ledger: p.Ledger) -> str:
-    """The compact block the model sees after a compaction; every fact verbatim."""
-    lines = ["Facts recorded by Baton from the tools (exact; not a summary):"]
-    if ledger.files_read:
-        shown = ledger.files_read[-MAX_FILES_SHOWN:]
-        more = len(ledger.files_read) - len(shown)
-        lines.append(
-            "Files read: "
-            + ", ".join(map(inline, shown))
-            + (f" (and {more} earlier)" if more > 0 else "")
+def render_ledger(ledger: p.Ledger, budget: int | None = DEFAULT_MAX_TOKENS) -> str:
+    """The block the model sees after a compaction, within `budget` estimated tokens.
+
+    Everything fits in full while it can; past the budget the oldest entries fold,
+    first to one line carrying the id `recall` takes, then into a count, until the
+    block fits (`fold`). Unresolved errors only ever shorten to one line, the plan's
+    line never folds, and the newest entry of each section stays as it is longest."""
+    sections = ledger_sections(ledger)
+    text = _render(sections, ledger)
+    if budget is None:
+        return text
+    # The fold counts each line's bytes; the block's own lines (the header, the plan
+    # line, the hints) are what is left, measured once it is rendered.
+    fixed = estimate(_render([], ledger)) * 4
+    for _ in range(3):
+        if estimate(text) <= budget:
+            break
+        fits = fold(sections, budget, fixed)
+        text = _render(sections, ledger)
+        fixed += max(0, estimate(text) - budget) * 4 + 40
+        if not fits:
+            break
+    return text
+
+
+def ledger_budget(job: CompactionJob) -> int:
+    """The ledger's budget for a compaction, in estimated tokens: `compaction.ledgerShare`
+    of the window, at most `compaction.ledgerMaxTokens` (both in the provider's tokens),
+    at the session's measured rate of provider tokens per estimated one."""
+    settings = job.settings.compaction
+    tokens = min(int(settings.ledger_share * job.before.context_window), settings.ledger_max_tokens)
+    content = job.state.token_model.content_rate()
+    rate = max(1.0, job.state.calibration, content or 0.0)
+    return max(MIN_BUDGET_TOKENS, int((tokens - BLOCK_OVERHEAD) / rate))
+
+
+def ledger_sections(ledger: p.Ledger) -> list[Section]:
+    """Every fact of the ledger as entries of sections, oldest first, all in full."""
+    unresolved = {e.source for e in ledger.errors}
+    shown_errors = {_one_line(e.message) for e in ledger.errors} | {
+        e.message for e in ledger.resolved_errors
+    }
+    sections: list[Section] = []
+    read = Section("read", "Files read:", noun="files read")
+    for path in ledger.files_read:
+        read.entries.append(Entry(f"read:{path}", [" " + inline(path) + ","]))
+    sections.append(read)
+    changed = Section("changed", "Files changed:", noun="files changed")
+    for touch in ledger.files_modified:
+        changed.entries.append(
+            Entry(
+                f"changed:{touch.path}",
+                [f"- {inline(touch.path)} ({touch.action} by {inline(touch.tool)})"],
+            )
         )
-    if ledger.files_modified:
-        lines.append("Files changed:")
-        for touch in ledger.files_modified[-MAX_FILES_SHOWN:]:
-            lines.append(f"- {inline(touch.path)} ({touch.action} by {inline(touch.tool)})")
-    else:
-        lines.append("Files changed: none")
-    if ledger.commands:
-        shown_cmds = ledger.commands[-MAX_COMMANDS_SHOWN:]
-        more = len(ledger.commands) - len(shown_cmds)
-        lines.append("Commands run (exit code of each run, oldest first; the last is the latest):")
-        if more > 0:
-            lines.append(f"- … {more} earlier commands")
-        # The failure an unresolved or resolved error shows already is not shown twice.
-        shown_errors = {_one_line(e.message) for e in ledger.errors} | {
-            e.message for e in ledger.resolved_errors
-        }
-        for run in shown_cmds:
-            codes = run.exit_codes or [run.exit_code]
-            lines.append(f"- `{inline(run.command)}` → {_runs(codes)}")
-            for failure in run.failures:
-                if failure.error not in shown_errors:
-                    code = "killed" if failure.exit_code is None else failure.exit_code
-                    lines.append(f"  run {failure.run} ({code}): {entry(failure.error, '    ')}")
-            if run.output and codes[-1] == 0:
-                lines.append(f"  printed: {entry(run.output, '    ')}")
-    if ledger.errors:
-        lines.append("Unresolved errors (not yet followed by a success):")
-        for error in ledger.errors[-MAX_ERRORS_SHOWN:]:
-            lines.append(f"- {inline(error.source)}: {entry(error.message)}")
-    if ledger.resolved_errors:
-        lines.append("Resolved errors (failed, then fixed; do not repeat what failed):")
-        shown_resolved = ledger.resolved_errors[-MAX_RESOLVED_SHOWN:]
-        more = len(ledger.resolved_errors) - len(shown_resolved)
-        if more > 0:
-            lines.append(f"- … {more} earlier")
-        for done in shown_resolved:
-            by = f" (resolved by {inline(done.resolved_by)})" if done.resolved_by else ""
-            lines.append(f"- {inline(done.source)}: {entry(done.message)}{by}")
-    if ledger.config_values:
-        lines.append("Values in config files read (as read; the file may have changed since):")
-        budget = MAX_CONFIG_VALUES_SHOWN
-        for config in reversed(ledger.config_values):  # the latest files first
-            if budget <= 0:
-                break
-            values = config.values[:budget]
-            budget -= len(values)
-            lines.append(f"- {inline(config.path)}: " + "; ".join(map(inline, values)))
+    sections.append(changed)
+    commands = Section(
+        "commands",
+        "Commands run (exit code of each run, oldest first; the last is the latest):",
+        noun="commands whose latest run passed",
+    )
+    for run in ledger.commands:
+        codes = run.exit_codes or [run.exit_code]
+        head = f"- `{inline(run.command)}` → {_runs(codes)}"
+        lines = [head]
+        latest_unresolved = f"bash `{run.command}`" in unresolved and codes[-1] != 0
+        for failure in run.failures:
+            if failure.error in shown_errors:
+                continue  # the error below shows it
+            if latest_unresolved and failure.run == len(codes):
+                continue  # the unresolved error below shows this run's output
+            code = "killed" if failure.exit_code is None else failure.exit_code
+            lines.append("  " + entry(f"run {failure.run} ({code}): {failure.error}", "    "))
+        if run.output and codes[-1] == 0:
+            lines.append("  " + entry(f"printed: {run.output}", "    "))
+        key = f"command:{run.command}"
+        commands.entries.append(
+            Entry(
+                key,
+                lines,
+                short=f"{head} [{entry_id(key)}]" if len(lines) > 1 else None,
+                countable=codes[-1] == 0,
+            )
+        )
+    sections.append(commands)
+    errors = Section("errors", "Unresolved errors (not yet followed by a success):")
+    for error in ledger.errors:
+        key = f"error:{error.source}"
+        first = _one_line(error.message).split("\n")[0]
+        errors.entries.append(
+            Entry(
+                key,
+                ["- " + entry(f"{inline(error.source)}: {error.message}")],
+                short=f"- {inline(error.source)}: {inline(first)} [{entry_id(key)}]",
+                countable=False,
+            )
+        )
+    sections.append(errors)
+    resolved = Section(
+        "resolved",
+        "Resolved errors (failed, then fixed; do not repeat what failed):",
+        noun="resolved errors",
+    )
+    seen: dict[str, int] = {}
+    for done in ledger.resolved_errors:
+        seen[done.source] = seen.get(done.source, 0) + 1
+        key = f"resolved:{done.source}#{seen[done.source]}"
+        by = f" (resolved by {inline(done.resolved_by)})" if done.resolved_by else ""
+        resolved.entries.append(
+            Entry(
+                key,
+                ["- " + entry(f"{inline(done.source)}: {done.message}{by}")],
+                short=f"- {inline(done.source)}{by} [{entry_id(key)}]",
+            )
+        )
+    sections.append(resolved)
+    config = Section(
+        "config",
+        "Values in config files read (as read; the file may have changed since):",
+        noun="config files",
+    )
+    for values in ledger.config_values:
+        key = f"config:{values.path}"
+        config.entries.append(
+            Entry(
+                key,
+                [f"- {inline(values.path)}: " + "; ".join(inline(v) for v in values.values)],
+                short=f"- {inline(values.path)}: {len(values.values)} values [{entry_id(key)}]",
+            )
+        )
+    sections.append(config)
+    return sections
+
+
+def _render(sections: Sequence[Section], ledger: p.Ledger) -> str:
+    lines = [HEADER]
+    folded = False
+    for section in sections:
+        shown = [line for e in section.entries for line in e.lines()]
+        count = section.count_line()
+        folded = folded or count is not None or any(e.state == "short" for e in section.entries)
+        if section.name == "read":
+            if shown or count:
+                line = "Files read:" + "".join(shown).rstrip(",")
+                if section.counted:
+                    line += f" (and {section.counted:,} earlier, folded [{group_id(section.name)}])"
+                lines.append(line)
+            continue
+        if section.name == "changed" and not section.entries:
+            lines.append("Files changed: none")
+            continue
+        if not shown and not count:
+            continue
+        lines.append(section.title)
+        if count:
+            lines.append(count)
+        lines.extend(shown)
     lines += render_children(ledger.children)
     if ledger.plan is not None:
         plan = ledger.plan
@@ -309,6 +421,8 @@ def render_ledger(ledger: p.Ledger) -> str:
         lines.append(line)
     if len(lines) == 2 and not ledger.files_modified:
         lines.append("(no tool activity yet)")
+    if folded:
+        lines.append(FOLDED_HINT)
     lines.append(RECALL_HINT)
     return "\n".join(lines)
 
@@ -345,13 +459,62 @@ def render_children(children: list[p.ChildWork]) -> list[str]:
     if not children:
         return []
     lines = ["Done by task children (each one's own ledger has the rest):"]
-    for child in children[-MAX_FILES_SHOWN:]:
+    for child in children[-MAX_CHILDREN_SHOWN:]:
         files = ", ".join(map(inline, child.files_modified)) or "no file changed"
         runs = "; ".join(
             f"`{inline(run.command)}` → {_runs(run.exit_codes)}" for run in child.commands
         )
         lines.append(f"- {inline(child.child_id)}: {files}" + (f"; ran {runs}" if runs else ""))
     return lines
+
+
+def folded_record(messages: Sequence[StoredMessage], wanted: str) -> str | None:
+    """The full record behind a ledger id (`ledger:<8 hex>` or `ledger:<section>`), with
+    the ids of the calls it comes from; None when no entry has that id."""
+    ledger = build_ledger(messages, None)
+    sections = ledger_sections(ledger)
+    for section in sections:
+        if group_id(section.name) == wanted:
+            body = [line for e in section.entries for line in e.full]
+            title = "Files read:" if section.name == "read" else section.title
+            if section.name == "read":
+                body = [line.strip().rstrip(",") for line in body]
+                return f"{title} {len(body)}\n" + "\n".join(f"- {line}" for line in body)
+            return "\n".join([title, *body])
+        for item in section.entries:
+            if item.id == wanted:
+                calls = _calls_of(messages, item.key)
+                text = "\n".join(item.full).strip()
+                if section.name == "read":
+                    text = "- file read: " + text.rstrip(",")
+                if calls:
+                    text += "\nFrom the calls (`recall` with a call id returns its exact output): "
+                    text += ", ".join(calls)
+                return text
+    return None
+
+
+def _calls_of(messages: Sequence[StoredMessage], key: str) -> list[str]:
+    """The tool calls an entry's facts came from, oldest first, with their outcome."""
+    kind, _, subject = key.partition(":")
+    subject = subject.rsplit("#", 1)[0] if kind == "resolved" else subject
+    found: list[str] = []
+    for name, args, result in _finished_calls(messages):
+        call_id = result.tool_call_id
+        facts = result.facts
+        if kind == "command":
+            hit = any(f.kind == "command" and f.command == subject for f in facts)
+        elif kind in ("read", "config"):
+            hit = any(f.kind == "read" and f.path == subject for f in facts)
+        elif kind == "changed":
+            hit = any(f.kind == "modified" and f.path == subject for f in facts)
+        else:
+            hit = _source(name, args) == subject
+        if hit:
+            codes = [f.exit_code for f in facts if f.kind == "command"]
+            outcome = f"exit {codes[0]}" if codes else result.status
+            found.append(f"{call_id} ({outcome})")
+    return found
 
 
 def without_plan_line(text: str) -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from baton.compaction.ledger import folded_record
+from baton.compaction.ledger_fold import ID_PREFIX
 from baton.delegation.results import whole_final_message
 from baton.session.model import StoredMessage
 from baton.session.state import SessionState
@@ -60,6 +62,8 @@ def _hidden_messages(state: SessionState) -> Iterator[StoredMessage]:
 
 
 def _output(state: SessionState, call_id: str, offset: int) -> str:
+    if call_id.startswith(ID_PREFIX):
+        return _ledger_entry(state, call_id, offset)
     for message in state.messages:
         result = message.results.get(call_id)
         if result is None:
@@ -78,6 +82,17 @@ def _output(state: SessionState, call_id: str, offset: int) -> str:
     raise ToolFailure(
         f"no tool call {call_id!r} in this session; copy the id from the placeholder exactly"
     )
+
+
+def _ledger_entry(state: SessionState, entry: str, offset: int) -> str:
+    """The full record of a ledger entry the block shows folded (`[ledger:…]`)."""
+    messages = [m for m in state.messages if m.id not in state.reverted]
+    record = folded_record(messages, entry)
+    if record is None:
+        raise ToolFailure(
+            f"no ledger entry {entry!r} in this session; copy the id in brackets exactly"
+        )
+    return _page(f"full ledger record {entry}", record, offset)
 
 
 def _page(what: str, text: str, offset: int) -> str:

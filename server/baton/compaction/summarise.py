@@ -28,6 +28,7 @@ from baton.compaction import summary as summaries
 from baton.compaction.claims import Correction, check_summary
 from baton.compaction.cut import message_tokens
 from baton.compaction.job import CompactionJob
+from baton.compaction.requests import PERSON_KINDS, person_messages, person_words
 from baton.errors import ProviderError
 from baton.providers.base import (
     AssistantText,
@@ -63,6 +64,15 @@ def transcript_rate(job: CompactionJob) -> float:
     measured rates, never under 1 (a rate too low sends a request the window refuses)."""
     content = job.state.token_model.content_rate()
     return max(1.0, job.state.calibration, content or 0.0)
+
+
+def shown_beside(job: CompactionJob, boundary: int | None) -> list[str]:
+    """What the request after this compaction shows next to the summary: the person's
+    messages before the cut (verbatim in `<baton:requests>`) and the ledger."""
+    person = person_messages(job.state.messages, boundary, job.state.reverted)
+    if boundary is None:
+        person = [m for m in job.state.messages if m.role == "user" and m.kind in PERSON_KINDS]
+    return [*(person_words(m) for m in person), job.ledger_text]
 
 
 def _short(line: str, limit: int = 160) -> str:
@@ -109,6 +119,9 @@ class Summariser:
         )
         deadline = asyncio.get_running_loop().time() + job.settings.compaction.summary_timeout
         text: str | None = None
+        # What a summary stopped by the timeout or its cap had finished: kept, and only the
+        # sections it did not finish are built by code.
+        partial = ""
         for attempt, sampling in enumerate(guard.ATTEMPTS, start=1):
             answer, problem = await self._attempt(
                 job, provider, region, masked, previous, boundary, base, max_out, sampling, deadline
@@ -129,8 +142,10 @@ class Summariser:
                     f"the summary request ran past compaction.summaryTimeout "
                     f"({job.settings.compaction.summary_timeout:g} s) and was stopped"
                 )
+                partial = answer
                 break
             if problem in (CUT, TOO_BIG):
+                partial = answer if problem == CUT else ""
                 break  # the note says why
             if problem is None:
                 self.notes.append("the model returned an empty summary")
@@ -143,8 +158,28 @@ class Summariser:
                     f"dropped {len(echoed)} summary sentence(s) restating Baton's summary "
                     "request: " + "; ".join(repr(_short(e)) for e in echoed)
                 )
+        if text is not None:
+            text, repeated = summaries.drop_repeats(text, shown_beside(job, boundary))
+            if repeated:
+                self.notes.append(
+                    f"dropped {len(repeated)} summary sentence(s) the request already shows "
+                    "(the person's messages or the ledger): "
+                    + "; ".join(repr(_short(r)) for r in repeated)
+                )
         next_step = summaries.current_step(job.ledger)
-        if text is None:
+        kept, unfinished = summaries.split_cut(partial) if text is None else ("", [])
+        if text is None and kept:
+            kept, _ = summaries.drop_echoes(kept)
+            kept, _ = summaries.drop_repeats(kept, shown_beside(job, boundary))
+            built = summaries.structured_summary(region, previous, next_step)
+            text = summaries.merge_sections(kept, built, unfinished)
+            self.notes.append(
+                "kept the sections the stopped summary had finished ("
+                + ", ".join(n for n in summaries.SECTIONS if n not in unfinished)
+                + "); built the others from the ledger, the plan and the messages: "
+                + ", ".join(unfinished)
+            )
+        elif text is None:
             self.notes.append("used a summary built from the ledger, the plan and the messages")
             text = summaries.structured_summary(region, previous, next_step)
         text, missing = summaries.complete_sections(text, region, next_step)
@@ -344,16 +379,17 @@ class Summariser:
             max_output_tokens=budget,
         )
         more, problem = await self._ask(job, provider, follow, deadline)
+        combined = (kept.rstrip() + "\n\n" + more.strip()).strip()
         if problem is not None and problem != CUT:
             self.notes.append(f"{stopped}; the call asking for them was stopped ({problem})")
-            return more, problem
-        combined = (kept.rstrip() + "\n\n" + more.strip()).strip()
+            # A timeout keeps what both calls finished; a loop keeps only the first's.
+            return (combined if problem == "timeout" else kept), problem
         still = [name for name in summaries.missing_sections(combined) if name in missing]
         if problem == CUT or still or not more.strip():
             why = "was cut too" if problem == CUT else "left out " + ", ".join(still or missing)
             self.notes.append(
                 f"{stopped}; asked for them in one more call, whose answer {why}: the model's "
-                "summary was rejected"
+                "unfinished sections were not accepted"
             )
             return combined, CUT
         self.notes.append(f"{stopped}; completed by one more call asking for them")

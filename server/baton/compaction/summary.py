@@ -45,7 +45,8 @@ and never contradict it. A file is changed only if the ledger lists it.
 - Under "Tool results, rejected hypotheses and incomplete work" keep approaches that failed \
 and why, and anything started but not finished.
 - Under "Next action" give the single next concrete step (never a step the plan shows done).
-- Keep the person's explicit requests and constraints in their own words.
+- The person's messages are shown verbatim next to your summary: do not repeat them; \
+say what was decided about them.
 - Write each fact once. Do not invent anything. Write "none" in a section with nothing to say.
 - Stay under {words} words.
 - Do not call tools; answer with the summary only."""
@@ -74,6 +75,14 @@ happened since: keep what is still true, correct what changed, drop what is obso
 is new. Keep the same five sections.
 
 {previous}"""
+
+# The person's messages are in the `<baton:requests>` block, verbatim: a summary built by
+# code points at them rather than quoting them a second time.
+REQUESTS_POINTER = (
+    "The person's requests and constraints are in the <baton:requests> block, verbatim."
+)
+LATEST_REQUEST = "Continue the person's latest request (the last one in <baton:requests>)."
+FACTS_POINTER = "See the ledger; exact texts of compacted messages are one `recall` away."
 
 _HEADING = re.compile(r"^\s{0,3}#{1,4}\s*(.+?)\s*#*\s*$")
 
@@ -124,6 +133,16 @@ def split_cut(summary: str) -> tuple[str, list[str]]:
         return "", list(SECTIONS)
     kept = "\n".join(lines[: starts[-1]]).rstrip()
     return kept, missing_sections(kept)
+
+
+def merge_sections(kept: str, built: str, unfinished: Sequence[str]) -> str:
+    """The five sections: those `kept` finished as it wrote them, the `unfinished` ones
+    from `built` (the summary built by code), in the order of `SECTIONS`."""
+    out = []
+    for name in SECTIONS:
+        source = built if name in unfinished else kept
+        out.append(f"## {name}\n{_section(source, name) or 'none'}")
+    return "\n\n".join(out)
 
 
 def continue_prompt(missing: list[str], words: int) -> str:
@@ -246,6 +265,20 @@ _PROMPT_RUNS = _runs_of_words(
 def drop_echoes(summary: str) -> tuple[str, list[str]]:
     """The summary without the sentences that restate Baton's summary request, and those
     sentences. A line left with only its label ("Exact facts:") goes with them."""
+    return _drop_runs(summary, _PROMPT_RUNS)
+
+
+def drop_repeats(summary: str, shown: Iterable[str]) -> tuple[str, list[str]]:
+    """The summary without the sentences that repeat what the request shows beside it
+    (the person's messages, the ledger): each fact once per request. A sentence goes
+    when it shares a run of `ECHO_WORDS` words with one of `shown`."""
+    runs: set[tuple[str, ...]] = set()
+    for text in shown:
+        runs |= _runs_of_words(text)
+    return _drop_runs(summary, runs)
+
+
+def _drop_runs(summary: str, runs: set[tuple[str, ...]]) -> tuple[str, list[str]]:
     kept: list[str] = []
     echoed: list[str] = []
     for line in summary.splitlines():
@@ -253,7 +286,7 @@ def drop_echoes(summary: str) -> tuple[str, list[str]]:
             kept.append(line)
             continue
         sentences = _SENTENCE_END.split(line)
-        echoes = [s for s in sentences if _runs_of_words(s) & _PROMPT_RUNS]
+        echoes = [s for s in sentences if _runs_of_words(s) & runs]
         if not echoes:
             kept.append(line)
             continue
@@ -269,7 +302,7 @@ def _next_action(region: Iterable[StoredMessage], next_step: str | None) -> str:
         return f"Continue the plan's current step: {next_step}"
     asks = [m.text().strip() for m in region if m.role == "user" and m.kind == "prompt"]
     if asks and asks[-1]:
-        return f"Continue the person's latest request: {_clip(asks[-1], 240)}"
+        return LATEST_REQUEST
     return "none"
 
 
@@ -374,32 +407,33 @@ def structured_summary(
 ) -> str:
     """A summary built by code when the model's cannot be used (a loop, a timeout).
 
-    It never restates the ledger (shown beside it): it keeps the person's requests
-    and the agent's latest conclusions from the compacted messages, word for word,
-    and points at `recall` for everything else.
+    It never restates the ledger nor the person's messages (both shown beside it, the
+    latter verbatim in `<baton:requests>`): it points at them, keeps the agent's latest
+    conclusions from the compacted messages word for word, and points at `recall` for
+    everything else.
     """
-    asks: list[str] = []
+    asks = False
     said: list[str] = []
     for message in region:
         if message.role == "user" and message.kind in ("prompt", "feedback", "approval"):
-            asks.append(_clip(message.text().strip(), 240))
+            asks = asks or bool(message.text().strip())
         elif message.role == "assistant":
             for part in message.parts:
                 if part.type == "text" and part.text.strip():
                     said.append(_clip(part.text.strip(), 200))
-    goals = [_section(previous, SECTIONS[0])] + [f"- The person asked: {a}" for a in asks[-5:]]
+    earlier_goals = _section(previous, SECTIONS[0]).replace(REQUESTS_POINTER, "").strip()
+    goals = [earlier_goals, REQUESTS_POINTER if asks or previous else ""]
     results = [_section(previous, SECTIONS[3])] + [f"- The agent said: {s}" for s in said[-3:]]
     work = _section(previous, SECTIONS[2])
     if next_step:
         action = f"Continue the plan's current step: {next_step}"
     elif asks:
-        action = f"Continue the person's latest request: {asks[-1]}"
+        action = LATEST_REQUEST
     else:
         action = _section(previous, SECTIONS[4]) or "none"
     bodies = [
         "\n".join(g for g in goals if g) or "none",
-        _section(previous, SECTIONS[1])
-        or "See the ledger; exact texts of compacted messages are one `recall` away.",
+        _section(previous, SECTIONS[1]) or FACTS_POINTER,
         work or "See the ledger's files changed and the plan.",
         "\n".join(r for r in results if r) or "none",
         action,
