@@ -41,7 +41,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parent))
 from baton import protocol as p
 from baton.compaction.engine import CompactRequest
 from baton.session.events import NullChannel
-from baton.session.model import StoredPart, ToolResultRecord
+from baton.session.model import StoredPart, StoredText, StoredToolCall, ToolResultRecord
 from baton.tools.base import Fact
 from fidelity import IDENTITY, DroppingSummariser, StaticProviders, folded_records
 
@@ -49,11 +49,7 @@ from fidelity import IDENTITY, DroppingSummariser, StaticProviders, folded_recor
 def add_turn(app, state, rng: random.Random, n: int, failing: set[str]) -> list[str]:  # type: ignore[no-untyped-def]
     """One turn of three calls; the ledger facts it adds (what must stay reachable)."""
     store = app.sessions.store
-    state.add(
-        store.append_message(
-            state.id, "user", "prompt", [StoredPart("text", {"text": f"Work on part {n}."})]
-        )
-    )
+    state.add(store.append_message(state.id, "user", "prompt", [StoredText(f"Work on part {n}.")]))
     read_path = f"src/pkg{n % 40}/module_{n}.py"
     edit_path = f"src/pkg{n % 40}/changed_{n}.py"
     # A command that failed runs again (and passes); a new one fails one time in three.
@@ -78,16 +74,11 @@ def add_turn(app, state, rng: random.Random, n: int, failing: set[str]) -> list[
         ("bash", {"command": command}, output, [Fact("command", command=command, exit_code=code)],
          "failed" if code else "completed"),
     ]  # fmt: skip
-    parts = [StoredPart("text", {"text": f"Looking at part {n}. " * 6})]
+    parts: list[StoredPart] = [StoredText(f"Looking at part {n}. " * 6)]
     results = []
     for index, (name, args, out, facts, status) in enumerate(calls):
         call_id = f"call_{n}_{index}"
-        parts.append(
-            StoredPart(
-                "tool_call",
-                {"toolCallId": call_id, "name": name, "input": args, "arguments": json.dumps(args)},
-            )
-        )
+        parts.append(StoredToolCall(call_id, name, input=args, arguments=json.dumps(args)))
         results.append(ToolResultRecord(call_id, status, out, facts))  # type: ignore[arg-type]
     state.add(store.append_message(state.id, "assistant", "step", parts, results=results))
     return [read_path, edit_path]
