@@ -118,7 +118,7 @@ async def run(seed: int, window: int, total_calls: int) -> list[dict[str, float]
         settings = {"contextWindow": window, "compaction": {"strategy": "native", "auto": False}}
         app = build_app(ws, NullChannel(), environ={}, client_settings=settings)
         summariser = DroppingSummariser(rng, [])
-        app.sessions.providers = StaticProviders(summariser)  # type: ignore[assignment]
+        app.sessions.models.providers = StaticProviders(summariser)  # type: ignore[assignment]
         sid = app.sessions.new_session(p.SessionNewParams(title="ledger length")).session_id
         state = app.sessions.state(sid)
         facts: list[str] = []
