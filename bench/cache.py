@@ -65,8 +65,8 @@ from tests.fake_llm.records import RecordedRequest, content_text, item_type  # n
 from tests.fake_llm.script import Text, ToolCall  # noqa: E402
 
 from baton import protocol as p  # noqa: E402
+from baton.agent.events import NullChannel  # noqa: E402
 from baton.app import App, build_app  # noqa: E402
-from baton.session.events import NullChannel  # noqa: E402
 from plan_tokens import full_copies as count_copies  # noqa: E402
 from plan_tokens import revisions, scenario_plan  # noqa: E402
 
@@ -99,7 +99,7 @@ def source_file(name: str, lines: int) -> str:
         "",
         "from __future__ import annotations",
         "",
-        "from baton.session.model import Session, Store, decode",
+        "from baton.store.model import Session, Store, decode",
         "",
     ]
     verbs = ("load", "save", "find", "check", "merge", "drop")

@@ -47,8 +47,8 @@ from tests.fake_llm import FakeLLM, delay, text, tool_call  # noqa: E402
 from tests.fake_llm.records import RecordedRequest  # noqa: E402
 
 from baton import protocol as p  # noqa: E402
+from baton.agent.state import SessionState  # noqa: E402
 from baton.app import App  # noqa: E402
-from baton.session.state import SessionState  # noqa: E402
 from cache import Figures, measure, output_tokens, start, wait_idle  # noqa: E402
 
 STEPS = 6

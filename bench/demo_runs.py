@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "server"))
 
-from baton.demo import PHASES  # noqa: E402
+from baton.faces.demo import PHASES  # noqa: E402
 
 LINE = re.compile(r"^demo phases: (.*)$", re.MULTILINE)
 RUN_TIMEOUT = 1500.0  # seconds; the demo's own budget is 1200

@@ -47,6 +47,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
 
 from baton import protocol as p
+from baton.agent.events import NullChannel
+from baton.agent.tokens import estimate
 from baton.compaction.engine import CompactRequest
 from baton.compaction.summary import SECTIONS
 from baton.providers.base import (
@@ -60,9 +62,7 @@ from baton.providers.base import (
     TextDelta,
     Usage,
 )
-from baton.session.events import NullChannel
-from baton.session.model import StoredText, ToolResultRecord, part_from_json
-from baton.tokens import estimate
+from baton.store.model import StoredText, ToolResultRecord, part_from_json
 from baton.tools.base import Fact
 
 IDENTITY = ProviderIdentity("openai", "gpt-bench", Route("http://127.0.0.1:9/v1", "api_key"))

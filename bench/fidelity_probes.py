@@ -58,10 +58,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
 
 from baton import protocol as p
+from baton.agent.events import NullChannel
 from baton.compaction.engine import CompactRequest
 from baton.providers.base import Finished, ModelRequest, StreamEvent, Usage
-from baton.session.events import NullChannel
-from baton.session.model import StoredText, ToolResultRecord, part_from_json
+from baton.store.model import StoredText, ToolResultRecord, part_from_json
 from baton.tools.base import Fact
 
 

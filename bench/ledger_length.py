@@ -39,9 +39,9 @@ sys.path.insert(1, str(Path(__file__).resolve().parent))
 # Baton is imported before fidelity.py (which puts this checkout's server/ first), so
 # BATON_SERVER's code is the one measured.
 from baton import protocol as p
+from baton.agent.events import NullChannel
 from baton.compaction.engine import CompactRequest
-from baton.session.events import NullChannel
-from baton.session.model import StoredPart, StoredText, StoredToolCall, ToolResultRecord
+from baton.store.model import StoredPart, StoredText, StoredToolCall, ToolResultRecord
 from baton.tools.base import Fact
 from fidelity import IDENTITY, DroppingSummariser, StaticProviders, folded_records
 

@@ -283,7 +283,7 @@ class Channel:
         return None
 
     def progress(self, title: str) -> Any:
-        from baton.session.events import no_progress
+        from baton.agent.events import no_progress
 
         return no_progress()
 

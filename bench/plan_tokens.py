@@ -16,7 +16,7 @@ revision answering a short piece of feedback. Two agents do it:
 Both run through Baton's real SessionService and ContextBuilder in this process
 (the same system prompt, plan-mode tools and message store; the baseline has no
 plan source and no plan tools), the Baton side through the real plan tools.
-Input is the builder's own count of each request it builds (`baton.tokens.
+Input is the builder's own count of each request it builds (`baton.agent.tokens.
 estimate` over instructions, tool specs and items); output is the same counter
 over what the model writes. No model is called: the model's answers are
 scripted, as a model following the prompts would give them.
@@ -40,24 +40,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baton import prompts
 from baton import protocol as p
+from baton.agent import prompts
+from baton.agent.context import item_tokens, tool_specs_tokens
+from baton.agent.events import NullChannel
+from baton.agent.state import SessionState
+from baton.agent.tokens import ITEM_OVERHEAD, estimate
+from baton.agent.turn import Turn
 from baton.auth import Credentials
 from baton.config import ConfigLoader
-from baton.context import item_tokens, tool_specs_tokens
 from baton.plan.service import PlanService
 from baton.plan.source import PlanContext
 from baton.plan.store import PlanStore
 from baton.providers.base import AssistantText, Item, ToolCall
 from baton.providers.factory import ProviderRegistry
-from baton.session.events import NullChannel
-from baton.session.model import StoredPart, StoredText, ToolResultRecord, part_from_json
 from baton.session.seams import Contribution, Seams, fold
 from baton.session.service import SessionService
-from baton.session.state import SessionState
-from baton.session.turn import Turn
 from baton.store.db import Database
-from baton.tokens import ITEM_OVERHEAD, estimate
+from baton.store.model import StoredPart, StoredText, ToolResultRecord, part_from_json
 from baton.tools.base import ToolServices
 from baton.tools.plan import plan_tools
 from baton.tools.registry import ToolRegistry, default_registry
@@ -350,13 +350,15 @@ def ideal_inputs(first: Round, plan: str, edits: list[tuple[str, str, str, str]]
 
 def tool_table() -> None:
     """Tokens of each tool spec, the system prompt and the mode notes, as the context
-    builder counts them (`baton.context.tool_specs_tokens`), against pi's four tools."""
+    builder counts them (`baton.agent.context.tool_specs_tokens`), against pi's four tools."""
     tools = default_registry()
     for tool in plan_tools():
         tools.register(tool)
     full = {s.name: tool_specs_tokens([s]) for s in tools.specs()}
     compact = {s.name: tool_specs_tokens([s]) for s in tools.specs(compact=True)}
-    print("== what every request carries (baton.tokens.estimate; the same in plan and build mode)")
+    print(
+        "== what every request carries (baton.agent.tokens.estimate; the same in plan and build mode)"
+    )
     print(f"{'tool':<12} {'full':>6} {'compact':>8}")
     for name, tokens in full.items():
         print(f"{name:<12} {tokens:>6,} {compact[name]:>8,}")
@@ -398,7 +400,9 @@ async def one(name: str, plan: str, steps: int, rounds: int) -> None:
 
     ideal = ideal_inputs(baton[0], plan, edits)
     print(f"== {name}: {steps} steps, one small edit a revision (round 0 writes the plan)")
-    print("tokens counted by baton.tokens.estimate over requests built by the real ContextBuilder")
+    print(
+        "tokens counted by baton.agent.tokens.estimate over requests built by the real ContextBuilder"
+    )
     print()
     print(
         f"{'round':>5} | {'Baton in':>9} {'out':>6} {'copies':>6} | "

@@ -72,10 +72,10 @@ def step_overhead(messages: int, steps: int = 50, *, with_plan: bool = False) ->
     import os
 
     from baton import protocol as p
+    from baton.agent.events import NullChannel
     from baton.app import build_app
     from baton.providers.base import ProviderIdentity, Route
-    from baton.session.events import NullChannel
-    from baton.session.model import StoredText, ToolResultRecord, part_from_json
+    from baton.store.model import StoredText, ToolResultRecord, part_from_json
     from baton.tools.base import Fact
 
     with temp_home() as tmp:

@@ -42,10 +42,10 @@ from tests.fake_llm import FakeLLM, RecordedRequest, estimate_tokens, text  # no
 from tests.fake_llm.records import item_type  # noqa: E402
 
 from baton import protocol as p  # noqa: E402
+from baton.agent.events import NullChannel  # noqa: E402
 from baton.app import build_app  # noqa: E402
 from baton.compaction.summary import SECTIONS  # noqa: E402
-from baton.session.events import NullChannel  # noqa: E402
-from baton.session.model import StoredText, ToolResultRecord, part_from_json  # noqa: E402
+from baton.store.model import StoredText, ToolResultRecord, part_from_json  # noqa: E402
 from baton.tools.base import Fact  # noqa: E402
 
 TURNS_PER_ROUND = 8

@@ -5,7 +5,7 @@
 Baton's real core runs in this process (build_app, trusted workspace) against the
 fake OpenAI Responses server of the tests (tests/fake_llm, 127.0.0.1), whose
 scripted answers stand in for the model. Tokens are characters / 4 of what is
-sent (baton.tokens.estimate for the catalog; the request as the provider sees
+sent (baton.agent.tokens.estimate for the catalog; the request as the provider sees
 it for prefixes), not a tokenizer.
 
 1. Catalog: the `<baton:skills>` block and the `skill` tool's spec for 10 and
@@ -39,13 +39,13 @@ from tests.fake_llm.prefix import shared  # noqa: E402
 from tests.fake_llm.records import RecordedRequest  # noqa: E402
 
 from baton import protocol as p  # noqa: E402
+from baton.agent.events import NullChannel  # noqa: E402
+from baton.agent.tokens import estimate  # noqa: E402
 from baton.app import App, build_app  # noqa: E402
 from baton.config import Settings  # noqa: E402
-from baton.session.events import NullChannel  # noqa: E402
 from baton.skills import catalog  # noqa: E402
 from baton.skills.discovery import Scanner  # noqa: E402
 from baton.skills.tool import input_model  # noqa: E402
-from baton.tokens import estimate  # noqa: E402
 from baton.trust import Trust  # noqa: E402
 
 WORDS = [

@@ -10,7 +10,11 @@ hookimpl`) is an edge to its `__init__`. The parent packages Python imports on t
 to a submodule are not edges (every module would otherwise import its package).
 
 Prints each component of more than one module (an import circle), one a line, and
-"no import cycles" when there is none; exits 1 if there is a cycle.
+"no import cycles" when there is none. Then the same at package level (`baton.agent`,
+`baton.faces.lsp`, `baton.compaction`; the loose modules at the top, `config.py`,
+`protocol.py`, …, are the foundation), and every import that goes up the layer order
+in `LAYERS`: a package may import its own layer or any layer below it, never one above.
+Exits 1 on any file cycle, package cycle or upward import.
 
     python scripts/import_graph.py [server/baton]
 """
@@ -131,15 +135,107 @@ def cycles(root: Path) -> list[list[str]]:
     return sorted((c for c in components(graph(root)) if len(c) > 1), key=lambda c: c[0])
 
 
+# The layer order, top first. Faces reach people and editors; `app` assembles the core;
+# the features plug into the session service (their seams), which the services below it
+# serve; the agent loop is what the model is sent and
+# the turn; below it the tools, the store, the providers and the foundation.
+LAYERS: list[tuple[str, ...]] = [
+    ("baton.__main__", "baton.faces.cli"),
+    ("baton.faces.acp", "baton.faces.demo"),
+    ("baton.faces.lsp",),
+    ("baton.faces.terminal",),
+    ("baton.app",),
+    ("baton.features",),
+    ("baton.delegation", "baton.skills"),
+    ("baton.hooks", "baton.mcp_servers", "baton.review", "baton.compaction"),
+    ("baton.session",),
+    ("baton.plan",),
+    ("baton.agent",),
+    ("baton.tools",),
+    ("baton.store",),
+    ("baton.providers",),
+    ("baton.local",),
+    ("baton",),
+]
+
+
+def package_of(module: str, modules: dict[str, Path]) -> str:
+    """The package a module counts for: `baton.X` (`baton.faces.X` for a face), or `baton`
+    for the foundation's loose modules (`baton.app`, `baton.features` and `baton.__main__`
+    stand alone)."""
+    parts = module.split(".")
+    if parts[1:2] == ["faces"] and len(parts) > 2:
+        return ".".join(parts[:3])
+    if len(parts) == 1:
+        return module
+    top = ".".join(parts[:2])
+    is_package = modules[top].name == "__init__.py" if top in modules else True
+    if is_package or parts[1] in ("app", "features", "__main__"):
+        return top
+    return parts[0]
+
+
+def package_graph(root: Path) -> dict[str, set[str]]:
+    modules = module_names(root)
+    out: dict[str, set[str]] = {}
+    for module, targets in graph(root).items():
+        source = package_of(module, modules)
+        out.setdefault(source, set())
+        for target in targets:
+            other = package_of(target, modules)
+            if other != source:
+                out[source].add(other)
+                out.setdefault(other, set())
+    return out
+
+
+def package_cycles(root: Path) -> list[list[str]]:
+    """The import circles between packages."""
+    found = components(package_graph(root))
+    return sorted((c for c in found if len(c) > 1), key=lambda c: c[0])
+
+
+def layer_violations(root: Path, layers: list[tuple[str, ...]] = LAYERS) -> list[str]:
+    """Each import that goes up the layer order, or between packages no layer names."""
+    modules = module_names(root)
+    level = {package: i for i, layer in enumerate(layers) for package in layer}
+    found: list[str] = []
+    for module, targets in sorted(graph(root).items()):
+        source = package_of(module, modules)
+        for target in sorted(targets):
+            other = package_of(target, modules)
+            if other == source:
+                continue
+            if source not in level or other not in level:
+                unknown = source if source not in level else other
+                found.append(f"{module} -> {target} ({unknown} is in no layer)")
+            elif level[other] < level[source]:
+                found.append(f"{module} -> {target} (up from {source} to {other})")
+    return found
+
+
 def main(argv: list[str]) -> int:
     root = Path(argv[1]) if len(argv) > 1 else Path(__file__).parent.parent / "server" / "baton"
+    status = 0
     found = cycles(root)
     if not found:
         print("no import cycles")
-        return 0
     for component in found:
         print(f"{len(component)} modules: {', '.join(component)}")
-    return 1
+        status = 1
+    packages = package_cycles(root)
+    if not packages:
+        print("no package cycles")
+    for component in packages:
+        print(f"package cycle: {', '.join(component)}")
+        status = 1
+    upward = layer_violations(root)
+    if not upward:
+        print("the layer order holds")
+    for line in upward:
+        print(f"upward import: {line}")
+        status = 1
+    return status
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from baton.echoed_markup import MarkupFilter
+from baton.agent.echoed_markup import MarkupFilter
 
 
 def _shown(text: str, cut: int | None = None) -> tuple[str, list[str]]:

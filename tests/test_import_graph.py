@@ -38,3 +38,27 @@ def test_the_graph_sees_type_only_and_function_level_imports(tmp_path: Path) -> 
     (package / "e.py").write_text("from pkg.a import x\n")
     found = _script().cycles(package)
     assert found == [["pkg.a", "pkg.b"], ["pkg.sub.c", "pkg.sub.d"]]
+
+
+def test_server_packages_keep_their_layers() -> None:
+    script = _script()
+    root = ROOT / "server" / "baton"
+    assert script.package_cycles(root) == []
+    assert script.layer_violations(root) == []
+
+
+def test_the_layer_check_finds_an_upward_import(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    for sub in ("top", "low"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "config.py").write_text("")
+    (package / "top" / "a.py").write_text("from pkg.low import b\nfrom pkg import config\n")
+    (package / "low" / "b.py").write_text("def f():\n    from pkg.top import a\n")
+    script = _script()
+    layers = [("pkg.top",), ("pkg.low",), ("pkg",)]
+    assert script.package_cycles(package) == [["pkg.low", "pkg.top"]]
+    assert script.layer_violations(package, layers) == [
+        "pkg.low.b -> pkg.top.a (up from pkg.low to pkg.top)"
+    ]

@@ -8,6 +8,6 @@ import sys
 _here = os.getcwd()
 sys.path[:] = [entry for entry in sys.path if entry not in ("", ".", _here)]
 
-from baton.cli import main  # noqa: E402
+from baton.faces.cli.main import main  # noqa: E402
 
 raise SystemExit(main())

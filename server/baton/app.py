@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from baton import protocol as p
+from baton.agent.events import ClientChannel
 from baton.auth import Credentials
 from baton.compaction.service import CompactionService
 from baton.config import ConfigLoader
@@ -24,7 +25,6 @@ from baton.plan.source import PlanContext
 from baton.plan.store import PlanStore
 from baton.providers.factory import ProviderRegistry
 from baton.review.service import ReviewService
-from baton.session.events import ClientChannel
 from baton.session.seams import Seams
 from baton.session.service import SessionService
 from baton.skills.service import SkillsFeature
@@ -116,7 +116,7 @@ class App:
         )
 
     def check_store(self) -> p.StoreCheckResult:
-        from baton.doctor import check_result
+        from baton.store.health import check_result
 
         return check_result(self.db.path)
 
@@ -124,7 +124,7 @@ class App:
         """`baton/store/repair` in the running server: refused while this process works
         on a session or another process has the store open; afterwards every session is
         read afresh from the new store."""
-        from baton.doctor import repair_result
+        from baton.store.health import repair_result
 
         working = self.sessions.working()
         if working:

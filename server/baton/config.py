@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from platformdirs import user_config_path
+from platformdirs import user_config_path, user_data_path
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -362,6 +362,11 @@ def _known_only(data: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
         else:
             known[key] = value
     return known
+
+
+def data_dir() -> Path:
+    """Baton's data directory (honours XDG_DATA_HOME on Linux)."""
+    return user_data_path("baton", appauthor=False)
 
 
 def user_config_file() -> Path:

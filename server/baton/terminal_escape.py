@@ -162,3 +162,13 @@ def _isatty(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def visible(text: str) -> str:
+    """`text` on one line with every control or invisible character escaped (for
+    short lines such as activity notes; newlines become `\\n`)."""
+    out: list[str] = []
+    for ch in text:
+        escaped = "\\n" if ch == "\n" else escape_char(ch)
+        out.append(ch if escaped is None else escaped)
+    return "".join(out)

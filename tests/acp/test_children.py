@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from baton import protocol as p
-from baton.acp import children
+from baton.faces.acp import children
 
 
 def child(**fields: object) -> p.ChildUpdate:

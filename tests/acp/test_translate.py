@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from baton.acp import translate
-from baton.acp.commands import parse
+from baton.faces.acp import translate
+from baton.faces.acp.commands import parse
 
 
 def test_tool_kinds() -> None:

@@ -15,9 +15,9 @@ import pytest
 import pytest_asyncio
 
 from baton import protocol as p
+from baton.agent.events import NullChannel
 from baton.app import App, build_app
 from baton.errors import SessionBusy
-from baton.session.events import NullChannel
 from tests.fake_llm import FakeLLM, stall, text
 
 

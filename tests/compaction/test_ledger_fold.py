@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from baton import protocol as p
+from baton.agent.tokens import estimate
 from baton.compaction.ledger import render_ledger
 from baton.compaction.ledger_fold import entry_id
-from baton.tokens import estimate
 
 
 def long_ledger(n: int) -> p.Ledger:

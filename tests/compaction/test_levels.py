@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from baton.agent.state import View
 from baton.compaction import planning
 from baton.compaction.planning import AfterLevel, Level, Tried
-from baton.session.state import View
 
 
 def test_the_plan_is_three_levels_the_last_masking_everything() -> None:

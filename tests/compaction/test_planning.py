@@ -8,12 +8,7 @@ import json
 from baton.compaction import planning
 from baton.compaction.cut import choose_cut, message_tokens
 from baton.compaction.ledger import build_ledger, render_ledger
-from baton.session.model import (
-    StoredMessage,
-    StoredText,
-    ToolResultRecord,
-    part_from_json,
-)
+from baton.store.model import StoredMessage, StoredText, ToolResultRecord, part_from_json
 from baton.tools.base import Fact
 
 

@@ -16,20 +16,20 @@ import pytest
 import pytest_asyncio
 
 from baton import protocol as p
+from baton.agent.compact_request import CompactRequest
+from baton.agent.events import NullChannel
+from baton.agent.state import SessionState, View
 from baton.app import App, build_app
-from baton.compaction.artifacts import (
+from baton.compaction.engine import view_from_json, view_to_json
+from baton.compaction.summary import SECTIONS
+from baton.config import Settings
+from baton.providers.artifacts import (
     ServerArtifact,
     foreign_artifacts,
     server_thresholds,
     window_from_json,
 )
-from baton.compaction.compact_request import CompactRequest
-from baton.compaction.engine import view_from_json, view_to_json
-from baton.compaction.summary import SECTIONS
-from baton.config import Settings
 from baton.providers.base import Native, OpaqueItem, ProviderIdentity, Route
-from baton.session.events import NullChannel
-from baton.session.state import SessionState, View
 from tests.fake_llm import FakeLLM, compaction, error, text
 
 ME = ProviderIdentity("openai", "gpt-5.1", Route("https://api.openai.com/v1", "api_key"))

@@ -4,7 +4,7 @@ and from the notes of steps built in children, and not as the parent's own."""
 from __future__ import annotations
 
 from baton.compaction.ledger import CHILD_FACTS, build_ledger, render_ledger
-from baton.session.model import StoredMessage, StoredToolCall, ToolResultRecord
+from baton.store.model import StoredMessage, StoredToolCall, ToolResultRecord
 from baton.tools.base import Fact
 
 

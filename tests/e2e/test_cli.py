@@ -131,7 +131,7 @@ def test_help_lists_every_command_and_every_option_has_help(
 ) -> None:
     import argparse
 
-    from baton.cli import build_parser
+    from baton.faces.cli.main import build_parser
 
     def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
         for action in parser._actions:
@@ -256,7 +256,7 @@ def test_sessions_has_a_header_and_shows_whole_titles(
 
 
 def test_a_title_longer_than_the_limit_is_cut_at_a_word() -> None:
-    from baton.session.model import TITLE_CHARS, title_from_prompt
+    from baton.store.model import TITLE_CHARS, title_from_prompt
 
     assert title_from_prompt("  fix\n the   bug ") == "fix the bug"
     long = " ".join(["word"] * 100)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from baton import prompts
+from baton.agent import prompts
 from tests.e2e.pty_run import run_at_terminal
 from tests.e2e.test_cli import baton
 from tests.fake_llm import FakeLLM, pace, text, tool_call

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from baton.compaction.summary import SECTIONS
-from baton.demo import PERSON_NOTE, PHASES
-from baton.terminal_status import FRAMES
+from baton.faces.demo import PERSON_NOTE, PHASES
+from baton.faces.terminal.status import FRAMES
 from tests.e2e.pty_run import run_at_terminal
 from tests.fake_llm import FakeLLM, pace, text, tool_call
 from tests.harness import TEST_KEY, server_env
@@ -193,7 +193,7 @@ def test_at_a_terminal_the_demo_shows_the_spinner_while_the_model_works(
 
 def test_plan_and_summary_departures() -> None:
     from baton import protocol as p
-    from baton.demo.checks import plan_departures, summary_departures
+    from baton.faces.demo.checks import plan_departures, summary_departures
 
     assert plan_departures(PLAN) == []
     assert plan_departures("- [ ] fix things\n- [ ] more things") == [
@@ -275,7 +275,7 @@ def test_an_edit_the_check_finds_wrong_gets_one_more_try_with_what_was_found(
 
 
 def test_mean_results_run_the_edited_function(tmp_path: Path) -> None:
-    from baton.demo.checks import mean_results
+    from baton.faces.demo.checks import mean_results
 
     (tmp_path / "stats.py").write_text(
         "def mean(values):\n    return sum(values) / len(values) if values else 0\n"
@@ -299,7 +299,7 @@ def test_mean_results_run_the_edited_function(tmp_path: Path) -> None:
 
 
 def test_the_build_edit_is_narrowed_to_stats_py_and_the_lines_of_mean() -> None:
-    from baton.demo.scenario import edit_call, function_lines, read_span
+    from baton.faces.demo.scenario import edit_call, function_lines, read_span
 
     source = (Path(__file__).parents[2] / "server/baton/demo_project/stats.py").read_text()
     first, lines = function_lines(source, "mean")
@@ -327,7 +327,7 @@ def test_the_build_edit_is_narrowed_to_stats_py_and_the_lines_of_mean() -> None:
 
 
 def test_mean_departures_read_the_edited_code() -> None:
-    from baton.demo.checks import mean_departures
+    from baton.faces.demo.checks import mean_departures
 
     head = "def mean(values):\n"
     assert (

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from baton.agent import requests_block as requests_block
+from baton.agent.context import RECALL_LINE
 from baton.compaction import ledger as ledger_text
-from baton.compaction import requests as requests_block
 from baton.compaction.summary import SECTIONS
-from baton.context import RECALL_LINE
 from tests.conftest import StartBaton
 from tests.e2e.test_compaction import start_baton as start_baton  # pins native compaction
 from tests.fake_llm import FakeLLM, text, tool_call

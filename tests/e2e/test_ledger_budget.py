@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from baton.tokens import estimate
+from baton.agent.tokens import estimate
 from tests.conftest import StartBaton
 from tests.e2e.test_compaction import start_baton as start_baton  # pins native compaction
 from tests.e2e.test_compaction_fidelity import compact_and_send

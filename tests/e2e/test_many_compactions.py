@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from baton.agent.tokens import estimate
 from baton.compaction.summary import SECTIONS
-from baton.tokens import estimate
 from tests.conftest import StartBaton
 from tests.e2e.test_compaction import start_baton as start_baton  # pins native compaction
 from tests.fake_llm import FakeLLM, text, tool_call

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from baton.session.grants import Grants
+from baton.agent.grants import Grants
 from tests.fake_llm import FakeLLM, text, tool_call
 from tests.harness import BatonClient
 

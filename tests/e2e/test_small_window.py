@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from baton import prompts
+from baton.agent import prompts
 from tests.conftest import StartBaton
 from tests.e2e.test_cache_prefix import assert_appended
 from tests.fake_llm import FakeLLM, text, tool_call

@@ -15,7 +15,7 @@ from tests.harness import REPO, BatonClient, server_env
 IMPORT_THROUGH_CACHE = (
     "import json, sys\n"
     "from pathlib import Path\n"
-    "from baton.lsp.attrs_code_cache import import_lsprotocol\n"
+    "from baton.faces.lsp.attrs_code_cache import import_lsprotocol\n"
     "stats = import_lsprotocol(Path(sys.argv[1]))\n"
     "import lsprotocol.types as t\n"
     "p = t.Position(line=1, character=2)\n"

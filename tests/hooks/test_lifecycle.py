@@ -9,7 +9,8 @@ from typing import Any, cast
 import pytest
 
 from baton import protocol as p
-from baton.compaction.compact_request import CompactRequest
+from baton.agent.compact_request import CompactRequest
+from baton.agent.state import SessionState
 from baton.config import Settings
 from baton.errors import ProviderError
 from baton.hooks import hookimpl
@@ -17,7 +18,6 @@ from baton.hooks.dispatcher import HookDispatcher
 from baton.hooks.events import CompactingEvent, ToolBeforeEvent
 from baton.hooks.lifecycle import LifecycleHooks, _round_error
 from baton.hooks.plugins import PluginSet, new_manager, register
-from baton.session.state import SessionState
 
 
 def _hooks(tmp_path: Path, *plugins: object) -> LifecycleHooks:

@@ -239,7 +239,7 @@ def test_status_reports_each_model(home: Path) -> None:
 
 
 def test_cli_status_without_models(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from baton.cli import main
+    from baton.faces.cli.main import main
 
     assert main(["model", "status"]) == 0
     out = capsys.readouterr().out

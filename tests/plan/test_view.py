@@ -15,20 +15,15 @@ from typing import Any, Literal
 import pytest
 
 from baton import protocol as p
+from baton.agent.context import ContextBuilder
+from baton.agent.state import SessionState, View
 from baton.config import Settings
-from baton.context import ContextBuilder
 from baton.plan.source import PlanContext
 from baton.plan.store import PlanStore
 from baton.plan.view import first_unchecked
 from baton.providers.base import ContextBlock, UserText
-from baton.session.model import (
-    StoredMessage,
-    StoredText,
-    ToolResultRecord,
-    part_from_json,
-)
-from baton.session.state import SessionState, View
 from baton.store.db import Database
+from baton.store.model import StoredMessage, StoredText, ToolResultRecord, part_from_json
 from baton.store.sessions import SessionStore
 
 PLAN = "# Plan\n\n- [x] Read the code\n- [ ] Change parse()\n- [ ] Run the tests\n"

@@ -1,4 +1,4 @@
-"""Properties of Baton's frame reader (`baton.lsp.framing`), checked in-process with Hypothesis.
+"""Properties of Baton's frame reader (`baton.faces.lsp.framing`), checked in-process with Hypothesis.
 
 The wire fuzzer (test_bad_input.py) shows the server survives; these show
 why: any chunking of valid frames reads back the same bodies, any junk is
@@ -14,7 +14,7 @@ import random
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from baton.lsp.framing import MAX_LINE, FrameParser, FramingError
+from baton.faces.lsp.framing import MAX_LINE, FrameParser, FramingError
 
 bodies = st.lists(st.binary(min_size=1, max_size=300), min_size=1, max_size=8)
 junk = st.binary(max_size=2000).filter(lambda b: b"content-length" not in b.lower())

@@ -539,7 +539,7 @@ def test_unauthenticated_connections_are_capped_and_timed(
     """At most MAX_UNAUTHENTICATED connections wait for the token at once: one more
     closes the one that waited longest (with a reason), so idle connections cannot keep
     the person out; and a waiting one is closed after --auth-timeout."""
-    from baton.lsp.tcp import MAX_UNAUTHENTICATED
+    from baton.faces.lsp.tcp import MAX_UNAUTHENTICATED
 
     server = start_tcp_server(workspace, env, tmp_path / "server.log", "--auth-timeout", "3")
     try:

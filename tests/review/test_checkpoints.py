@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from baton import protocol as p
+from baton.agent.attachments import render_attachment, resolve_attachments
 from baton.errors import InvalidParams
-from baton.review.attachments import render_attachment, resolve_attachments
 from baton.review.service import plan_revert
 from baton.review.store import ChangeRow, sha256
-from baton.session.model import StoredAttachment, part_from_json
+from baton.store.model import StoredAttachment, part_from_json
 
 V0, V1, V2, VX = b"v0\n", b"v1\n", b"v2\n", b"outside\n"
 

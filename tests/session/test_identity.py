@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from baton import protocol as p
+from baton.agent.events import NullChannel
 from baton.auth import Credentials
 from baton.config import ConfigLoader, Settings
 from baton.errors import ConfigError
 from baton.providers.base import Provider
-from baton.session.events import NullChannel
 from baton.session.service import SessionService
 from baton.store.db import open_workspace_db
 from baton.tools.registry import default_registry

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
+from baton.agent.state import SessionState
 from baton.session.seams import Contribution, NoTurnHooks, fold
-from baton.session.state import SessionState
 from baton.tools.base import ToolServices
 
 

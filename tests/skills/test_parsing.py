@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from baton.agent.tokens import estimate
 from baton.skills import catalog
 from baton.skills.expand import expand, parse_command
 from baton.skills.frontmatter import FrontmatterError, split
 from baton.skills.model import Skill
-from baton.tokens import estimate
 
 
 def test_front_matter_values_quotes_blocks_and_flags() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from baton.session.model import StoredText, ToolResultRecord, part_from_json
 from baton.store.db import Database
 from baton.store.lifecycle import delete_session, owned_tables
+from baton.store.model import StoredText, ToolResultRecord, part_from_json
 from baton.store.sessions import SessionStore
 
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from baton.session.model import (
+from baton.store.db import Database
+from baton.store.model import (
     StoredAttachment,
     StoredCompactionMarker,
     StoredOpaque,
@@ -18,7 +19,6 @@ from baton.session.model import (
     StoredText,
     StoredToolCall,
 )
-from baton.store.db import Database
 from baton.store.sessions import SessionStore
 
 # (type, data) as the store held them before the part types existed.

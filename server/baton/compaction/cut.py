@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from baton.session.model import StoredMessage
-from baton.session.state import SessionState
-from baton.tokens import estimate
+from baton.agent.state import SessionState
+from baton.agent.tokens import estimate
+from baton.store.model import StoredMessage
 
 # The share of the message history a compaction keeps verbatim at most.
 KEEP_SHARE = 0.25

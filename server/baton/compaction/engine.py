@@ -26,9 +26,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from baton import protocol as p
+from baton.agent.compact_request import CompactRequest
+from baton.agent.context import BuiltContext
+from baton.agent.events import ProgressReporter
+from baton.agent.state import SessionState, View
 from baton.compaction import planning
-from baton.compaction.artifacts import window_from_json, window_to_json
-from baton.compaction.compact_request import CompactRequest
 from baton.compaction.job import (
     Candidate,
     Choice,
@@ -41,14 +43,12 @@ from baton.compaction.ledger import build_ledger, ledger_budget, render_ledger
 from baton.compaction.native import FreshStrategy, NativeStrategy
 from baton.compaction.planning import NothingToCompact
 from baton.config import Settings
-from baton.context import BuiltContext
 from baton.errors import BatonError, CompactionError, NotFound, SessionBusy
 from baton.ids import new_id, utc_now
+from baton.providers.artifacts import window_from_json, window_to_json
 from baton.providers.base import Progress, Provider, Usage
-from baton.session.events import ProgressReporter
-from baton.session.model import StoredCompactionMarker
-from baton.session.state import SessionState, View
 from baton.store.compactions import CompactionStore, StoredCompaction
+from baton.store.model import StoredCompactionMarker
 
 if TYPE_CHECKING:
     from baton.session.service import SessionService

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from baton import protocol as p
-from baton.compaction.compact_request import CompactRequest
+from baton.agent.compact_request import CompactRequest
+from baton.agent.context import BuiltContext
+from baton.agent.events import ProgressReporter
+from baton.agent.state import SessionState, View
 from baton.config import Settings
-from baton.context import BuiltContext
 from baton.providers.base import Progress, Provider, Usage
-from baton.session.events import ProgressReporter
-from baton.session.state import SessionState, View
 
 
 class CompactionHooks(Protocol):

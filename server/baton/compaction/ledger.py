@@ -12,12 +12,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from baton import protocol as p
+from baton.agent.framing import entry, inline
+from baton.agent.ledger_text import PLAN_LINE
+from baton.agent.tokens import estimate
 from baton.compaction.ledger_fold import Entry, Section, entry_id, fold, group_id
 from baton.compaction.outputs import config_values, error_excerpt, value_excerpt
-from baton.framing import entry, inline
 from baton.plan.steps import MARKS
-from baton.session.model import StoredMessage, ToolResultRecord
-from baton.tokens import estimate
+from baton.store.model import StoredMessage, ToolResultRecord
 from baton.tools.base import Fact
 
 if TYPE_CHECKING:
@@ -52,7 +53,6 @@ FOLDED_HINT = (
     "(with the call ids whose exact outputs `recall` returns)."
 )
 HEADER = "Facts recorded by Baton from the tools (exact; not a summary):"
-PLAN_LINE = "Plan: "
 # Lines worth keeping when an error is cut: counts ("3 failed, 12 passed"), rule or
 # error codes (E501, TS2345, error[E0308]), locations (path.py:12, line 12).
 _IMPORTANT = re.compile(
@@ -515,12 +515,6 @@ def _calls_of(messages: Sequence[StoredMessage], key: str) -> list[str]:
             outcome = f"exit {codes[0]}" if codes else result.status
             found.append(f"{call_id} ({outcome})")
     return found
-
-
-def without_plan_line(text: str) -> str:
-    """A rendered ledger without its plan line, for a request whose plan block follows it
-    (the block names the plan's path, status and version and holds every step's state)."""
-    return "\n".join(line for line in text.split("\n") if not line.startswith(PLAN_LINE))
 
 
 def _steps_line(steps: list[p.PlanStep]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from baton import protocol as p
+from baton.agent.state import SessionState, View
 from baton.compaction import planning
 from baton.compaction.cut import (
     choose_cut,
@@ -22,8 +23,7 @@ from baton.compaction.job import Candidate, CompactionJob
 from baton.compaction.prune import plan_masks
 from baton.compaction.summarise import Summariser
 from baton.errors import CompactionError
-from baton.session.model import StoredMessage
-from baton.session.state import SessionState, View
+from baton.store.model import StoredMessage
 
 
 class NativeStrategy:

@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from baton import protocol as p
+from baton.agent.context import BuiltContext
+from baton.agent.state import SessionState, View
+from baton.agent.tokens import FIXED_KINDS, ITEM_OVERHEAD
 from baton.compaction.cut import KEEP_SHARE, choose_cut, protected_start
 from baton.compaction.summary import summary_budget
-from baton.context import BuiltContext
-from baton.session.model import StoredMessage
-from baton.session.state import SessionState, View
-from baton.tokens import FIXED_KINDS, ITEM_OVERHEAD
+from baton.store.model import StoredMessage
 
 # After an automatic compaction, aim this far below the trigger so work can go on.
 TARGET_FRACTION = 0.6

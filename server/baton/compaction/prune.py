@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from baton.session.model import StoredMessage
-from baton.tokens import estimate
+from baton.agent.tokens import estimate
+from baton.store.model import StoredMessage
 
 # Outputs smaller than this are not worth a note.
 MIN_MASKED_TOKENS = 50

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from baton.agent.state import SessionState
 from baton.compaction.ledger import folded_record
 from baton.compaction.ledger_fold import ID_PREFIX
-from baton.delegation.results import whole_final_message
-from baton.session.model import StoredMessage
-from baton.session.state import SessionState
+from baton.store.children import whole_final_message
+from baton.store.model import StoredMessage
 from baton.tools.base import ToolFailure
 
 if TYPE_CHECKING:

@@ -36,15 +36,11 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from baton import framing
 from baton import protocol as p
-from baton.compaction.artifacts import (
-    ServerArtifact,
-    foreign_artifacts,
-    is_compaction_item,
-    server_allowed,
-)
-from baton.compaction.compact_request import CompactRequest
+from baton.agent import framing
+from baton.agent.compact_request import CompactRequest
+from baton.agent.context import BuiltContext
+from baton.agent.state import SessionState, View
 from baton.compaction.engine import CompactionEngine
 from baton.compaction.job import Candidate, Choice, CompactionJob
 from baton.compaction.ledger import build_ledger
@@ -60,8 +56,13 @@ from baton.compaction.planning import (
     keep_recent_tokens,
     kept_masks,
 )
-from baton.context import BuiltContext
 from baton.errors import ProviderError
+from baton.providers.artifacts import (
+    ServerArtifact,
+    foreign_artifacts,
+    is_compaction_item,
+    server_allowed,
+)
 from baton.providers.base import (
     Item,
     ItemDone,
@@ -73,11 +74,10 @@ from baton.providers.base import (
     ServerCompaction,
     Usage,
 )
-from baton.session.model import StoredMessage
-from baton.session.state import SessionState, View
+from baton.store.model import StoredMessage
 
 if TYPE_CHECKING:
-    from baton.session.turn import Turn
+    from baton.agent.turn import Turn
 
 log = logging.getLogger(__name__)
 

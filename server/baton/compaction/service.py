@@ -13,18 +13,18 @@ import logging
 from typing import TYPE_CHECKING, Protocol
 
 from baton import protocol as p
+from baton.agent.compact_request import CompactRequest
+from baton.agent.context import BuiltContext
+from baton.agent.state import PendingCompaction, SessionState
+from baton.agent.tokens import MAX_CALIBRATION
 from baton.compaction import planning
-from baton.compaction.compact_request import CompactRequest
 from baton.compaction.engine import CompactionEngine
-from baton.context import BuiltContext
 from baton.errors import CompactionError, ProviderError, SessionBusy
 from baton.providers.base import Provider
-from baton.session.state import PendingCompaction, SessionState
-from baton.tokens import MAX_CALIBRATION
 
 if TYPE_CHECKING:
+    from baton.agent.turn import Turn
     from baton.session.service import SessionService
-    from baton.session.turn import Turn
 
 log = logging.getLogger(__name__)
 

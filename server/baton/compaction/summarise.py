@@ -23,12 +23,14 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from baton.agent.requests_block import PERSON_KINDS, person_messages, person_words
+from baton.agent.state import View
+from baton.agent.tokens import ITEM_OVERHEAD, estimate
 from baton.compaction import guard
 from baton.compaction import summary as summaries
 from baton.compaction.claims import Correction, check_summary
 from baton.compaction.cut import message_tokens
 from baton.compaction.job import CompactionJob
-from baton.compaction.requests import PERSON_KINDS, person_messages, person_words
 from baton.errors import ProviderError
 from baton.providers.base import (
     AssistantText,
@@ -42,9 +44,7 @@ from baton.providers.base import (
     Usage,
     UserText,
 )
-from baton.session.model import StoredMessage
-from baton.session.state import View
-from baton.tokens import ITEM_OVERHEAD, estimate
+from baton.store.model import StoredMessage
 
 # How often (in streamed characters) a summary is checked for a loop.
 LOOP_CHECK_CHARS = 400

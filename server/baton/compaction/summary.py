@@ -11,10 +11,10 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 
-from baton import framing
 from baton import protocol as p
-from baton.session.model import StoredMessage
-from baton.tokens import estimate
+from baton.agent import framing
+from baton.agent.tokens import estimate
+from baton.store.model import StoredMessage
 
 SECTIONS: tuple[str, ...] = (
     "Goals, constraints, preferences and open questions",

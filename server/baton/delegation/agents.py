@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from baton import prompts
+from baton.agent import prompts
 from baton.config import user_config_file
 from baton.skills import frontmatter
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from baton import protocol as p
-from baton.session.events import ClientChannel, ProgressScope
+from baton.agent.events import ClientChannel, ProgressScope
 
 
 @dataclass

@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import Field
 
-from baton import framing, prompts
 from baton import protocol as p
+from baton.agent import framing, prompts
+from baton.agent.state import SessionState
+from baton.agent.turn import parse_arguments
 from baton.config import ConfigLoader
 from baton.delegation.agents import (
     BUILTIN,
@@ -33,16 +35,15 @@ from baton.delegation.agents import (
     load_agents,
 )
 from baton.delegation.channel import DelegationChannel, LiveChild
-from baton.delegation.results import TASK_CALL_META, ChildOutcome, final_message, render_result
+from baton.delegation.results import ChildOutcome, render_result
 from baton.errors import BatonError
 from baton.providers.base import ToolCall, ToolSpec
-from baton.session.state import SessionState
-from baton.session.turn import parse_arguments
+from baton.store.children import TASK_CALL_META, final_message
 from baton.tools.base import Fact, ToolContext, ToolInput, ToolResult
 
 if TYPE_CHECKING:
+    from baton.agent.turn import Turn
     from baton.session.service import SessionService
-    from baton.session.turn import Turn
 
 log = logging.getLogger(__name__)
 

@@ -8,18 +8,14 @@ names the `recall` that returns the final message whole.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
 
-from baton import framing
 from baton import protocol as p
+from baton.agent import framing
+from baton.agent.tokens import estimate
 from baton.compaction.ledger import build_ledger
-from baton.session.model import SessionRow, StoredMessage
-from baton.tokens import estimate
+from baton.store.model import StoredMessage
 
-# The key of a child's prompt message's meta naming the parent's task call it answers.
-TASK_CALL_META = "taskCallId"
 # Files and commands listed in a result at most (the child's ledger has the rest).
 MAX_FILES = 40
 MAX_COMMANDS = 40
@@ -33,23 +29,6 @@ class ChildOutcome:
     tokens: int
     final: str
     error: str | None = None
-
-
-def final_message(messages: Iterable[StoredMessage], call_id: str | None = None) -> str:
-    """The child's last answer: the text of its last model step with text, after the
-    prompt of task call `call_id` (and before the next task's prompt) when given."""
-    text = ""
-    inside = call_id is None
-    for message in messages:
-        if message.role == "user" and TASK_CALL_META in message.meta:
-            if inside and call_id is not None:
-                break
-            inside = call_id is None or message.meta[TASK_CALL_META] == call_id
-            text = ""
-            continue
-        if inside and message.role == "assistant" and message.text().strip():
-            text = message.text()
-    return text.strip()
 
 
 def cut_to_tokens(text: str, limit: int) -> tuple[str, bool]:
@@ -130,30 +109,3 @@ def render_result(
         {"agent": outcome.agent, "child": outcome.child_id, "status": outcome.status},
         trusted=True,
     )
-
-
-class ChildStore(Protocol):
-    """What the whole final message is read from (baton.store.sessions.SessionStore)."""
-
-    def children_of(self, session_id: str) -> list[SessionRow]: ...
-
-    def load_messages(self, session_id: str) -> list[StoredMessage]: ...
-
-
-def whole_final_message(
-    store: ChildStore, parent_id: str, messages: Iterable[StoredMessage], call_id: str
-) -> str | None:
-    """The whole final message of the child that `task` call `call_id` of `parent_id`
-    ran; None when `call_id` is not a task call there."""
-    is_task = any(
-        part.tool_call_id == call_id and part.name == "task"
-        for message in messages
-        for part in message.tool_calls()
-    )
-    if not is_task:
-        return None
-    for child in store.children_of(parent_id):
-        child_messages = store.load_messages(child.id)
-        if any(m.meta.get(TASK_CALL_META) == call_id for m in child_messages):
-            return final_message(child_messages, call_id)
-    return None

@@ -15,17 +15,18 @@ import asyncio
 import logging
 from typing import Protocol
 
-from baton import framing, prompts
 from baton import protocol as p
-from baton.compaction.ledger import CHILD_FACTS, build_ledger, render_ledger, without_plan_line
+from baton.agent import framing, prompts
+from baton.agent.ledger_text import without_plan_line
+from baton.agent.state import SessionState
+from baton.compaction.ledger import CHILD_FACTS, build_ledger, render_ledger
 from baton.delegation.agents import BUILTIN
 from baton.delegation.feature import Delegation
 from baton.delegation.results import ChildOutcome, cut_to_tokens
 from baton.errors import BatonError, SessionBusy
 from baton.ids import new_id
 from baton.plan.steps import PlanStep, parse_steps
-from baton.session.model import StoredMessage
-from baton.session.state import SessionState
+from baton.store.model import StoredMessage
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from baton.config import CommandHook, Settings
 from baton.hooks.commands import CommandFailed, hook_label, run_command
 from baton.hooks.events import HOOKS, HookKind, HookModel, HookName
 from baton.hooks.plugins import PluginSet
-from baton.hooks.scrub import Scrubber
+from baton.scrub import Scrubber
 from baton.secret_env import scrubbed_env
 
 log = logging.getLogger(__name__)

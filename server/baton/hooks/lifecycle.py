@@ -37,7 +37,9 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton import protocol as p
-from baton.compaction.compact_request import CompactRequest
+from baton.agent.compact_request import CompactRequest
+from baton.agent.state import SessionState
+from baton.agent.turn import Turn
 from baton.errors import BatonError, ProviderError
 from baton.hooks.dispatcher import HookDispatcher, HookResult
 from baton.hooks.events import (
@@ -50,9 +52,7 @@ from baton.hooks.events import (
     ToolBeforeAnswer,
     ToolBeforeEvent,
 )
-from baton.session.model import StoredPreCompact, StoredText
-from baton.session.state import SessionState
-from baton.session.turn import Turn
+from baton.store.model import StoredPreCompact, StoredText
 
 if TYPE_CHECKING:
     from baton.session.service import SessionService

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from baton.store.db import data_dir
+from baton.config import data_dir
 from baton.terminal_escape import escape_terminal, write_raw
 
 CHUNK = 4 * 1024 * 1024

@@ -71,7 +71,7 @@ def offer_lines(found: list[FoundServer], ports: list[int]) -> list[str]:
     """What `baton model` says about the servers it found on `ports`: each one with the
     settings that use it (for one run, and for good), or what was asked when none."""
     from baton.config import user_config_file
-    from baton.terminal_prompt import visible
+    from baton.terminal_escape import visible
 
     if not found:
         asked = ", ".join(f"{port} ({port_name(port)})" for port in ports)

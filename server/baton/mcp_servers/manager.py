@@ -52,8 +52,8 @@ from baton.tools.policy import permission_denied
 if TYPE_CHECKING:
     from mcp.types import Tool as McpToolInfo
 
-    from baton.session.events import ClientChannel
-    from baton.session.turn import Turn
+    from baton.agent.events import ClientChannel
+    from baton.agent.turn import Turn
     from baton.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from baton import framing, prompts
 from baton import protocol as p
+from baton.agent import framing, prompts
 from baton.errors import InvalidParams
 from baton.plan.diff import numbered
 

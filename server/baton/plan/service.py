@@ -15,8 +15,10 @@ import asyncio
 import logging
 from typing import Protocol
 
-from baton import framing, prompts
 from baton import protocol as p
+from baton.agent import framing, prompts
+from baton.agent.events import ClientChannel
+from baton.agent.state import SessionState
 from baton.config import ConfigLoader
 from baton.errors import (
     InvalidParams,
@@ -30,10 +32,8 @@ from baton.plan import annotate, library
 from baton.plan.source import PlanContext
 from baton.plan.store import PlanRow, PlanVersionRow, sha256
 from baton.plan.view import edit_text, first_unchecked
-from baton.session.events import ClientChannel
-from baton.session.model import DEFAULT_TITLE, MessageKind
-from baton.session.state import SessionState
 from baton.store.leases import Leases
+from baton.store.model import DEFAULT_TITLE, MessageKind
 
 log = logging.getLogger(__name__)
 

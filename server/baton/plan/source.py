@@ -11,31 +11,20 @@ to the file on disk first, recorded as a `user` version and announced with
 from __future__ import annotations
 
 import logging
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
-from baton import framing, prompts
 from baton import protocol as p
+from baton.agent import framing, prompts
+from baton.agent.events import ClientChannel
+from baton.agent.state import PlanBlock, SessionState, View
+from baton.agent.tokens import estimate
 from baton.errors import BatonError
 from baton.plan.diff import changed_lines
 from baton.plan.steps import parse_steps
 from baton.plan.store import PlanRow, PlanStore, PlanVersionRow
-from baton.plan.view import PlanBlock, PlanSnapshot, block_text, first_unchecked
-from baton.session.events import ClientChannel
-from baton.session.state import SessionState, View
-from baton.tokens import estimate
+from baton.plan.view import PlanSnapshot, block_text, first_unchecked
 
 log = logging.getLogger(__name__)
-
-
-class PlanSource(Protocol):
-    """What the plan feature contributes to the model's view (the context builder's
-    seam; PlanContext below)."""
-
-    def block(self, state: SessionState, view: View | None = None) -> PlanBlock | None:
-        """The plan block (current text re-read from disk), or None when there is no plan.
-        Shown after a compaction's checkpoint (of `view`, else the session's), as it was
-        at the first request built."""
-        ...
 
 
 class PlanRef(NamedTuple):

@@ -14,10 +14,9 @@ the whole block instead when that is smaller than the diff).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
-from baton import framing, prompts
 from baton import protocol as p
+from baton.agent import framing, prompts
 from baton.plan.diff import changed_lines
 from baton.plan.steps import current_step, parse_steps
 
@@ -26,13 +25,6 @@ def first_unchecked(content: str) -> str | None:
     """The text of the step work goes on from (in progress, else the first open one)."""
     step = current_step(content)
     return step.text if step else None
-
-
-class PlanBlock(NamedTuple):
-    """The plan block after a compaction's checkpoint, and the version it shows."""
-
-    text: str
-    version: int
 
 
 @dataclass

@@ -5,7 +5,7 @@ the OpenAI API and on OpenAI-compatible servers: Ollama, llama.cpp, vLLM, LM
 Studio, OpenRouter), else from the configuration (the configured model, the
 provider's default, the session's pinned model). A provider that cannot be
 reached is not an error: the configured models are listed and `error` says why.
-Context windows come from `context.context_window`, the same function the
+Context windows come from `providers.windows.context_window`, the same function the
 context builder uses, so the picker and the context meter always agree.
 """
 
@@ -21,7 +21,6 @@ import httpx
 from baton import protocol as p
 from baton.auth import Credentials
 from baton.config import DEFAULT_MODELS, Settings
-from baton.context import context_window
 from baton.errors import ConfigError
 from baton.logs import redact
 from baton.providers.base import ProviderIdentity, Route
@@ -33,6 +32,7 @@ from baton.providers.factory import (
     resolve_identity,
     route_key,
 )
+from baton.providers.windows import context_window
 
 log = logging.getLogger(__name__)
 

@@ -33,12 +33,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from baton import protocol as p
+from baton.agent.state import SessionState
 from baton.errors import BatonError, InvalidParams, NotFound, RevertConflict, SessionBusy
 from baton.ids import new_id
 from baton.review.store import ChangeRow, CheckpointStore, Restore, sha256
-from baton.session.model import StoredMessage
-from baton.session.state import SessionState
 from baton.store.db import Database
+from baton.store.model import StoredMessage
 from baton.tools.base import ToolFailure
 from baton.tools.fileio import atomic_write, looks_binary, read_bytes
 from baton.tools.sandbox import display_path, open_dir, resolve_in_workspace

@@ -4,11 +4,11 @@ them, with the usage and the model) and `baton/session/context` (what a step wou
 from __future__ import annotations
 
 from baton import protocol as p
-from baton.context import BuiltContext
+from baton.agent.context import BuiltContext
+from baton.agent.state import SessionState
 from baton.providers.base import ProviderIdentity
-from baton.session.model import StoredMessage
-from baton.session.state import SessionState
 from baton.session.usage import usage_totals
+from baton.store.model import StoredMessage
 from baton.store.requests import RequestTotals
 
 

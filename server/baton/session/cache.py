@@ -14,12 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 from baton import protocol as p
+from baton.agent.state import SessionState
+from baton.agent.tokens import calibration
 from baton.errors import SessionNotFound
-from baton.session.model import SessionRow
-from baton.session.state import SessionState
 from baton.store.db import Database
+from baton.store.model import SessionRow
 from baton.store.sessions import SessionStore
-from baton.tokens import calibration
 
 log = logging.getLogger(__name__)
 

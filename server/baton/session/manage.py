@@ -25,13 +25,13 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from baton import protocol as p
+from baton.agent.state import SessionState
 from baton.errors import InvalidParams, NotFound, SessionBusy, SessionNotFound
-from baton.hooks.scrub import Scrubber
 from baton.ids import utc_now
-from baton.session.model import StoredMessage, StoredToolCall
-from baton.session.state import SessionState
+from baton.scrub import Scrubber
 from baton.session.usage import usage_totals
 from baton.store.lifecycle import ForkSource, copy_history, delete_session
+from baton.store.model import StoredMessage, StoredToolCall
 
 if TYPE_CHECKING:
     from baton.plan.service import PlanService

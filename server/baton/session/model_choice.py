@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Protocol
 
 from baton import protocol as p
+from baton.agent.state import SessionState
 from baton.auth import Credentials
 from baton.config import Settings
 from baton.errors import BatonError
 from baton.providers.base import Provider, ProviderIdentity
-from baton.session.state import SessionState
 from baton.store.sessions import SessionStore
 
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from baton import protocol as p
+from baton.agent.events import ClientChannel
+from baton.agent.grants import permission_category
+from baton.agent.state import SessionState
 from baton.config import Settings
-from baton.session.events import ClientChannel
-from baton.session.grants import permission_category
-from baton.session.state import SessionState
 from baton.tools.policy import protected_reason
 
 

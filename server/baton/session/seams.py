@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from baton.tools.base import ToolServices
 
 if TYPE_CHECKING:
-    from baton.context import BuiltContext
+    from baton.agent.context import BuiltContext
+    from baton.agent.state import SessionState
+    from baton.agent.turn import ServerCompactionEvents, Turn, TurnHooks
     from baton.errors import ProviderError
     from baton.providers.base import OpaqueItem, Provider, ToolCall, ToolSpec
-    from baton.session.model import StoredMessage
-    from baton.session.state import SessionState
-    from baton.session.turn import ServerCompactionEvents, Turn, TurnHooks
+    from baton.store.model import StoredMessage
 
 
 class NoTurnHooks:

@@ -19,37 +19,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from baton import protocol as p
+from baton.agent.attachments import resolve_attachments
+from baton.agent.context import BuiltContext, ContextBuilder, SkillBlocks, compact_prompt
+from baton.agent.events import ClientChannel
+from baton.agent.notes import ContextNotes, PlanVersions
+from baton.agent.plan_block import PlanSource
+from baton.agent.state import SessionState, View
+from baton.agent.turn import Turn
 from baton.auth import Credentials
 from baton.config import ConfigLoader, Settings
-from baton.context import (
-    BuiltContext,
-    ContextBuilder,
-    SkillBlocks,
-    compact_prompt,
-)
 from baton.errors import InvalidParams
-from baton.plan.source import PlanSource
 from baton.providers.base import Provider, ProviderIdentity, RequiredCall, ToolCall
-from baton.review.attachments import resolve_attachments
 from baton.session.answers import context_result, load_result
 from baton.session.cache import SessionCache
-from baton.session.events import ClientChannel
-from baton.session.model import (
-    DEFAULT_TITLE,
-    MessageKind,
-    StoredMessage,
-    StoredPart,
-)
 from baton.session.model_choice import ProviderSource, SessionModels
-from baton.session.notes import ContextNotes, PlanVersions
 from baton.session.permissions import PermissionDialog
 from baton.session.seams import Seams
-from baton.session.state import SessionState, View
 from baton.session.tool_calls import ToolCalls
-from baton.session.turn import Turn
 from baton.session.turns import Turns
 from baton.store.db import Database
 from baton.store.leases import Leases
+from baton.store.model import DEFAULT_TITLE, MessageKind, StoredMessage, StoredPart
 from baton.store.requests import RequestLog
 from baton.store.sessions import SessionStore
 from baton.tools.base import ToolResult

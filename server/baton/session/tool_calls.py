@@ -16,19 +16,20 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ConfigDict
 
 from baton import protocol as p
+from baton.agent.context import threshold_tokens
+from baton.agent.events import ClientChannel
+from baton.agent.state import SessionState
+from baton.agent.turn import parse_arguments
 from baton.config import Settings
-from baton.context import context_window, threshold_tokens
 from baton.providers.base import ProviderIdentity, ToolCall
-from baton.session.events import ClientChannel
+from baton.providers.windows import context_window
 from baton.session.permissions import PermissionDialog
 from baton.session.seams import Seams
-from baton.session.state import SessionState
-from baton.session.turn import parse_arguments
 from baton.tools.base import ToolContext, ToolResult
 from baton.tools.limits import sized_for_window
 
 if TYPE_CHECKING:
-    from baton.session.turn import Turn
+    from baton.agent.turn import Turn
     from baton.tools.registry import ToolRegistry
 
 

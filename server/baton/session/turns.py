@@ -15,10 +15,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from baton import protocol as p
+from baton.agent.events import ClientChannel
+from baton.agent.state import SessionState
+from baton.agent.turn import Turn, TurnHost
 from baton.errors import InvalidParams, ProviderError, SessionBusy
 from baton.providers.base import RequiredCall
-from baton.session.events import ClientChannel
-from baton.session.model import (
+from baton.session.seams import Seams
+from baton.store.leases import Leases
+from baton.store.model import (
     DEFAULT_TITLE,
     MessageKind,
     StoredMessage,
@@ -26,10 +30,6 @@ from baton.session.model import (
     StoredText,
     title_from_prompt,
 )
-from baton.session.seams import Seams
-from baton.session.state import SessionState
-from baton.session.turn import Turn, TurnHost
-from baton.store.leases import Leases
 from baton.store.sessions import SessionStore
 
 log = logging.getLogger(__name__)

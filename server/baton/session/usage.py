@@ -4,7 +4,7 @@ the exported transcript)."""
 from __future__ import annotations
 
 from baton import protocol as p
-from baton.session.state import SessionState
+from baton.agent.state import SessionState
 
 
 def usage_totals(state: SessionState) -> p.SessionUsage:

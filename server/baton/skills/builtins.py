@@ -1,6 +1,6 @@
 """Baton's own slash commands, the same names in every face.
 
-Each face runs them on its own operations (ACP: `baton.acp.commands`; the sidebar:
+Each face runs them on its own operations (ACP: `baton.faces.acp.commands`; the sidebar:
 the methods behind its buttons); a skill or command file of the same name never
 replaces one of them.
 """

@@ -10,9 +10,9 @@ cut (the `skill` tool's enum has them all anyway).
 
 from __future__ import annotations
 
-from baton import framing, prompts
+from baton.agent import framing, prompts
+from baton.agent.tokens import estimate
 from baton.skills.model import Skill
-from baton.tokens import estimate
 
 ELLIPSIS = "…"
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from baton.session.model import StoredMessage
-from baton.session.state import SessionState, View
+from baton.agent.state import SessionState, View
+from baton.store.model import StoredMessage
 
 TOOL_NAME = "skill"
 BLOCK_OPENING = "<baton:skill "

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from baton import protocol as p
+from baton.agent.events import ClientChannel
+from baton.agent.state import SessionState, View
 from baton.config import ConfigLoader, Settings
-from baton.session.events import ClientChannel
-from baton.session.state import SessionState, View
 from baton.skills import catalog, loaded
 from baton.skills.builtins import BUILTIN_NAMES, BUILTINS
 from baton.skills.discovery import Scanner
@@ -29,7 +29,7 @@ from baton.skills.tool import SkillTool, render
 from baton.tools.base import Tool
 
 if TYPE_CHECKING:
-    from baton.session.turn import Turn
+    from baton.agent.turn import Turn
     from baton.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)

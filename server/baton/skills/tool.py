@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import Field
 
-from baton import framing, prompts
+from baton.agent import framing, prompts
 from baton.skills.model import Skill, Snapshot
 from baton.tools.base import ToolContext, ToolFailure, ToolInput, ToolResult
 

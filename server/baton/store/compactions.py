@@ -9,8 +9,8 @@ from typing import Any
 
 from baton import protocol as p
 from baton.ids import utc_now
-from baton.session.model import StoredMessage, StoredPart, StoredText
 from baton.store.db import Database
+from baton.store.model import StoredMessage, StoredPart, StoredText
 from baton.store.sessions import SessionStore
 
 

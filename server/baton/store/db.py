@@ -15,8 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from platformdirs import user_data_path
-
+from baton.config import data_dir
 from baton.errors import StorageError, StoreDamaged
 from baton.store.integrity import StoreConnection
 from baton.store.migrations import MIGRATIONS
@@ -119,11 +118,6 @@ class Database:
     def close(self) -> None:
         with suppress(sqlite3.Error):
             self.conn.close()
-
-
-def data_dir() -> Path:
-    """Baton's data directory (honours XDG_DATA_HOME on Linux)."""
-    return user_data_path("baton", appauthor=False)
 
 
 def workspace_db_path(workspace: Path) -> Path:

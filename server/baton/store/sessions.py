@@ -8,7 +8,9 @@ from typing import Any, cast
 
 from baton.ids import new_id, utc_now
 from baton.providers.base import Native, ProviderIdentity
-from baton.session.model import (
+from baton.store.db import Database
+from baton.store.model import (
+    Fact,
     MessageKind,
     SessionRow,
     StoredMessage,
@@ -16,8 +18,6 @@ from baton.session.model import (
     ToolResultRecord,
     part_from_json,
 )
-from baton.store.db import Database
-from baton.tools.base import Fact
 
 
 def _dump(value: Any) -> str:

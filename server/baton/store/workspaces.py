@@ -13,7 +13,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from baton.store.db import data_dir
+from baton.config import data_dir
 
 
 def session_workspace(session_id: str) -> Path | None:

@@ -17,36 +17,13 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from baton.config import Settings
+from baton.store.model import Fact as Fact  # what a tool reports, for the ledger
 
 
 class ToolInput(BaseModel):
     """Base of tool input models: unknown fields are an error the model can read."""
 
     model_config = ConfigDict(extra="forbid")
-
-
-@dataclass
-class Fact:
-    """One thing a tool did, for the ledger.
-
-    kind "read": path. kind "modified": path, action (created/modified/deleted).
-    kind "command": command, exit_code (None when killed or timed out).
-    """
-
-    kind: Literal["read", "modified", "command"]
-    path: str | None = None
-    action: Literal["created", "modified", "deleted"] | None = None
-    command: str | None = None
-    exit_code: int | None = None
-    # Set when a `task` child did it (the child's session id), reported in its parent.
-    session: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
-
-    @staticmethod
-    def from_json(data: dict[str, Any]) -> Fact:
-        return Fact(**data)
 
 
 @dataclass

@@ -21,10 +21,10 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from baton import prompts
 from baton.errors import BatonError
 from baton.providers.base import ToolSpec
 from baton.tools.base import ModalTool, Tool, ToolContext, ToolFailure, ToolResult, truncate
+from baton.tools.compact_specs import COMPACT_TOOLS
 from baton.tools.files import EditTool, ReadTool, WriteTool
 from baton.tools.policy import plan_mode_message
 from baton.tools.recall import RecallTool
@@ -83,7 +83,7 @@ class ToolRegistry:
         """What the model is offered, in a stable order: every tool (the session offers
         the same list in every mode, so a mode switch keeps the provider's prompt cache),
         or with `mode` only those available in it. `compact`: the short descriptions of
-        `prompts.COMPACT_TOOLS`, for a small window.
+        `COMPACT_TOOLS`, for a small window.
 
         Built once per tool set, mode and form: every model step asks for them.
         """
@@ -152,11 +152,11 @@ def spec_of(tool: Tool) -> ToolSpec:
 
 
 def compact_spec_of(tool: Tool) -> ToolSpec:
-    """The tool as a small window can afford it: its `prompts.COMPACT_TOOLS` description,
+    """The tool as a small window can afford it: its `COMPACT_TOOLS` description,
     its required fields and the optional ones that wording names, each with at most a
     short description, and no bounds or `additionalProperties` (the input model still
     checks every call). A tool without compact wording keeps its full spec."""
-    wording = prompts.COMPACT_TOOLS.get(tool.name)
+    wording = COMPACT_TOOLS.get(tool.name)
     if wording is None:
         return spec_of(tool)
     description, fields = wording

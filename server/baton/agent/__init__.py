@@ -1,0 +1,1 @@
+"""The agent loop: what the model is sent (context, framing, blocks), the turn, tokens, prompts."""

@@ -1,0 +1,1 @@
+"""The faces: how people and editors reach the core (LSP, ACP, the CLI and terminal, the demo)."""

@@ -1,0 +1,81 @@
+"""A `task` child's progress as an ACP editor sees it.
+
+The ACP SDK (0.12) has no subagent update, so a child shows as the content of its
+parent's `task` tool call: one text block that says which agent works on what, its
+status, its tokens, the step of a plan it builds, and its latest tool calls. A step
+Baton itself started (a plan built step by step) has no `task` call of the model's:
+it becomes a tool call of its own, titled "Step k of n: …". Pure: the channel sends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from baton import protocol as p
+from baton.delegation.words import STATUS_WORDS
+from baton.faces.acp import translate
+
+# The child's latest tool calls shown in the call's content (older ones are counted).
+SHOWN_STEPS = 8
+# One activity line at most this long (a long command is cut, and says so).
+LINE_CHARS = 160
+
+
+@dataclass
+class ChildView:
+    """What the face knows of one child: its parent's latest `child` update and the
+    child's own tool calls so far."""
+
+    parent_id: str
+    update: p.ChildUpdate
+    # The call is Baton's own (a plan step), started here as a tool call of its own.
+    own_call: bool = False
+    announced: bool = False
+    steps: list[str] = field(default_factory=list)
+    calls: dict[str, int] = field(default_factory=dict)  # child's tool call id -> line
+
+    def tool_started(self, update: p.ToolCallStarted) -> None:
+        self.calls[update.tool_call_id] = len(self.steps)
+        self.steps.append(_line("→ " + translate.tool_title(update.name, update.input)))
+
+    def tool_ended(self, update: p.ToolCallUpdate) -> None:
+        index = self.calls.pop(update.tool_call_id, None)
+        if index is None or update.status != "failed":
+            return
+        first = (update.output or "failed").strip().splitlines() or ["failed"]
+        self.steps[index] = _line(self.steps[index].replace("→", "✗", 1) + f" ({first[0]})")
+
+
+def title(update: p.ChildUpdate) -> str:
+    """The title of a call Baton started itself for a child (a step of the plan)."""
+    if update.step is not None:
+        return f"Step {update.step.index} of {update.step.total}: {update.description}"
+    return f"{update.agent}: {update.description}"
+
+
+def text(view: ChildView) -> str:
+    """The call's content: who works on what, how far, and its latest tool calls."""
+    update = view.update
+    lines = [f"{update.agent} child: {update.description}"]
+    state = [STATUS_WORDS[update.status]]
+    if update.step is not None:
+        state.insert(0, f"step {update.step.index} of {update.step.total}")
+    state.append(f"{update.tokens:,} tokens")
+    lines.append(" · ".join(state))
+    hidden = len(view.steps) - SHOWN_STEPS
+    if hidden > 0:
+        lines.append(f"… {hidden:,} earlier tool call{'s' if hidden != 1 else ''}")
+    lines.extend(view.steps[-SHOWN_STEPS:])
+    return "\n".join(lines)
+
+
+def meta(view: ChildView) -> dict[str, object]:
+    """The child as Baton's wire says it, for editors that read `_meta`."""
+    return {"baton": {"child": view.update.wire()}}
+
+
+def _line(line: str) -> str:
+    one = " ".join(line.split())
+    if len(one) <= LINE_CHARS:
+        return one
+    return one[:LINE_CHARS] + f"… [{len(one) - LINE_CHARS:,} more characters]"

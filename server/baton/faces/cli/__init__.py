@@ -1,0 +1,1 @@
+"""`baton …` on the command line: serve, run, sessions, doctor, model, demo."""

@@ -1,0 +1,127 @@
+"""The core's ClientChannel over JSON-RPC: notifications, permission requests, progress."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Protocol
+
+from lsprotocol import types as lsp
+from pydantic import ValidationError
+
+from baton import protocol as p
+from baton.agent.events import ProgressReporter, ProgressScope, no_progress
+
+if TYPE_CHECKING:
+    from pygls.progress import Progress
+    from pygls.protocol import JsonRPCProtocol
+
+log = logging.getLogger(__name__)
+
+
+class LspPeer(Protocol):
+    """The connection a channel talks to (baton.faces.lsp.server.BatonServer, a pygls server)."""
+
+    @property
+    def protocol(self) -> JsonRPCProtocol: ...
+
+    @property
+    def client_capabilities(self) -> lsp.ClientCapabilities: ...
+
+    @property
+    def work_done_progress(self) -> Progress: ...
+
+
+class LspChannel:
+    def __init__(self, server: LspPeer) -> None:
+        self.server = server
+
+    def send_update(
+        self, session_id: str, update: p.Update, *, parent_id: str | None = None
+    ) -> None:
+        params = p.SessionUpdateNotification(
+            session_id=session_id, update=update, parent_id=parent_id
+        )
+        self.notify("baton/session/update", params)
+
+    def notify(self, method: str, params: p.WireModel) -> None:
+        try:
+            self.server.protocol.notify(method, params.wire())
+        except Exception:
+            # A vanished client must not break the turn that is running.
+            log.warning("could not send %s to the client", method, exc_info=True)
+
+    async def request_permission(
+        self, params: p.PermissionRequestParams
+    ) -> p.PermissionResponse | None:
+        protocol = self.server.protocol
+        msg_id = f"baton-permission-{uuid.uuid4()}"
+        try:
+            raw = await protocol.send_request_async(
+                "baton/permission/request", params.wire(), msg_id=msg_id
+            )
+        except asyncio.CancelledError:
+            # The turn was cancelled or the wait timed out: tell the client, so the
+            # editor closes its prompt, and forget the request (a late answer is ignored).
+            self._withdraw(msg_id)
+            raise
+        except Exception as exc:
+            log.warning("permission request failed, treated as rejected: %s", exc)
+            return None
+        try:
+            return p.PermissionResponse.model_validate(raw)
+        except ValidationError:
+            log.warning("malformed permission answer, treated as rejected: %r", raw)
+            return None
+
+    def _withdraw(self, msg_id: str) -> None:
+        futures = getattr(self.server.protocol, "_request_futures", None)
+        if isinstance(futures, dict) and msg_id in futures:
+            # The client still answers (usually "cancelled"): let that answer land in a
+            # future nobody waits for instead of being logged as an unknown id.
+            futures[msg_id] = concurrent.futures.Future()
+        try:
+            self.server.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
+        except Exception:
+            log.debug("could not withdraw permission request %s", msg_id, exc_info=True)
+
+    def _supports_progress(self) -> bool:
+        try:
+            caps = self.server.client_capabilities
+        except Exception:
+            return False
+        window = getattr(caps, "window", None)
+        return bool(window and window.work_done_progress)
+
+    def progress(self, title: str) -> ProgressScope:
+        if not self._supports_progress():
+            return no_progress()
+        return self._progress(title)
+
+    @asynccontextmanager
+    async def _progress(self, title: str) -> AsyncIterator[ProgressReporter]:
+        token = f"baton-{uuid.uuid4()}"
+        wdp = self.server.work_done_progress
+        try:
+            await wdp.create_async(token)
+            wdp.begin(token, lsp.WorkDoneProgressBegin(title=title, percentage=0))
+            started = True
+        except Exception:
+            log.debug("client refused work-done progress", exc_info=True)
+            started = False
+
+        def report(message: str, percentage: int | None = None) -> None:
+            if started:
+                wdp.report(
+                    token, lsp.WorkDoneProgressReport(message=message, percentage=percentage)
+                )
+
+        try:
+            yield report
+        finally:
+            if started:
+                wdp.end(token, lsp.WorkDoneProgressEnd())

@@ -1,0 +1,1 @@
+"""What `baton run` and the demo show in a terminal: updates, the permission prompt, the status line."""
