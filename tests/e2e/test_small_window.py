@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from baton.agent import prompts
+from baton.tools.compact_specs import COMPACT_TOOLS
 from tests.conftest import StartBaton
 from tests.e2e.test_cache_prefix import assert_appended
 from tests.fake_llm import FakeLLM, text, tool_call
@@ -68,8 +69,8 @@ async def test_a_small_window_gets_the_compact_prompt_for_the_whole_session(
     assert first.instructions is not None
     assert first.instructions.startswith(prompts.SYSTEM_COMPACT.format(workspace=workspace))
     described = _descriptions(first)
-    assert described["read"] == prompts.COMPACT_TOOLS["read"][0]
-    assert described["plan_write"] == prompts.COMPACT_TOOLS["plan_write"][0]
+    assert described["read"] == COMPACT_TOOLS["read"][0]
+    assert described["plan_write"] == COMPACT_TOOLS["plan_write"][0]
     # One prefix for the whole session: each request appends to the one before.
     for previous, current in itertools.pairwise(requests):
         assert_appended(previous, current)
@@ -87,7 +88,7 @@ async def test_a_larger_window_gets_the_full_prompt_and_the_compact_one_saves_mu
     assert first.instructions.startswith(prompts.SYSTEM.format(workspace=workspace))
     assert prompts.SYSTEM_COMPACT.splitlines()[1] not in first.instructions
     read = _descriptions(first)["read"]
-    assert read != prompts.COMPACT_TOOLS["read"][0] and "offset" in read
+    assert read != COMPACT_TOOLS["read"][0] and "offset" in read
     for previous, current in itertools.pairwise(requests):
         assert_appended(previous, current)
 
