@@ -402,3 +402,34 @@ async def test_a_commands_model_runs_its_turn_only(
     llm.add(text("plain"))
     await baton.prompt(sid, "and now")
     assert llm.model_requests[-1].model == "main-model"
+
+
+@pytest.mark.asyncio
+async def test_a_command_with_an_agent_runs_as_a_task_child_of_that_agent(
+    baton: BatonClient, llm: FakeLLM, workspace: Path
+) -> None:
+    front = "description: Find where a name is defined\nagent: explore\n"
+    command(workspace, ".claude/commands", "scout", "Find where $ARGUMENTS is defined.", front)
+    llm.add(text("Hello."))
+    sid = await baton.new_session()
+    await baton.prompt(sid, "earlier words of the parent")  # history the child must not see
+    llm.add(text("FLAG-77 is defined in config.py, line 3."))
+    llm.add(text("The explore child found it in config.py."))
+    result = await baton.request(
+        "baton/session/prompt", {"sessionId": sid, "text": "/scout FLAG-77"}
+    )
+    assert result["stopReason"] == "end_turn"
+
+    child, parent = llm.model_requests[-2], llm.model_requests[-1]
+    # The child's first request: the expansion as its task, none of the parent's words,
+    # and no tool that writes (an explore child).
+    assert "Find where FLAG-77 is defined." in child.input_text()
+    assert "earlier words of the parent" not in child.input_text()
+    assert "write" not in child.tool_names and "task" not in child.tool_names
+    # The parent: the person's message as typed, then Baton's task call and its result.
+    assert "/scout FLAG-77" in parent.texts("user")
+    assert "Find where FLAG-77 is defined." not in parent.texts("user")
+    (output,) = parent.tool_outputs().values()
+    assert output.startswith("<baton:task-result") and "config.py, line 3" in output
+    rows = (await baton.request("baton/session/list", {}))["sessions"]
+    assert [r["agent"] for r in rows if r["parentId"] == sid] == ["explore"]

@@ -182,10 +182,14 @@ class Turn:
         max_steps: int | None = None,
         purpose: Literal["turn", "pre_compact"] = "turn",
         require_tools: Sequence[RequiredCall] = (),
+        first_call: ToolCall | None = None,
     ) -> None:
         self.service = service
         self.state = state
         self.max_steps = max_steps
+        # A call Baton makes for the person before the model's first step (a slash
+        # command that runs as a `task` child): recorded and run like the model's own.
+        self.first_call = first_call
         # Step k of the turn must call require_tools[k] (a caller that knows which tool
         # each step needs: `baton demo`), its arguments maybe narrowed; later steps are
         # free.
@@ -239,6 +243,15 @@ class Turn:
         return result
 
     async def _loop(self) -> p.PromptResult:
+        if self.first_call is not None:
+            await self.service.before_step(self)
+            step = self._person_step(self.first_call)
+            self.tool_calls_made += 1
+            end_turn = await self._run_tools(step)
+            if self.stop_error:
+                return p.PromptResult(stop_reason="error", error=self.stop_error)
+            if end_turn:
+                return p.PromptResult(stop_reason="end_turn")
         while True:
             settings = self.service.settings()
             limit = self.max_steps or settings.max_steps
@@ -444,6 +457,18 @@ class Turn:
                 )
             )
         return message
+
+    def _person_step(self, call: ToolCall) -> StepOutput:
+        """The step that holds a call Baton makes for the person, committed as the model's
+        steps are (the model sees it, and its result, as its own history)."""
+        args = parse_arguments(call.arguments) or {}
+        part = StoredToolCall(call.call_id, call.name, input=args, arguments=call.arguments)
+        message = self.service.store.append_message(
+            self.session_id, "assistant", "step", [part], meta={"byPerson": True}
+        )
+        self.state.add(message)
+        self.emit(p.ToolCallStarted(tool_call_id=call.call_id, name=call.name, input=args))
+        return StepOutput(message, [call], None, None)
 
     # ------------------------------------------------------------------ tools
 

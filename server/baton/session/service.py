@@ -248,6 +248,7 @@ class SessionService:
         max_steps: int | None = None,
         require_tools: Sequence[RequiredCall] = (),
         meta: dict[str, Any] | None = None,
+        first_call: ToolCall | None = None,
     ) -> asyncio.Task[p.PromptResult]:
         """Commit the user message and start the turn (`Turns.start`); the returned task
         ends with it. `max_steps` and `require_tools` shape it (`Turn`): `baton demo`
@@ -260,20 +261,16 @@ class SessionService:
             max_steps=max_steps,
             require_tools=require_tools,
             meta=meta,
+            first_call=first_call,
         )
 
     async def prompt(self, params: p.PromptParams) -> p.PromptResult:
         state = self.state(params.session_id)
         # Editor context is read (and refused) before anything is stored.
         attachments = resolve_attachments(self.workspace, params.context or [])
-        # `/name arguments` of a skill or command file: the model is sent its expansion,
-        # the message keeps what the person typed.
-        expanded = await self.seams.commands.expand(params.text, params.command)
-        if params.command is not None and expanded is None:
-            raise InvalidParams(f"params.command.name: no skill or command {params.command.name!r}")
-        text, meta = (expanded.text, expanded.meta) if expanded is not None else (params.text, None)
+        text, meta, first_call = await self.turns.command(params.text, params.command)
         return await self.turns.until_done(
-            self.start_turn(state, text, extra_parts=attachments, meta=meta)
+            self.start_turn(state, text, extra_parts=attachments, meta=meta, first_call=first_call)
         )
 
     def cancel(self, session_id: str) -> None:

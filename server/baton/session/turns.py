@@ -10,6 +10,7 @@ released (work the seam starts on the session holds it too).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,7 +20,8 @@ from baton.agent.events import ClientChannel
 from baton.agent.state import SessionState
 from baton.agent.turn import Turn, TurnHost
 from baton.errors import InvalidParams, ProviderError, SessionBusy
-from baton.providers.base import RequiredCall
+from baton.ids import new_id
+from baton.providers.base import RequiredCall, ToolCall
 from baton.session.seams import Seams
 from baton.store.leases import Leases
 from baton.store.model import (
@@ -84,6 +86,7 @@ class Turns:
         max_steps: int | None = None,
         require_tools: Sequence[RequiredCall] = (),
         meta: dict[str, Any] | None = None,
+        first_call: ToolCall | None = None,
     ) -> asyncio.Task[p.PromptResult]:
         """Commit the user message and start the turn; the returned task ends with it.
         `meta` rides on the message (a slash command as typed, a child's task call)."""
@@ -107,7 +110,13 @@ class Turns:
         except BaseException:
             self.leases.release(state.id)
             raise
-        turn = Turn(self.host, state, max_steps=max_steps, require_tools=require_tools)
+        turn = Turn(
+            self.host,
+            state,
+            max_steps=max_steps,
+            require_tools=require_tools,
+            first_call=first_call,
+        )
         task = asyncio.create_task(turn.run(), name=f"turn-{state.id}")
         state.turn_task = task
         task.add_done_callback(lambda t: self._done(t, state))
@@ -124,6 +133,24 @@ class Turns:
                     log.exception("after-turn callback failed")
         finally:
             self.leases.release(state.id)
+
+    async def command(
+        self, text: str, command: p.PromptCommand | None
+    ) -> tuple[str, dict[str, Any] | None, ToolCall | None]:
+        """(message text, its meta, a call Baton makes first) for a prompt. `/name
+        arguments` of a skill or command file: the model is sent its expansion, the
+        message keeps what the person typed; one with `agent:` runs as a `task` child
+        of that agent (the person's message is what they typed, the child's prompt the
+        expansion)."""
+        expanded = await self.seams.commands.expand(text, command)
+        if command is not None and expanded is None:
+            raise InvalidParams(f"params.command.name: no skill or command {command.name!r}")
+        if expanded is None:
+            return text, None, None
+        first_call = agent_call(expanded.meta, expanded.text)
+        if first_call is not None:
+            return expanded.meta["command"]["typed"], expanded.meta, first_call
+        return expanded.text, expanded.meta, None
 
     async def until_done(self, task: asyncio.Task[p.PromptResult]) -> p.PromptResult:
         """The turn's result; a cancelled request ($/cancelRequest) stops the turn too."""
@@ -167,3 +194,13 @@ def _log_task_failure(task: asyncio.Task[Any], session_id: str) -> None:
     exc = task.exception()
     if exc is not None and not isinstance(exc, ProviderError):
         log.error("turn task of session %s ended with %r", session_id, exc)
+
+
+def agent_call(meta: dict[str, Any] | None, prompt: str) -> ToolCall | None:
+    """The `task` call a slash command with frontmatter `agent:` makes, or None."""
+    command = (meta or {}).get("command") or {}
+    agent = command.get("agent")
+    if not isinstance(agent, str) or not agent:
+        return None
+    arguments = {"agent": agent, "description": f"/{command.get('name', agent)}", "prompt": prompt}
+    return ToolCall(new_id("call"), "task", json.dumps(arguments, ensure_ascii=False))
