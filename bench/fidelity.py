@@ -10,7 +10,7 @@ that keeps each fact it is shown with probability 0.5 (and so loses most of
 them after a few rounds, as real summaries do). The figures are the share of
 facts present verbatim in the next request Baton would send.
 
-Targets (issue 4): 100% of ledger facts and of the plan at every depth;
+Targets: 100% of ledger facts and of the plan at every depth;
 compaction time excluding the model under 50 ms for a 200,000-token session.
 Then sessions of about 6k, 40k and 200k tokens (with lint failures fixed later)
 are compacted once, manual and automatic: tokens before → after, the history share,

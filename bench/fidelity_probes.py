@@ -1,4 +1,4 @@
-"""Exact-answer probes against the full transcript and Baton's compacted view (issue 27).
+"""Exact-answer probes against the full transcript and Baton's compacted view.
 
     python bench/fidelity.py --probe-model 1.5b [--seeds 1,2,3] [--sizes 5000,40000,150000]
         [--context 16384] [--summary-max 6000] [--out runs.jsonl]

@@ -2,7 +2,7 @@
 
     python bench/server.py
 
-Targets (issue 2): cold start to the `initialize` result under 0.5 s (median of
+Targets: cold start to the `initialize` result under 0.5 s (median of
 10), `baton/session/list` round trip p50 under 2 ms (of 1,000), and per-step
 overhead excluding the model (context build + store writes) under 5 ms at
 5,000 messages.

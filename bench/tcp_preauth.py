@@ -1,6 +1,6 @@
 """Memory of `baton serve --tcp` under unauthenticated connections sending huge frames.
 
-Four connections without the token each send a 60 MB frame (issue 28, item 6).
+Four connections without the token each send a 60 MB frame.
 Prints, as the median of several runs, the server's peak RSS (VmHWM) after an
 authenticated client's round trip (the baseline, same run) and after the
 flood, and how many of the four connections the server closed before taking

@@ -626,7 +626,7 @@ export interface SelectedOutcome {
   optionId: string;
 }
 /**
- * Extension (issue 26): the person's note on lines of the plan.
+ * Extension: the person's note on lines of the plan.
  *
  * `startLine`/`endLine` are 1-based, inclusive lines of the plan's content as
  * `baton/plan/get` returns it; `quote` is the text they selected; `text` is the comment,
@@ -661,7 +661,7 @@ export interface PlanApproveResult {
   mode: "build" | "plan";
 }
 /**
- * Extension (issue 26): attach an existing plan file (workspace-relative).
+ * Extension: attach an existing plan file (workspace-relative).
  *
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "PlanAttachParams".
@@ -728,7 +728,7 @@ export interface PlanInfo {
   content: string;
 }
 /**
- * Extension (issue 26): one plan file of the workspace (`plans.dir`).
+ * Extension: one plan file of the workspace (`plans.dir`).
  *
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "PlanListEntry".

@@ -206,7 +206,7 @@ class SessionInfo(WireModel):
 class SessionNewParams(WireModel):
     mode: Mode = "build"
     title: str | None = Field(default=None, max_length=500)
-    # Extension (issue 26): an existing plan file (workspace-relative) the session carries
+    # Extension: an existing plan file (workspace-relative) the session carries
     # on from, starting at its first open step.
     plan_path: str | None = Field(default=None, min_length=1, max_length=4096)
 
@@ -359,7 +359,7 @@ class CompactParams(WireModel):
     session_id: NonEmptyId
     instructions: str | None = Field(default=None, max_length=20_000)
     strategy: StrategySetting | None = None
-    # Extension (issue 26): a fresh-context start. No summary model call: the view becomes
+    # Extension: a fresh-context start. No summary model call: the view becomes
     # the person's messages, the ledger and the plan; every earlier message leaves it.
     fresh: bool = False
 
@@ -622,7 +622,7 @@ class PlanUpdateResult(WireModel):
 class PlanApproveParams(WireModel):
     session_id: NonEmptyId
     start: bool = False
-    # Extension (issue 26): build in a fresh context (no summary model call; the view
+    # Extension: build in a fresh context (no summary model call; the view
     # becomes the person's requests, the ledger and the approved plan).
     fresh: bool = False
     # Extension (delegation): "steps" builds each open step of the plan in a fresh
@@ -639,7 +639,7 @@ AnnotationKind = Literal["comment", "replace", "delete"]
 
 
 class PlanAnnotation(WireModel):
-    """Extension (issue 26): the person's note on lines of the plan.
+    """Extension: the person's note on lines of the plan.
 
     `startLine`/`endLine` are 1-based, inclusive lines of the plan's content as
     `baton/plan/get` returns it; `quote` is the text they selected; `text` is the comment,
@@ -664,7 +664,7 @@ class PlanRequestChangesParams(WireModel):
     session_id: NonEmptyId
     # May be empty only when annotations say what to change.
     feedback: str = Field(max_length=200_000)
-    # Extension (issue 26): line-by-line annotations, sent with `feedback` as one message.
+    # Extension: line-by-line annotations, sent with `feedback` as one message.
     annotations: list[PlanAnnotation] | None = Field(default=None, max_length=500)
 
     @model_validator(mode="after")
@@ -679,7 +679,7 @@ class PlanStatusResult(WireModel):
 
 
 class PlanListEntry(WireModel):
-    """Extension (issue 26): one plan file of the workspace (`plans.dir`)."""
+    """Extension: one plan file of the workspace (`plans.dir`)."""
 
     path: str
     title: str
@@ -707,7 +707,7 @@ class PlanListResult(WireModel):
 
 
 class PlanAttachParams(WireModel):
-    """Extension (issue 26): attach an existing plan file (workspace-relative)."""
+    """Extension: attach an existing plan file (workspace-relative)."""
 
     session_id: NonEmptyId
     path: str = Field(min_length=1, max_length=4096)
@@ -1058,7 +1058,7 @@ class PermissionOption(WireModel):
     option_id: str
     kind: PermissionKind
     name: str | None = None
-    # Extension (issue 21): what an `allow_always` option grants (its `name` says it in
+    # Extension: what an `allow_always` option grants (its `name` says it in
     # words); absent on the other kinds.
     scope: PermissionScope | None = None
 

@@ -131,7 +131,7 @@ async def test_no_summary_request_for_an_empty_range_in_one_long_turn(
 async def test_the_step_the_model_is_on_is_never_masked(
     start_baton: StartBaton, llm: FakeLLM, workspace: Path
 ) -> None:
-    # Issue 20: a big read into a small window must reach the model whole (each file
+    # A big read into a small window must reach the model whole (each file
     # fits the window's share for one tool result, 6,400 characters in 8k).
     (workspace / "big.py").write_text(
         "".join(f"def f{i}(): return {i}  # BIGFILE\n" for i in range(130))
@@ -302,7 +302,7 @@ async def test_summary_requests_count_in_the_cache_figures(
 async def test_a_summary_within_its_bound_that_would_grow_the_view_is_refused(
     start_baton: StartBaton, llm: FakeLLM
 ) -> None:
-    # Issue 18's first failure: the demo's compaction made the view bigger (2,350 → 2,524).
+    # A past failure: the demo's compaction made the view bigger (2,350 → 2,524).
     # Here the oldest messages are just big enough to be worth a summary (207 estimated
     # tokens); the model's summary keeps within its bound (122 of 128 tokens), but the
     # summary block and the ledger added with it would still outweigh what they replace.

@@ -1,4 +1,4 @@
-"""Issue 27 through the real server: what the person said and what the tools printed
+"""Through the real server: what the person said and what the tools printed
 survive compaction, whatever the summary keeps."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Approve and build in a fresh context (issue 26 item 2), through the real server.
+"""Approve and build in a fresh context, through the real server.
 
 `baton/plan/approve {fresh: true}` starts the build from the instructions, the
 person's requests, the ledger and the approved plan, with no model call for a

@@ -486,7 +486,7 @@ async def test_a_smaller_model_gets_a_native_summary_of_the_history_behind_the_c
     assert "remember the port 8431" in summary_request.input_text()
     assert FULL_SUMMARY in turn_request.input_text()
     # The person's huge message is shown cut to its head (their words, the port), the
-    # rest one recall away (issue 27: the person's messages are never summarised away).
+    # rest one recall away (the person's messages are never summarised away).
     assert "remember the port 8431" in turn_request.input_text()
     assert turn_request.input_text().count("filler text") < 100
     last = (await records(baton, sid))[-1]

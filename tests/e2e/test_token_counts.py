@@ -1,4 +1,4 @@
-"""Token counts after a compaction agree with the provider's (issue 22, item 6).
+"""Token counts after a compaction agree with the provider's.
 
 The fake counts input tokens with a tokenizer-like rule (a word, a run of digits, a
 space run or a punctuation mark per token, tool specs included), which differs from
@@ -137,7 +137,7 @@ async def test_tokens_after_a_compaction_are_within_3_percent_of_the_provider(
     assert "[mode: " in json.dumps(note) and "ok?" in json.dumps(prompt)
     view = {**sent.body, "input": sent.items[:-2]}
     reported, announced = provider_count(view), record["tokensAfter"]
-    # Within 3%: now 108 of 3,888 = 2.8% (141 of 4,824 = 2.9% before issue 26 cut the
+    # Within 3%: now 108 of 3,888 = 2.8% (141 of 4,824 = 2.9% before the cut of the
     # tool specs; 139 of 4,330 = 3.2% after its first cut, when this allowed 3.5%).
     assert abs(reported - announced) <= 0.03 * reported, (announced, reported)
     # The usage meter shows the provider's own figure for the whole request.

@@ -1,4 +1,4 @@
-"""Workspace trust end to end: each attack of issue 15 fails against the real server.
+"""Workspace trust end to end: each attack fails against the real server.
 
 The person's own settings live in the throwaway home (`XDG_CONFIG_HOME/baton/config.toml`,
 the environment); the cloned repository is the test workspace. A second scripted model

@@ -1,4 +1,4 @@
-"""Second hardening pass (issue 28): each attack that succeeded, run against the real thing.
+"""Second hardening pass: each attack that succeeded, run against the real thing.
 
 1. a child of the server reads the server's environment (`/proc/$PPID/environ`);
 2. a trusted workspace sends the person's key to its own URL;

@@ -194,7 +194,7 @@ def _source(name: str, args: dict[str, object]) -> str:
 
 def _one_line(text: str) -> str:
     """An error in one line: its first error line and its verdict, within RESOLVED_CHARS
-    (issue 27: cutting the joined lines from the end lost the message itself)."""
+    (cutting the joined lines from the end lost the message itself)."""
     return error_excerpt(text, RESOLVED_CHARS)
 
 

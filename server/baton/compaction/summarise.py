@@ -9,7 +9,7 @@ region as a transcript in chunks. Every answer is checked as it streams:
   by code;
 * an answer that stops at `max_output_tokens` is never accepted as it is: one
   more call asks for the sections it did not finish (within half the budget);
-  if that is cut too, the model's summary is rejected (issue 27);
+  if that is cut too, the model's summary is rejected;
 * a timeout, an empty answer or one over twice its bound is rejected.
 
 Then the statements the ledger contradicts are replaced (`claims.py`). The
