@@ -235,6 +235,9 @@ export interface PreCompactOutcome {
 export interface CompactionPart {
   type: "compaction";
   compactionId: string;
+  trigger?: ("manual" | "auto" | "overflow" | "model_switch") | null;
+  tokensBefore?: number | null;
+  tokensAfter?: number | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -832,6 +835,7 @@ export interface SessionLoadResult {
   usage?: SessionUsage | null;
   provider?: string | null;
   model?: string | null;
+  turns?: TurnOutcome[];
 }
 /**
  * Extension: the provider's reported tokens, summed over a session's model requests.
@@ -844,6 +848,20 @@ export interface SessionUsage {
   cachedTokens?: number;
   outputTokens?: number;
   requests?: number;
+}
+/**
+ * Extension (sidebar issue): how one turn ended, kept so a reopened session shows it
+ * where it was shown live. `afterMessageId` is the session's last message when the turn
+ * ended (null when it had none).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "TurnOutcome".
+ */
+export interface TurnOutcome {
+  afterMessageId?: string | null;
+  stopReason: "end_turn" | "cancelled" | "max_steps" | "refusal" | "error";
+  error?: string | null;
+  createdAt: string;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

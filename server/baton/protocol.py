@@ -104,6 +104,11 @@ class ToolCallPart(WireModel):
 class CompactionPart(WireModel):
     type: Literal["compaction"] = "compaction"
     compaction_id: str
+    # Extensions (sidebar issue), filled by `baton/session/load` from the compaction's
+    # record: the figures `compaction_finished` showed live.
+    trigger: Trigger | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
 
 
 class PreCompactPart(WireModel):
@@ -212,6 +217,17 @@ class SessionUsage(WireModel):
     requests: int = 0
 
 
+class TurnOutcome(WireModel):
+    """Extension (sidebar issue): how one turn ended, kept so a reopened session shows it
+    where it was shown live. `afterMessageId` is the session's last message when the turn
+    ended (null when it had none)."""
+
+    after_message_id: str | None = None
+    stop_reason: StopReason
+    error: str | None = None
+    created_at: str
+
+
 class SessionLoadResult(WireModel):
     session_id: str
     title: str
@@ -222,6 +238,8 @@ class SessionLoadResult(WireModel):
     usage: SessionUsage | None = None
     provider: str | None = None
     model: str | None = None
+    # Extension (sidebar issue): how each turn ended, as `turn_ended` said live, in order.
+    turns: list[TurnOutcome] = Field(default_factory=list)
 
 
 class ContextAttachment(WireModel):

@@ -239,7 +239,7 @@ function handle(message: SidebarInbound): void {
       activeSessionId = message.sessionId;
       mode = message.mode;
       running = message.running;
-      transcript.load(message.messages);
+      transcript.load(message.messages, message.turns ?? []);
       review.decorateHistory(message.messages);
       info = {}; // until the host sends this session's sessionInfo
       renderInfo();

@@ -2,7 +2,7 @@
 // live baton/session/update stream (answer chunks, thoughts, tool calls,
 // compaction markers). Baton's own instructions to the model show as compact
 // chips, errors as cards with the actions that fix them.
-import type { Message, SessionUpdate } from "../../src/protocol";
+import type { Message, SessionUpdate, TurnOutcome } from "../../src/protocol";
 import type { SidebarAction } from "../../src/views/sidebar/messages";
 import { el, formatTokens } from "../shared/dom";
 import { setMarkdown } from "../shared/markdown";
@@ -75,33 +75,66 @@ export class Transcript {
     this.handlers.changed?.();
   }
 
-  load(messages: Message[]): void {
+  /**
+   * A session's history, as it was shown live: each turn's end (error card, "Stopped",
+   * the step limit) after the message it followed, the compactions with their figures,
+   * and the end in view.
+   */
+  load(messages: Message[], turns: TurnOutcome[] = []): void {
     this.clear();
+    this.pinned = true;
+    const ends = new Map<string | null, TurnOutcome[]>();
+    for (const turn of turns) {
+      const key = turn.afterMessageId ?? null;
+      ends.set(key, [...(ends.get(key) ?? []), turn]);
+    }
+    const lastId = messages[messages.length - 1]?.id;
+    const showEnds = (key: string | null, reverted: boolean) => {
+      const list = ends.get(key) ?? [];
+      list.forEach((turn, i) => {
+        // Retry sends the latest failed prompt again: only the session's last end offers it.
+        const latest = key === (lastId ?? null) && i === list.length - 1 && !reverted;
+        this.endTurn(turn.stopReason, turn.error ?? undefined, latest);
+        // A failed attempt that was sent again: its card says so, as it did live.
+        if (reverted) this.root.lastElementChild?.classList.add("resolved");
+      });
+    };
+    showEnds(null, false);
     messages.forEach((message, index) => {
-      const compacted = message.compacted === true;
-      if (message.role === "user") {
-        // A pre-compact round's prompt carries its audit entry: mark where the round began.
-        for (const part of message.parts) if (part.type === "pre_compact") this.part(part, compacted);
-        const text = message.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
-        if (message.origin) this.baton(text, message.origin, compacted);
-        else this.user(text, compacted);
-        return;
-      }
-      if (message.role === "system") {
-        // Baton's own entries: where a compaction happened, how a pre-compact round ended.
-        for (const part of message.parts) {
-          if (part.type === "compaction" || part.type === "pre_compact") this.part(part, compacted);
-        }
-        this.open = undefined;
-        return;
-      }
-      for (const part of message.parts) this.part(part, message.compacted === true);
-      this.open = undefined;
-      // Between turns (after a turn's last answer) the session can be forked.
-      const next = messages[index + 1];
-      if (this.handlers.fork && (!next || next.role === "user")) this.forkPoint(message.id);
+      this.message(message);
+      showEnds(message.id, message.reverted === true);
+      // Between turns (after a turn's last answer, Baton's own entries aside) the session
+      // can be forked.
+      const next = messages.slice(index + 1).find((m) => m.role !== "system");
+      if (message.role === "assistant" && this.handlers.fork && (!next || next.role === "user")) this.forkPoint(message.id);
     });
     this.scroll();
+    // Markdown renders in the next frame and makes the transcript taller: the end again.
+    requestAnimationFrame(() => {
+      if (this.pinned) this.root.scrollTop = this.root.scrollHeight;
+    });
+  }
+
+  private message(message: Message): void {
+    const compacted = message.compacted === true;
+    if (message.role === "user") {
+      // A pre-compact round's prompt carries its audit entry: mark where the round began.
+      for (const part of message.parts) if (part.type === "pre_compact") this.part(part, compacted);
+      const text = message.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+      if (message.origin) this.baton(text, message.origin, compacted);
+      else this.user(text, compacted);
+      return;
+    }
+    if (message.role === "system") {
+      // Baton's own entries: where a compaction happened, how a pre-compact round ended.
+      for (const part of message.parts) {
+        if (part.type === "compaction" || part.type === "pre_compact") this.part(part, compacted);
+      }
+      this.open = undefined;
+      return;
+    }
+    for (const part of message.parts) this.part(part, message.compacted === true);
+    this.open = undefined;
   }
 
   /** After a live turn: the answer just streamed can be forked after (once). */
@@ -159,7 +192,12 @@ export class Transcript {
         return;
       }
       case "compaction":
-        this.marker("compaction", "Context compacted here (older messages are summarised for the agent)");
+        this.marker(
+          "compaction",
+          part.tokensBefore != null && part.tokensAfter != null
+            ? compactionText(part.trigger ?? "manual", part.tokensBefore, part.tokensAfter)
+            : "Context compacted here (older messages are summarised for the agent)",
+        );
         return;
       case "pre_compact":
         this.open = undefined;
@@ -214,11 +252,7 @@ export class Transcript {
         this.open = undefined;
         const c = update.compaction;
         this.endCompacting();
-        this.marker(
-          "compaction",
-          `Context compacted: ${formatTokens(c.tokensBefore)} → ${formatTokens(c.tokensAfter)} tokens in use` +
-            (c.trigger === "manual" ? "" : ` (${TRIGGERS[c.trigger] ?? c.trigger})`),
-        );
+        this.marker("compaction", compactionText(c.trigger, c.tokensBefore, c.tokensAfter));
         break;
       }
       case "compaction_failed":
@@ -259,10 +293,10 @@ export class Transcript {
     for (const stale of this.root.querySelectorAll(".marker.compaction-started")) stale.remove();
   }
 
-  endTurn(stopReason: string | undefined, error: string | undefined): void {
+  endTurn(stopReason: string | undefined, error: string | undefined, retryable = true): void {
     this.open = undefined;
     if (stopReason === "error" || (error && stopReason !== "cancelled")) {
-      this.error(error ?? "The turn stopped with an error.", true);
+      this.error(error ?? "The turn stopped with an error.", retryable);
     } else if (stopReason === "cancelled") {
       this.marker("stop-cancelled", "Stopped");
     } else if (stopReason === "max_steps") {
@@ -437,6 +471,14 @@ const STATUS_LABELS: Record<string, string> = {
   completed: "done",
   failed: "failed",
 };
+
+/** A compaction marker's words: the same live and in a reopened session. */
+function compactionText(trigger: string, before: number, after: number): string {
+  return (
+    `Context compacted: ${formatTokens(before)} → ${formatTokens(after)} tokens in use` +
+    (trigger === "manual" ? "" : ` (${TRIGGERS[trigger] ?? trigger})`)
+  );
+}
 
 const TRIGGERS: Record<string, string> = {
   auto: "automatic, the context was nearly full",

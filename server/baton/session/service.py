@@ -41,12 +41,14 @@ from baton.session.model import (
     title_from_prompt,
 )
 from baton.session.notes import ContextNotes, PlanVersions
+from baton.session.reopen import fill_compaction_figures, turn_outcomes
 from baton.session.seams import Seams
 from baton.session.state import SessionState, View
 from baton.session.turn import Turn, parse_arguments
 from baton.session.usage import usage_totals
 from baton.store.db import Database
 from baton.store.leases import Leases
+from baton.store.outcomes import TurnOutcomeLog
 from baton.store.requests import RequestLog
 from baton.store.sessions import SessionStore
 from baton.tokens import calibration
@@ -96,6 +98,8 @@ class SessionService:
         self.store = SessionStore(db)
         # Every model request's reported tokens, cached ones among them.
         self.requests = RequestLog(db)
+        # How each turn ended, for a client that reopens the session.
+        self.outcomes = TurnOutcomeLog(db)
         self.config = config
         self.credentials = credentials
         self.channel = channel
@@ -201,11 +205,13 @@ class SessionService:
         ]
         for wire in messages:
             wire.reverted = wire.id in state.reverted
+        fill_compaction_figures(messages, state.id, self.outcomes)
         return p.SessionLoadResult(
             session_id=state.id,
             title=state.row.title,
             mode=state.row.mode,
             messages=messages,
+            turns=turn_outcomes(state, self.outcomes),
             **self._load_extras(state),
         )
 

@@ -43,6 +43,7 @@ from baton.session.notes import ContextNotes
 from baton.session.nudge import nudge_text, should_nudge, turn_prompt
 from baton.session.repeats import RepeatGuard
 from baton.session.state import SessionState
+from baton.store.outcomes import TurnOutcomeLog
 from baton.store.requests import RequestLog
 from baton.store.sessions import SessionStore
 from baton.tokens import calibration
@@ -98,6 +99,9 @@ class TurnHost(Protocol):
 
     @property
     def requests(self) -> RequestLog: ...
+
+    @property
+    def outcomes(self) -> TurnOutcomeLog: ...
 
     @property
     def notes(self) -> ContextNotes: ...
@@ -191,7 +195,7 @@ class Turn:
         except ProviderError as exc:
             self._finish_interrupted(NOT_RUN_OUTPUT.format(reason="the provider failed"))
             if self.purpose == "turn":
-                self.emit(p.TurnEnded(stop_reason="error", error=exc.message))
+                self._ended(p.PromptResult(stop_reason="error", error=exc.message))
             raise
         except BatonError as exc:
             self._finish_interrupted(NOT_RUN_OUTPUT.format(reason=exc.message))
@@ -205,8 +209,18 @@ class Turn:
         # A pre-compact round runs inside a compaction (maybe inside a turn): its end is
         # not the end of the person's turn, so clients are not told it is.
         if self.purpose == "turn":
-            self.emit(p.TurnEnded(stop_reason=result.stop_reason, error=result.error))
+            self._ended(result)
         return result
+
+    def _ended(self, result: p.PromptResult) -> None:
+        """Tell the client how the turn ended, and keep it for a client that reopens the
+        session later (a store that cannot take it costs the reopened marker, not the turn)."""
+        last = self.state.messages[-1].seq if self.state.messages else None
+        try:
+            self.service.outcomes.record(self.session_id, last, result.stop_reason, result.error)
+        except Exception:
+            log.exception("the end of a turn in %s was not stored", self.session_id)
+        self.emit(p.TurnEnded(stop_reason=result.stop_reason, error=result.error))
 
     async def _loop(self) -> p.PromptResult:
         while True:

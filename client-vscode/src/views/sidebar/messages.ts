@@ -1,5 +1,5 @@
 // Messages between the extension host and the sidebar webview, with guards.
-import type { Message, Mode, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, WorkspaceTrustResult } from "../../protocol";
+import type { Message, Mode, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, TurnOutcome, WorkspaceTrustResult } from "../../protocol";
 import { hasType, isId, isMode, isRecord, isString, type Json } from "../guards";
 import {
   parseAttachments,
@@ -59,7 +59,8 @@ export type SidebarAction = (typeof SIDEBAR_ACTIONS)[number];
 export type SidebarInbound =
   | { type: "server"; status: ServerStatus; message?: string }
   | { type: "sessions"; sessions: SessionInfo[]; activeSessionId: string | null }
-  | { type: "history"; sessionId: string; title: string; mode: Mode; messages: Message[]; running: boolean }
+  /** A session's history; `turns`: how each turn ended, shown where it was live. */
+  | { type: "history"; sessionId: string; title: string; mode: Mode; messages: Message[]; running: boolean; turns?: TurnOutcome[] }
   | { type: "update"; sessionId: string; update: SessionUpdate }
   | { type: "userMessage"; sessionId: string; text: string }
   | { type: "turn"; sessionId: string; running: boolean; stopReason?: string; error?: string }
@@ -229,7 +230,9 @@ export function parseSidebarInbound(value: unknown): SidebarInbound | undefined 
     case "sessions":
       return Array.isArray(m.sessions) ? (value as unknown as SidebarInbound) : undefined;
     case "history":
-      return isId(m.sessionId) && Array.isArray(m.messages) ? (value as unknown as SidebarInbound) : undefined;
+      return isId(m.sessionId) && Array.isArray(m.messages) && (m.turns === undefined || Array.isArray(m.turns))
+        ? (value as unknown as SidebarInbound)
+        : undefined;
     case "update":
       return isId(m.sessionId) && isRecord(m.update) && isString(m.update.kind)
         ? (value as unknown as SidebarInbound)

@@ -462,6 +462,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       mode: loaded.mode,
       messages: loaded.messages,
       running: this.state.isRunning(sessionId),
+      ...(loaded.turns?.length ? { turns: loaded.turns } : {}),
     });
     void this.seedInfo(sessionId);
   }
