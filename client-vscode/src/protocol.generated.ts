@@ -443,6 +443,23 @@ export interface ModelProgress {
   cached?: number | null;
 }
 /**
+ * Extension (sidebar issue): a model request failed with a retryable error (a rate
+ * limit, a server error, a dropped connection) and is sent again after
+ * `delaySeconds`; `attempt` of `maxRetries`, `reason` the provider's error, `status`
+ * its HTTP status when it had one. Cancelling the session stops the wait.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ModelRetry".
+ */
+export interface ModelRetry {
+  kind: "model_retry";
+  attempt: number;
+  maxRetries: number;
+  delaySeconds: number;
+  reason: string;
+  status?: number | null;
+}
+/**
  * Extension (`baton/models/list`): the models of a provider (the session's, or the
  * configured one).
  *
@@ -917,6 +934,7 @@ export interface SessionUpdateNotification {
     | TurnEnded
     | McpServerUpdate
     | ModelProgress
+    | ModelRetry
     | WorkspaceTrustUpdate;
 }
 /**

@@ -887,6 +887,20 @@ class WorkspaceTrustUpdate(WireModel):
     message: str
 
 
+class ModelRetry(WireModel):
+    """Extension (sidebar issue): a model request failed with a retryable error (a rate
+    limit, a server error, a dropped connection) and is sent again after
+    `delaySeconds`; `attempt` of `maxRetries`, `reason` the provider's error, `status`
+    its HTTP status when it had one. Cancelling the session stops the wait."""
+
+    kind: Literal["model_retry"] = "model_retry"
+    attempt: int
+    max_retries: int
+    delay_seconds: float
+    reason: str
+    status: int | None = None
+
+
 class TurnEnded(WireModel):
     """Extension: a turn ended; lets clients that did not send the prompt finish their view."""
 
@@ -910,6 +924,7 @@ Update = Annotated[
     | TurnEnded
     | McpServerUpdate
     | ModelProgress
+    | ModelRetry
     | WorkspaceTrustUpdate,
     Field(discriminator="kind"),
 ]

@@ -226,12 +226,18 @@ export class Transcript {
   apply(update: SessionUpdate): void {
     switch (update.kind) {
       case "agent_message_chunk":
+        this.endRetry();
         this.appendText("text", update.text, false);
         break;
+      case "model_retry":
+        this.retry(update);
+        break;
       case "agent_thought_chunk":
+        this.endRetry();
         this.appendText("thought", update.text, false);
         break;
       case "tool_call":
+        this.endRetry();
         this.open = undefined;
         this.toolCard(update.toolCallId, update.name, update.input);
         this.setToolStatus(update.toolCallId, update.status, undefined);
@@ -293,7 +299,44 @@ export class Transcript {
     for (const stale of this.root.querySelectorAll(".marker.compaction-started")) stale.remove();
   }
 
+  /**
+   * A retry of the model request: its reason and a countdown to the next attempt, kept
+   * in the transcript (one line per retry) once the wait is over.
+   */
+  private retry(update: Extract<SessionUpdate, { kind: "model_retry" }>): void {
+    this.endRetry();
+    this.open = undefined;
+    const why = retryReason(update.status ?? undefined);
+    const node = this.marker("retry", "");
+    node.title = update.reason;
+    node.setAttribute("role", "status");
+    const deadline = Date.now() + update.delaySeconds * 1000;
+    const label = `Retry ${update.attempt} of ${update.maxRetries}`;
+    const tick = () => {
+      const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
+      node.textContent = left > 0 ? `${why}: ${label} in ${left} s…` : `${why}: ${label} sent…`;
+      if (left === 0) this.stopCountdown();
+    };
+    tick();
+    this.countdown = { node, timer: window.setInterval(tick, 250), text: `${why}: ${label} sent` };
+  }
+
+  private countdown: { node: HTMLElement; timer: number; text: string } | undefined;
+
+  private stopCountdown(): void {
+    if (this.countdown) window.clearInterval(this.countdown.timer);
+  }
+
+  /** The retried request answered (or the turn ended): the countdown becomes a record. */
+  private endRetry(): void {
+    if (!this.countdown) return;
+    this.stopCountdown();
+    this.countdown.node.textContent = this.countdown.text;
+    this.countdown = undefined;
+  }
+
   endTurn(stopReason: string | undefined, error: string | undefined, retryable = true): void {
+    this.endRetry();
     this.open = undefined;
     if (stopReason === "error" || (error && stopReason !== "cancelled")) {
       this.error(error ?? "The turn stopped with an error.", retryable);
@@ -301,6 +344,8 @@ export class Transcript {
       this.marker("stop-cancelled", "Stopped");
     } else if (stopReason === "max_steps") {
       this.marker("stop-max_steps", "The agent stopped after its step limit. Send “continue” to let it go on.");
+    } else if (stopReason === "refusal") {
+      this.marker("stop-refusal", "The model refused to answer this request.");
     } else if (stopReason && stopReason !== "end_turn") {
       this.marker(`stop-${stopReason}`, `Stopped (${stopReason})`);
     }
@@ -331,6 +376,11 @@ export class Transcript {
       actions,
       el("details", { class: "error-details" }, el("summary", {}, "Details"), el("pre", {}, raw)),
     );
+    // Opened at the end of the transcript, the details would grow under the composer.
+    const details = card.querySelector("details");
+    details?.addEventListener("toggle", () => {
+      if (details.open) details.scrollIntoView({ block: "nearest" });
+    });
     this.root.append(card);
     this.scroll();
   }
@@ -478,6 +528,15 @@ function compactionText(trigger: string, before: number, after: number): string 
     `Context compacted: ${formatTokens(before)} → ${formatTokens(after)} tokens in use` +
     (trigger === "manual" ? "" : ` (${TRIGGERS[trigger] ?? trigger})`)
   );
+}
+
+/** Why a request is retried, in words, from its HTTP status (none: the connection). */
+function retryReason(status: number | undefined): string {
+  if (status === 429) return "Rate limited (HTTP 429)";
+  if (status === 529) return "The provider is overloaded (HTTP 529)";
+  if (status !== undefined && status >= 500) return `The provider had a server error (HTTP ${status})`;
+  if (status !== undefined) return `The provider answered HTTP ${status}`;
+  return "The connection to the model dropped";
 }
 
 const TRIGGERS: Record<string, string> = {

@@ -37,6 +37,7 @@ from baton.providers.base import (
     ToolCall,
     Usage,
 )
+from baton.providers.retry_notice import RetryNotice, retries_reported_to
 from baton.session.events import ClientChannel
 from baton.session.model import MessageKind, StoredMessage, StoredPart, ToolResultRecord
 from baton.session.notes import ContextNotes
@@ -295,8 +296,9 @@ class Turn:
     async def _model_step(self, provider: Provider, built: BuiltContext) -> StepOutput:
         collected = _Collector()
         try:
-            async for event in provider.stream(built.request):
-                self._on_event(event, collected)
+            with retries_reported_to(self._on_retry):
+                async for event in provider.stream(built.request):
+                    self._on_event(event, collected)
         except (ProviderError, asyncio.CancelledError) as exc:
             collected.flush_partial()
             if collected.parts:
@@ -312,6 +314,17 @@ class Turn:
         for item in collected.server_compactions:
             self.service.on_server_compaction(self, message, item, provider)
         return StepOutput(message, collected.tool_calls, collected.finish, collected.usage)
+
+    def _on_retry(self, notice: RetryNotice) -> None:
+        self.emit(
+            p.ModelRetry(
+                attempt=notice.attempt,
+                max_retries=notice.max_retries,
+                delay_seconds=round(notice.delay, 1),
+                reason=notice.reason,
+                status=notice.status,
+            )
+        )
 
     def _on_event(self, event: object, c: _Collector) -> None:
         if isinstance(event, TextDelta):

@@ -43,13 +43,13 @@ export const SIDEBAR_BODY = `
     <div id="attachments" class="attachments" aria-label="Attached to the next prompt" hidden></div>
     <ul id="mentions" class="mentions" role="listbox" aria-label="Workspace files" hidden></ul>
     <vscode-textarea id="prompt" rows="3" resize="vertical" placeholder="Ask Baton… (@ to attach a file, Enter to send, Shift+Enter for a new line)"></vscode-textarea>
+    <div id="turn-status" class="turn-status" role="status"></div>
     <div class="composer-bar">
       <div class="mode-switch" role="radiogroup" aria-label="Mode">
         <button id="mode-build" type="button" role="radio" aria-checked="true" title="Build: the agent works on the files (asks before commands and writes)">Build</button>
         <button id="mode-plan" type="button" role="radio" aria-checked="false" title="Plan: the agent writes a plan for you to review and changes no files">Plan</button>
       </div>
       <button id="pick-model" class="model-picker" type="button" title="Choose the model for this session's next requests">Model</button>
-      <span id="turn-status" class="turn-status" role="status"></span>
       <vscode-button id="cancel" secondary disabled title="Stop the running turn (Ctrl+Alt+Backspace)">Stop</vscode-button>
       <vscode-button id="send" title="Send (Enter)">Send</vscode-button>
     </div>
