@@ -41,7 +41,5 @@ def announce(notice: RetryNotice) -> None:
     listener = _listener.get()
     if listener is None:
         return
-    try:
+    with suppress(Exception):  # the retry matters more than its report
         listener(notice)
-    except Exception:
-        pass
