@@ -9,9 +9,17 @@ import { resolveSession } from "./activeSession";
 
 /** What the sidebar's welcome state shows about the current set-up. */
 export async function currentSetup(services: Pick<Services, "secrets">): Promise<SetupView> {
-  const provider = vscode.workspace.getConfiguration("baton").get<string>("provider");
-  const hasKey = Boolean(await services.secrets.get(OPENAI_KEY_SECRET)) || Boolean(process.env.OPENAI_API_KEY);
-  return { ...(provider ? { provider } : {}), hasKey };
+  const config = vscode.workspace.getConfiguration("baton");
+  const provider = config.get<string>("provider");
+  const hasKey = Boolean(await services.secrets.get(OPENAI_KEY_SECRET)) || Boolean(process.env.OPENAI_API_KEY?.trim());
+  const setting = config.get<string>("baseUrl")?.trim();
+  const env = process.env.OPENAI_BASE_URL?.trim();
+  const baseUrl = setting || env;
+  return {
+    ...(provider ? { provider } : {}),
+    hasKey,
+    ...(baseUrl ? { baseUrl, baseUrlFrom: setting ? ("setting" as const) : ("environment" as const) } : {}),
+  };
 }
 
 /** Writes user settings and restarts the server once (without the "restart?" question). */
@@ -86,6 +94,7 @@ export async function useCompatibleServer(services: Services): Promise<void> {
   if (key === undefined) return;
   if (key.trim()) await services.secrets.store(OPENAI_KEY_SECRET, key.trim());
   await applySettings(services, { provider: "openai-compatible", baseUrl: baseUrl.trim(), model: model.trim() });
+  await services.sidebar.postSetup();
   void vscode.window.showInformationMessage(`Baton: using ${model.trim()} at ${baseUrl.trim()}.`);
 }
 

@@ -103,6 +103,39 @@ describe("command wiring", () => {
     for (const c of config) expect(c.update.mock.calls).toHaveLength(0);
   });
 
+  it("after a key is saved the sidebar's setup says so (the welcome's 'No model is set up yet' ends)", async () => {
+    const { currentSetup } = await import("../../src/commands/setupCommands");
+    const saved = process.env.OPENAI_API_KEY;
+    delete process.env.OPENAI_API_KEY;
+    try {
+      expect((await currentSetup(services)).hasKey).toBe(false);
+      const posted: unknown[] = [];
+      services.sidebar.postSetup = async () => {
+        posted.push(await currentSetup(services));
+      };
+      vscode.window.showInputBox.mockResolvedValueOnce("sk-test-456");
+      await services.client.ensureStarted();
+      await run("baton.setOpenAIApiKey");
+      expect(posted).toEqual([expect.objectContaining({ hasKey: true })]);
+    } finally {
+      if (saved !== undefined) process.env.OPENAI_API_KEY = saved;
+    }
+  });
+
+  it("the setup reads OPENAI_BASE_URL from the environment when no baseUrl is set", async () => {
+    const { currentSetup } = await import("../../src/commands/setupCommands");
+    const saved = { url: process.env.OPENAI_BASE_URL, key: process.env.OPENAI_API_KEY };
+    process.env.OPENAI_BASE_URL = "http://localhost:11434/v1";
+    delete process.env.OPENAI_API_KEY;
+    try {
+      expect(await currentSetup(services)).toEqual({ hasKey: false, baseUrl: "http://localhost:11434/v1", baseUrlFrom: "environment" });
+    } finally {
+      if (saved.url === undefined) delete process.env.OPENAI_BASE_URL;
+      else process.env.OPENAI_BASE_URL = saved.url;
+      if (saved.key !== undefined) process.env.OPENAI_API_KEY = saved.key;
+    }
+  });
+
   it("a stored key is sent after every server start", async () => {
     vscode.secretStore.set("baton.openai.apiKey", "sk-stored");
     await services.client.restart();

@@ -106,10 +106,10 @@ function render(): void {
   sendReason.hidden = blocked === undefined;
   sendReason.textContent = blocked ?? "";
   setDisabled(cancelButton, !running);
-  setDisabled(byId("pick-model"), !activeSessionId);
+  setDisabled(byId("pick-model"), serverStatus !== "running");
   byId("pick-model").title = activeSessionId
     ? "Choose the model for this session's next requests"
-    : "Send a first prompt to start a session, then choose its model";
+    : "Choose the model for a new session (it starts now, in the mode shown)";
   turnStatus.textContent = running ? "Working…" : "";
   renderWelcome();
 }
@@ -126,6 +126,9 @@ function renderWelcome(): void {
     line.textContent = "Baton is set to use an OpenAI-compatible server.";
   } else if (setup.hasKey || setup.provider === "openai") {
     line.textContent = "Baton will use OpenAI with your key. To use another model, choose below.";
+  } else if (setup.baseUrl) {
+    const from = setup.baseUrlFrom === "environment" ? " (OPENAI_BASE_URL)" : "";
+    line.textContent = `Baton will use the OpenAI-compatible server at ${setup.baseUrl}${from}. To use another model, choose below.`;
   } else {
     line.textContent = "No model is set up yet. Choose one (you can also just send: Baton tries the local model).";
   }
@@ -374,7 +377,7 @@ byId("context").addEventListener("click", () => {
   if (activeSessionId) host.post({ type: "contextMenu", sessionId: activeSessionId });
 });
 byId("pick-model").addEventListener("click", () => {
-  if (activeSessionId) host.post({ type: "pickModel", sessionId: activeSessionId });
+  host.post(activeSessionId ? { type: "pickModel", sessionId: activeSessionId } : { type: "pickModel", sessionId: null, mode });
 });
 byId("plan-line").addEventListener("click", (event) => {
   event.preventDefault();

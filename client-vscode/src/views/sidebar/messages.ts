@@ -36,9 +36,14 @@ export interface TrustView {
 
 /** How the person can get a model: what the welcome state and error actions offer. */
 export interface SetupView {
-  /** The provider setting (undefined: the server decides: OpenAI with a key, else local). */
+  /** The provider setting (undefined: the server decides: OpenAI with a key, else the
+   * server at `baseUrl` when one is set, else local). */
   provider?: string;
   hasKey: boolean;
+  /** `baton.baseUrl`, else OPENAI_BASE_URL of the environment VS Code runs in. */
+  baseUrl?: string;
+  /** Where `baseUrl` came from. */
+  baseUrlFrom?: "setting" | "environment";
 }
 
 /** Things the webview may ask the host to do for the person (each is a fixed command, no arguments). */
@@ -114,7 +119,8 @@ export type SidebarOutbound =
   | { type: "deleteSession"; sessionId: string }
   | { type: "forkSession"; sessionId: string; messageId?: string }
   | { type: "exportSession"; sessionId: string }
-  | { type: "pickModel"; sessionId: string };
+  /** `sessionId` null: before the first prompt (the host starts a session in `mode`, then picks). */
+  | { type: "pickModel"; sessionId: string | null; mode?: Mode };
 
 const OUTBOUND_TYPES = [
   ...REVIEW_OUTBOUND_TYPES,
@@ -155,8 +161,10 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
     case "renameSession":
     case "deleteSession":
     case "exportSession":
-    case "pickModel":
       return isId(m.sessionId) ? { type: value.type, sessionId: m.sessionId } : undefined;
+    case "pickModel":
+      if (m.sessionId === null) return { type: "pickModel", sessionId: null, ...(isMode(m.mode) ? { mode: m.mode } : {}) };
+      return isId(m.sessionId) ? { type: "pickModel", sessionId: m.sessionId } : undefined;
     case "forkSession":
       if (!isId(m.sessionId)) return undefined;
       if (m.messageId === undefined) return { type: "forkSession", sessionId: m.sessionId };
