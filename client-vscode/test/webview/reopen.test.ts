@@ -118,14 +118,15 @@ describe("a reopened session", () => {
       messages: [...reverted, { id: "u5", role: "user", createdAt: "t", parts: text("four") }],
       turns: TURNS,
     });
-    await page.waitForSelector("[data-kind=error]");
-    const seen = await shown(page);
-    expect(seen.filter((s) => s.startsWith("error"))).toHaveLength(1);
-    expect(seen.some((s) => s.includes("[Retry]"))).toBe(false);
-    expect(await page.locator("[data-kind=error].resolved").count()).toBe(1);
+    await page.waitForSelector("[data-kind=error]", { state: "attached" });
+    // Sent again: its error card, without Retry, is folded with the attempt it ended.
+    expect(await page.locator("[data-kind=error]").count()).toBe(1);
+    expect(await page.locator("[data-error-action=retry]").count()).toBe(0);
+    expect(await page.locator(".earlier-attempt [data-kind=error].resolved").count()).toBe(1);
     await send(page, { type: "history", sessionId: SESSION, title: "Reopen me", mode: "build", running: false, messages: HISTORY });
     await page.waitForFunction(() => document.querySelectorAll("[data-kind=error]").length === 0);
     expect((await shown(page)).filter((s) => s.startsWith("user"))).toHaveLength(4);
+    expect(await page.locator(".earlier-attempt").count()).toBe(0);
     await page.close();
   });
 

@@ -20,6 +20,7 @@ import { interceptLinks } from "../shared/links";
 import { connectHost } from "../shared/vscodeApi";
 import { contextLine, contextTooltip } from "./numbers";
 import { renderPermission } from "./permissions";
+import { foldRetriedAttempts } from "./attempts";
 import { ReviewUi } from "./review";
 import { Transcript } from "./transcript";
 
@@ -244,6 +245,7 @@ function handle(message: SidebarInbound): void {
       running = message.running;
       transcript.load(message.messages, message.turns ?? []);
       review.decorateHistory(message.messages);
+      foldRetriedAttempts(transcriptRoot);
       info = {}; // until the host sends this session's sessionInfo
       renderInfo();
       renderSessions();
@@ -267,6 +269,7 @@ function handle(message: SidebarInbound): void {
     case "userMessage":
       if (message.sessionId === activeSessionId) {
         transcript.user(message.text);
+        foldRetriedAttempts(transcriptRoot);
         running = true;
         render();
       }
@@ -306,6 +309,7 @@ function handle(message: SidebarInbound): void {
       return;
     case "messageMarks":
       review.applyMarks(message.sessionId, message.messages);
+      foldRetriedAttempts(transcriptRoot);
       return;
     case "permissionClosed": {
       const card = permissions.querySelector<HTMLElement>(`[data-request-id="${CSS.escape(message.requestId)}"]`);
