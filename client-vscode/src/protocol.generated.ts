@@ -832,6 +832,20 @@ export interface SessionInfo {
   mode: "build" | "plan";
   createdAt: string;
   updatedAt: string;
+  firstPrompt?: string | null;
+  usage?: SessionUsage | null;
+}
+/**
+ * Extension: the provider's reported tokens, summed over a session's model requests.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "SessionUsage".
+ */
+export interface SessionUsage {
+  inputTokens?: number;
+  cachedTokens?: number;
+  outputTokens?: number;
+  requests?: number;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -853,18 +867,6 @@ export interface SessionLoadResult {
   provider?: string | null;
   model?: string | null;
   turns?: TurnOutcome[];
-}
-/**
- * Extension: the provider's reported tokens, summed over a session's model requests.
- *
- * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
- * via the `definition` "SessionUsage".
- */
-export interface SessionUsage {
-  inputTokens?: number;
-  cachedTokens?: number;
-  outputTokens?: number;
-  requests?: number;
 }
 /**
  * Extension (sidebar issue): how one turn ended, kept so a reopened session shows it

@@ -186,6 +186,10 @@ class SessionInfo(WireModel):
     mode: Mode
     created_at: str
     updated_at: str
+    # Extensions (sidebar issue), in `baton/session/list` rows: the person's first prompt
+    # (its start) and the provider's reported tokens over the session's model requests.
+    first_prompt: str | None = None
+    usage: SessionUsage | None = None
 
 
 class SessionNewParams(WireModel):

@@ -111,13 +111,18 @@ export async function switchSession(services: Services): Promise<void> {
     .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0))
     .map((s) => ({
       label: `${s.sessionId === active ? "$(check) " : ""}${s.title || "Untitled session"}`,
-      description: s.mode === "plan" ? "Plan" : "Build",
-      detail: `Last active ${new Date(s.updatedAt).toLocaleString()}`,
+      description: [s.mode === "plan" ? "Plan" : "Build", tokensUsed(s.usage)].filter(Boolean).join(" · "),
+      detail: [s.firstPrompt, `last active ${lastActive(s.updatedAt)}`].filter(Boolean).join(" · "),
       sessionId: s.sessionId,
     }));
   const picked = await vscode.window.showQuickPick(
     [{ label: "$(add) New Session", description: "", detail: undefined, sessionId: "" }, ...items],
-    { title: "Baton: sessions", placeHolder: "Search sessions by title", matchOnDescription: true },
+    {
+      title: "Baton: sessions",
+      placeHolder: "Search sessions by title or first prompt",
+      matchOnDescription: true,
+      matchOnDetail: true,
+    },
   );
   if (!picked) return;
   if (picked.sessionId === "") await vscode.commands.executeCommand("baton.newSession");
@@ -131,6 +136,25 @@ export async function focusPrompt(services: Services): Promise<void> {
 export async function cancelTurn(services: Services, given?: unknown): Promise<void> {
   const sessionId = await resolveSession(services, given);
   if (sessionId && services.state.isRunning(sessionId)) await services.client.notify("baton/session/cancel", { sessionId });
+}
+
+/** "12,400 tokens" used by a session's model requests (nothing before its first). */
+export function tokensUsed(usage: { inputTokens?: number; outputTokens?: number; requests?: number } | null | undefined): string {
+  if (!usage || !usage.requests) return "";
+  const total = (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
+  return `${total.toLocaleString("en-US")} tokens`;
+}
+
+/** "5 min ago", "yesterday 14:02" style: recent activity relative, older as a date. */
+export function lastActive(iso: string, now: number = Date.now()): string {
+  const then = Date.parse(iso);
+  if (Number.isNaN(then)) return iso;
+  const minutes = Math.round((now - then) / 60_000);
+  if (minutes < 1) return "just now";
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  return new Date(then).toLocaleString();
 }
 
 function quote(path: string): string {

@@ -136,6 +136,28 @@ describe("command wiring", () => {
     }
   });
 
+  it("the sessions list shows each session's first prompt, tokens and last activity", async () => {
+    const now = Date.now();
+    fake.responders.set("baton/session/list", () => ({
+      sessions: [
+        {
+          sessionId: SESSION, title: "Cache", mode: "plan", createdAt: "t", updatedAt: new Date(now - 5 * 60_000).toISOString(),
+          firstPrompt: "Add a response cache to the HTTP client", usage: { inputTokens: 12_000, cachedTokens: 0, outputTokens: 400, requests: 3 },
+        },
+        { sessionId: "s-2", title: "", mode: "build", createdAt: "t", updatedAt: new Date(now - 3 * 3_600_000).toISOString(), usage: { requests: 0 } },
+      ],
+    }));
+    await services.client.ensureStarted();
+    await run("baton.switchSession");
+    const items = vscode.window.showQuickPick.mock.calls.at(-1)?.[0] as Array<{ label: string; description: string; detail?: string }>;
+    expect(items.slice(1).map(({ label, description, detail }) => ({ label, description, detail }))).toEqual([
+      { label: "$(check) Cache", description: "Plan · 12,400 tokens", detail: "Add a response cache to the HTTP client · last active 5 min ago" },
+      { label: "Untitled session", description: "Build", detail: "last active 3 h ago" },
+    ]);
+    const options = vscode.window.showQuickPick.mock.calls.at(-1)?.[1] as { matchOnDetail: boolean };
+    expect(options.matchOnDetail).toBe(true);
+  });
+
   it("a stored key is sent after every server start", async () => {
     vscode.secretStore.set("baton.openai.apiKey", "sk-stored");
     await services.client.restart();

@@ -165,6 +165,9 @@ function renderSessions(): void {
   select.replaceChildren(
     ...sorted.map((s) => {
       const option = el("option", { value: s.sessionId }, s.title || "Untitled session");
+      // The native list shows titles; the tooltip says which session it is.
+      const used = s.usage?.requests ? `${formatTokens((s.usage.inputTokens ?? 0) + (s.usage.outputTokens ?? 0))} tokens` : "";
+      option.title = [s.firstPrompt, used, `last active ${s.updatedAt}`].filter(Boolean).join(" · ");
       option.selected = s.sessionId === activeSessionId;
       return option;
     }),

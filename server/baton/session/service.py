@@ -32,6 +32,7 @@ from baton.providers.base import OpaqueItem, Provider, ProviderIdentity, Require
 from baton.review.attachments import resolve_attachments
 from baton.session.events import ClientChannel
 from baton.session.grants import permission_category
+from baton.session.listing import session_rows
 from baton.session.model import (
     DEFAULT_TITLE,
     MessageKind,
@@ -184,7 +185,7 @@ class SessionService:
         return p.SessionNewResult(session_id=row.id)
 
     def list_sessions(self) -> p.SessionListResult:
-        return p.SessionListResult(sessions=[row.to_wire() for row in self.store.list_sessions()])
+        return p.SessionListResult(sessions=session_rows(self.db, self.store.list_sessions()))
 
     def compacted_ids(self, state: SessionState) -> set[str]:
         first = state.view.first_kept_seq
