@@ -7,7 +7,7 @@ import type { SidebarAction } from "../../src/views/sidebar/messages";
 import { el, formatTokens } from "../shared/dom";
 import { setMarkdown } from "../shared/markdown";
 import { describeError } from "./errors";
-import { toolTitle } from "./tools";
+import { displayOutput, toolTitle } from "./tools";
 
 type Part = Message["parts"][number];
 type Origin = NonNullable<Message["origin"]> | "baton";
@@ -440,7 +440,7 @@ export class Transcript {
       status,
     );
     // Inside the summary: a closed <details> shows only its summary.
-    const preview = el("pre", { class: "tool-preview", hidden: "" });
+    const preview = el("div", { class: "tool-preview", hidden: "" });
     summary.append(preview);
     const inputBlock = el("details", { class: "tool-input" }, el("summary", {}, "Input"), el("pre", {}, JSON.stringify(input, null, 2)));
     const output = el("pre", { class: "tool-output", hidden: "" });
@@ -467,6 +467,7 @@ export class Transcript {
     if (status !== "in_progress") card.removeAttribute("data-asking");
     showStatus(card);
     if (output !== undefined) {
+      output = displayOutput(card.dataset.tool ?? "", output);
       const pre = card.querySelector<HTMLElement>(".tool-output");
       if (pre) {
         pre.textContent = output;
@@ -480,9 +481,13 @@ export class Transcript {
       if (preview) {
         const lines = output.split("\n").filter((line) => line.trim() !== "");
         const more = lines.length - PREVIEW_LINES;
-        preview.textContent = live
-          ? lines.slice(-PREVIEW_LINES).join("\n")
-          : lines.slice(0, PREVIEW_LINES).join("\n") + (more > 0 ? `\n… ${more} more lines` : "");
+        // One row per line, each cut at its end with an ellipsis (never mid-row), and the
+        // count of what is hidden on a row of its own, always shown.
+        const shown = live ? lines.slice(-PREVIEW_LINES) : lines.slice(0, PREVIEW_LINES);
+        preview.replaceChildren(
+          ...shown.map((line) => el("div", { class: "tool-preview-line", title: line }, line)),
+          ...(!live && more > 0 ? [el("div", { class: "tool-preview-more" }, `… ${more} more ${more === 1 ? "line" : "lines"}`)] : []),
+        );
         preview.hidden = lines.length === 0;
       }
       if (live && pre) pre.scrollTop = pre.scrollHeight;
