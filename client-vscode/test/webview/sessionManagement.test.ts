@@ -110,7 +110,7 @@ describe("sidebar session management", () => {
     const page = await openSession();
     expect(await page.locator("#pick-model").innerText()).toBe("gpt-5.1 ▾");
     expect(await page.locator("#context-label").innerText()).toBe("51k / 400k");
-    expect(await page.locator("#context-meter").evaluate((m) => (m as HTMLMeterElement).value)).toBeCloseTo(0.128, 3);
+    expect(Number(await page.locator("#context-meter").getAttribute("data-fraction"))).toBeCloseTo(0.128, 3);
     const tooltip = (await page.locator("#context").getAttribute("title")) ?? "";
     expect(tooltip).toContain("Context in use now: 51,200 of 400,000 tokens (13% of the model's window).");
     expect(tooltip).toContain("Session totals over 6 requests: input 48,210 (cached 36,000), output 2,315.");

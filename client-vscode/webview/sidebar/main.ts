@@ -137,10 +137,15 @@ function renderWelcome(): void {
 
 function renderInfo(): void {
   byId("pick-model").textContent = info.model ? `${info.model} ▾` : "Model ▾";
-  const meter = byId<HTMLMeterElement>("context-meter");
+  const meter = byId("context-meter");
   const context = byId("context");
   const line = contextLine(info);
-  meter.value = line.fraction;
+  // Drawn by the page, not the native <meter>: its empty track looked full in dark and
+  // high-contrast themes.
+  meter.dataset.fraction = String(line.fraction);
+  meter.dataset.level = line.fraction >= 0.9 ? "full" : line.fraction >= 0.75 ? "high" : "ok";
+  meter.setAttribute("aria-valuenow", String(Math.round(line.fraction * 100)));
+  meter.querySelector<HTMLElement>(".meter-fill")?.style.setProperty("width", `${(line.fraction * 100).toFixed(1)}%`);
   byId("context-label").textContent = line.label;
   context.hidden = !activeSessionId;
   context.title = contextTooltip(info);
@@ -413,5 +418,6 @@ host.onMessage(parseSidebarInbound, handle);
 const draft = saved?.draft;
 if (draft) promptBox.value = draft;
 review.setAttachments(saved?.attachments ?? []);
+renderInfo();
 render();
 host.post({ type: "ready", activeSessionId });

@@ -5,8 +5,8 @@ export const SIDEBAR_BODY = `
 <main id="app" data-server="starting">
   <header class="session-header">
     <select id="session-select" aria-label="Session"></select>
-    <button id="context" class="context" type="button" aria-label="Context window in use">
-      <meter id="context-meter" min="0" max="1" low="0.75" high="0.9" optimum="0" value="0"></meter>
+    <button id="context" class="context" type="button" aria-label="Context window in use" hidden>
+      <span id="context-meter" class="meter" role="meter" aria-label="Context in use" aria-valuemin="0" aria-valuemax="100" aria-valuenow="0" data-fraction="0"><span class="meter-fill"></span></span>
       <span id="context-label"></span>
     </button>
   </header>
