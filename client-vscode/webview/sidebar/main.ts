@@ -23,6 +23,7 @@ import { renderPermission } from "./permissions";
 import { foldRetriedAttempts } from "./attempts";
 import { ReviewUi } from "./review";
 import { Transcript } from "./transcript";
+import { makeSingleTabStop } from "./transcriptFocus";
 
 interface SavedState {
   activeSessionId: string | null;
@@ -48,6 +49,7 @@ const isAction = (value: string | undefined): value is SidebarAction =>
   value !== undefined && (SIDEBAR_ACTIONS as readonly string[]).includes(value);
 const runAction = (action: SidebarAction) => host.post({ type: "action", action });
 
+makeSingleTabStop(transcriptRoot);
 const transcript = new Transcript(transcriptRoot, {
   fork: (messageId) => {
     if (activeSessionId) host.post({ type: "forkSession", sessionId: activeSessionId, messageId });
