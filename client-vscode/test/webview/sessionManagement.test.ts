@@ -114,7 +114,12 @@ describe("sidebar session management", () => {
     const tooltip = (await page.locator("#context").getAttribute("title")) ?? "";
     expect(tooltip).toContain("Context in use now: 51,200 of 400,000 tokens (13% of the model's window).");
     expect(tooltip).toContain("Session totals over 6 requests: input 48,210 (cached 36,000), output 2,315.");
-    expect(await page.locator("#plan-line").innerText()).toBe("Plan: approved, building · 2/5 done");
+    // No turn runs: the build is not going on ("approved, building" only while it does).
+    expect(await page.locator("#plan-line").innerText()).toBe("Plan: approved · 2/5 done");
+    await send(page, { type: "update", sessionId: "s-new", update: { kind: "agent_message_chunk", text: "Building step 3." } });
+    await expect.poll(() => page.locator("#plan-line").innerText()).toBe("Plan: approved, building · 2/5 done");
+    await send(page, { type: "update", sessionId: "s-new", update: { kind: "turn_ended", stopReason: "end_turn" } });
+    await expect.poll(() => page.locator("#plan-line").innerText()).toBe("Plan: approved · 2/5 done");
     // Cache figures from baton/session/context show when the server reports them.
     await send(page, {
       type: "sessionInfo",

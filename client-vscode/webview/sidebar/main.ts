@@ -155,7 +155,10 @@ function renderInfo(): void {
   planLine.hidden = !info.plan;
   if (info.plan) {
     const progress = info.plan.total ? ` · ${info.plan.done ?? 0}/${info.plan.total} done` : "";
-    planLine.textContent = `Plan: ${PLAN_STATUS[info.plan.status] ?? info.plan.status}${progress}`;
+    // "building" only while a turn runs: after the build ends the plan is approved, with
+    // its progress (plan_done makes it done).
+    const status = info.plan.status === "approved" && !running ? "approved" : (PLAN_STATUS[info.plan.status] ?? info.plan.status);
+    planLine.textContent = `Plan: ${status}${progress}`;
     planLine.title = `${info.plan.path} (version ${info.plan.version}). Click to open the plan.`;
   }
 }
@@ -194,6 +197,7 @@ function finishTurn(stopReason: string | undefined, error: string | undefined): 
   else transcript.endMessage();
   running = false;
   render();
+  renderInfo();
 }
 
 function showServer(status: string): void {
@@ -271,7 +275,10 @@ function handle(message: SidebarInbound): void {
         return;
       }
       // A turn the server started itself (after plan approval or feedback) is running too.
-      if (TURN_ACTIVITY.has(update.kind)) running = true;
+      if (TURN_ACTIVITY.has(update.kind) && !running) {
+        running = true;
+        renderInfo();
+      }
       transcript.apply(update);
       render();
       return;
