@@ -238,7 +238,7 @@ async def run_baton(
     state = service.state(service.store.create_session("Make sessions resumable", "plan").id)
     rounds: list[Round] = []
 
-    service.add_user_message(state, "Plan how to make sessions resumable.", "prompt")
+    service.turns.add_user_message(state, "Plan how to make sessions resumable.", "prompt")
     first = measure(service, state)
     items: list[Item] = [
         AssistantText(text="Here is my plan; I have submitted it for approval."),
@@ -254,7 +254,7 @@ async def run_baton(
         # feedback arrives as a user message and the agent's turn starts.
         plans.store.set_status(state.id, "draft")
         text = prompts.PLAN_FEEDBACK_MESSAGE.format(feedback=feedback)
-        service.add_user_message(state, text, "feedback")
+        service.turns.add_user_message(state, text, "feedback")
         this = measure(service, state)
         items = [
             AssistantText(text="Done; resubmitted."),
@@ -279,7 +279,7 @@ async def run_baseline(
     texts = [plan] + [revised for *_, revised in edits]
     prompts_ = ["Plan how to make sessions resumable."] + [fb for fb, *_ in edits]
     for n, (prompt, revised) in enumerate(zip(prompts_, texts, strict=True)):
-        service.add_user_message(state, prompt, "prompt" if n == 0 else "feedback")
+        service.turns.add_user_message(state, prompt, "prompt" if n == 0 else "feedback")
         this = measure(service, state)
         preface = "Here is my plan:" if n == 0 else "Here is the revised plan:"
         items: list[Item] = [AssistantText(text=f"{preface}\n\n{revised}")]

@@ -5,7 +5,11 @@
 # scripted fake model. The run writes only to temporary folders (VS Code's
 # profile, the workspace, Baton's store, HOME), dist/ (the build) and media/, and
 # uses loopback only; setup-code-server.sh downloads into its cache once, the
-# first time. Usage: npm run screenshots [-- -t dark]
+# first time. It also takes the sidebar's everyday situations (reopened session,
+# write prompt, retry countdown, error titles, first run, retry in place, the
+# composer at 300 px, tool output, plan line, context meter) in dark, light and
+# high contrast from the webview bundle (test/screenshots/situations.screenshots.ts)
+# into dist/screenshots/situations/. Usage: npm run screenshots [-- -t dark]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,3 +25,4 @@ trap 'rm -rf "$out"' EXIT
 node_modules/.bin/vsce package --no-dependencies --no-rewrite-relative-links --allow-missing-repository -o "$out/baton.vsix" >/dev/null
 BATON_SCREENSHOT_VSIX="$out/baton.vsix" node_modules/.bin/vitest run --config vitest.screenshots.config.mts "$@"
 ls -l media/screenshot-*.png
+ls dist/screenshots/situations/*.png

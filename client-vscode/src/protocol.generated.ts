@@ -322,6 +322,9 @@ export interface PreCompactOutcome {
 export interface CompactionPart {
   type: "compaction";
   compactionId: string;
+  trigger?: ("manual" | "auto" | "overflow" | "model_switch") | null;
+  tokensBefore?: number | null;
+  tokensAfter?: number | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -538,6 +541,23 @@ export interface ModelProgress {
   done?: number | null;
   total?: number | null;
   cached?: number | null;
+}
+/**
+ * Extension: a model request failed with a retryable error (a rate
+ * limit, a server error, a dropped connection) and is sent again after
+ * `delaySeconds`; `attempt` of `maxRetries`, `reason` the provider's error, `status`
+ * its HTTP status when it had one. Cancelling the session stops the wait.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ModelRetry".
+ */
+export interface ModelRetry {
+  kind: "model_retry";
+  attempt: number;
+  maxRetries: number;
+  delaySeconds: number;
+  reason: string;
+  status?: number | null;
 }
 /**
  * Extension (`baton/models/list`): the models of a provider (the session's, or the
@@ -938,6 +958,20 @@ export interface SessionInfo {
   updatedAt: string;
   parentId?: string | null;
   agent?: string | null;
+  firstPrompt?: string | null;
+  usage?: SessionUsage | null;
+}
+/**
+ * Extension: the provider's reported tokens, summed over a session's model requests.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "SessionUsage".
+ */
+export interface SessionUsage {
+  inputTokens?: number;
+  cachedTokens?: number;
+  outputTokens?: number;
+  requests?: number;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -958,18 +992,21 @@ export interface SessionLoadResult {
   usage?: SessionUsage | null;
   provider?: string | null;
   model?: string | null;
+  turns?: TurnOutcome[];
 }
 /**
- * Extension: the provider's reported tokens, summed over a session's model requests.
+ * Extension: how one turn ended, kept so a reopened session shows it
+ * where it was shown live. `afterMessageId` is the session's last message when the turn
+ * ended (null when it had none).
  *
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
- * via the `definition` "SessionUsage".
+ * via the `definition` "TurnOutcome".
  */
-export interface SessionUsage {
-  inputTokens?: number;
-  cachedTokens?: number;
-  outputTokens?: number;
-  requests?: number;
+export interface TurnOutcome {
+  afterMessageId?: string | null;
+  stopReason: "end_turn" | "cancelled" | "max_steps" | "refusal" | "error";
+  error?: string | null;
+  createdAt: string;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -1025,6 +1062,7 @@ export interface SessionUpdateNotification {
     | TurnEnded
     | McpServerUpdate
     | ModelProgress
+    | ModelRetry
     | WorkspaceTrustUpdate
     | SkillsUpdate
     | ChildUpdate;

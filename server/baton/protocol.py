@@ -104,6 +104,11 @@ class ToolCallPart(WireModel):
 class CompactionPart(WireModel):
     type: Literal["compaction"] = "compaction"
     compaction_id: str
+    # Extensions, filled by `baton/session/load` from the compaction's
+    # record: the figures `compaction_finished` showed live.
+    trigger: Trigger | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
 
 
 class PreCompactPart(WireModel):
@@ -179,7 +184,7 @@ class Message(WireModel):
     # Extension (review issue): `baton/session/revert` took this message back; it is out
     # of the model's view and its file changes were undone.
     reverted: bool = False
-    # Extension (sidebar issue): set on a user message Baton wrote itself, so clients show
+    # Extension: set on a user message Baton wrote itself, so clients show
     # it as Baton's instruction rather than as the person's words.
     origin: MessageOrigin | None = None
     # Extension: the person's slash command this message was expanded from; the text part
@@ -201,6 +206,10 @@ class SessionInfo(WireModel):
     # so the rows carry the null rather than leaving the field out.
     parent_id: str | None = Field(default_factory=lambda: None)
     agent: str | None = Field(default_factory=lambda: None)
+    # Extensions, in `baton/session/list` rows: the person's first prompt
+    # (its start) and the provider's reported tokens over the session's model requests.
+    first_prompt: str | None = None
+    usage: SessionUsage | None = None
 
 
 class SessionNewParams(WireModel):
@@ -232,6 +241,17 @@ class SessionUsage(WireModel):
     requests: int = 0
 
 
+class TurnOutcome(WireModel):
+    """Extension: how one turn ended, kept so a reopened session shows it
+    where it was shown live. `afterMessageId` is the session's last message when the turn
+    ended (null when it had none)."""
+
+    after_message_id: str | None = None
+    stop_reason: StopReason
+    error: str | None = None
+    created_at: str
+
+
 class SessionLoadResult(WireModel):
     session_id: str
     title: str
@@ -242,6 +262,8 @@ class SessionLoadResult(WireModel):
     usage: SessionUsage | None = None
     provider: str | None = None
     model: str | None = None
+    # Extension: how each turn ended, as `turn_ended` said live, in order.
+    turns: list[TurnOutcome] = Field(default_factory=list)
 
 
 class ContextAttachment(WireModel):
@@ -997,6 +1019,20 @@ class ChildUpdate(WireModel):
     step: ChildStep | None = None
 
 
+class ModelRetry(WireModel):
+    """Extension: a model request failed with a retryable error (a rate
+    limit, a server error, a dropped connection) and is sent again after
+    `delaySeconds`; `attempt` of `maxRetries`, `reason` the provider's error, `status`
+    its HTTP status when it had one. Cancelling the session stops the wait."""
+
+    kind: Literal["model_retry"] = "model_retry"
+    attempt: int
+    max_retries: int
+    delay_seconds: float
+    reason: str
+    status: int | None = None
+
+
 class TurnEnded(WireModel):
     """Extension: a turn ended; lets clients that did not send the prompt finish their view."""
 
@@ -1020,6 +1056,7 @@ Update = Annotated[
     | TurnEnded
     | McpServerUpdate
     | ModelProgress
+    | ModelRetry
     | WorkspaceTrustUpdate
     | SkillsUpdate
     | ChildUpdate,

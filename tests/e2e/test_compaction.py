@@ -95,7 +95,15 @@ async def test_manual_compaction_keeps_ledger_facts_the_summary_dropped(
     assert ids_after[: len(ids_before)] == ids_before, "no message is ever deleted"
     assert any(m["compacted"] for m in loaded["messages"])
     markers = [p for m in loaded["messages"] for p in m["parts"] if p["type"] == "compaction"]
-    assert markers == [{"type": "compaction", "compactionId": record["compactionId"]}]
+    assert markers == [
+        {
+            "type": "compaction",
+            "compactionId": record["compactionId"],
+            "trigger": "manual",
+            "tokensBefore": record["tokensBefore"],
+            "tokensAfter": record["tokensAfter"],
+        }
+    ]
 
     listed = await baton.request("baton/session/compactions", {"sessionId": sid})
     assert [c["compactionId"] for c in listed["compactions"]] == [record["compactionId"]]

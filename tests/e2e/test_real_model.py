@@ -2,10 +2,13 @@
 
 Selected with `-m real_model`; skipped, saying why, when xllamacpp or the model
 file is missing (`baton model install`, or BATON_TEST_REAL_MODEL=/path/to.gguf).
-The model is small and its wording varies, so these tests assert on structure
-only: that a tool was called and its result recorded, that a plan file was
-written, that a compaction record exists and that the plan is in the next
-request. Prompts and token limits are kept small: on two CPU cores every
+The model is small and what it does varies from run to run, so these tests
+assert Baton's behaviour for any answer (tests/e2e/real_model_checks.py, which
+test_real_model_checks.py also runs on scripted good and bad answers): what
+streamed is what was stored, a plan exists when one was written, a compaction
+that gains nothing changes nothing, and the plan is in the next request after a
+fresh-context compaction. How often the model does the right thing is measured
+by bench/local_agent.py and bench/demo_runs.py. Prompts and token limits are kept small: on two CPU cores every
 model step costs tens of seconds.
 """
 
@@ -21,6 +24,13 @@ import pytest
 
 from baton.local.model_files import DEFAULT_MODEL, looks_installed, model_path
 from tests.conftest import StartBaton
+from tests.e2e.real_model_checks import (
+    PLAN_PROMPT,
+    SECRET,
+    TOOL_PROMPT,
+    check_plan_survives_compaction,
+    check_turn_recorded_as_streamed,
+)
 
 
 def _find_model() -> tuple[Path | None, str]:
@@ -63,49 +73,19 @@ def _settings(**extra: Any) -> dict[str, Any]:
     }
 
 
-def _tool_calls(loaded: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        part
-        for message in loaded["messages"]
-        for part in message["parts"]
-        if part["type"] == "tool_call"
-    ]
-
-
 @pytest.mark.asyncio
-async def test_the_model_calls_a_tool_and_gets_its_result(
+async def test_a_real_model_turn_is_recorded_as_it_streamed(
     start_baton: StartBaton, workspace: Path
 ) -> None:
-    (workspace / "notes.txt").write_text("The secret word is: marmalade\n", encoding="utf-8")
+    (workspace / "notes.txt").write_text(f"The secret word is: {SECRET}\n", encoding="utf-8")
     baton = await start_baton(settings=_settings(), api_key=None)
     sid = await baton.new_session()
-    result = await baton.prompt(sid, "Read the file notes.txt and tell me the secret word in it.")
-    assert result["stopReason"] in ("end_turn", "max_steps"), result
-
-    started = baton.updates(sid, "tool_call")
-    reads = [u for u in started if u["name"] == "read"]
-    assert reads, f"the model called no read tool: {started}"
-    assert reads[0]["input"].get("path", "").endswith("notes.txt")
-    finished = [
-        u
-        for u in baton.updates(sid, "tool_call_update")
-        if u["toolCallId"] == reads[0]["toolCallId"] and u["status"] == "completed"
-    ]
-    assert finished, "the read call never completed"
-
-    stored = {c["toolCallId"]: c for c in _tool_calls(await baton.load(sid))}
-    call = stored[reads[0]["toolCallId"]]
-    assert call["status"] == "completed" and "marmalade" in call["output"]
-    assert baton.updates(sid, "usage"), "the local model reported no token usage"
+    result = await baton.prompt(sid, TOOL_PROMPT)
+    await check_turn_recorded_as_streamed(baton, sid, result)
 
 
-PLAN_PROMPT = (
-    "Read stats.py. Then call plan_write with a markdown checklist of three steps "
-    "(lines starting with `- [ ] `) to fix its three TODOs. Then call plan_exit."
-)
 # The demo's sample (about 90 lines, 2,800 tokens of session once read and planned): a
-# session big enough that the compaction has something to take out of the view. The
-# two-function file this test had left the compaction nothing to compact.
+# session big enough that the compaction has something to take out of the view.
 STATS = (resources.files("baton") / "demo_project" / "stats.py").read_text(encoding="utf-8")
 
 
@@ -117,32 +97,4 @@ async def test_plan_written_to_a_file_survives_a_compaction(
     baton = await start_baton(settings=_settings(maxSteps=4), api_key=None)
     sid = await baton.new_session(mode="plan")
     result = await baton.prompt(sid, PLAN_PROMPT)
-    assert result["stopReason"] in ("end_turn", "max_steps"), result
-
-    plan = await baton.request("baton/plan/get", {"sessionId": sid})
-    names = [u["name"] for u in baton.updates(sid, "tool_call")]
-    assert plan is not None, f"the model wrote no plan (tool calls: {names})"
-    plan_file = workspace / plan["path"]
-    assert plan_file.is_file() and plan["content"].strip()
-    assert any(m == "baton/plan/didChange" for m, _ in baton.notifications)
-
-    approved = await baton.request("baton/plan/approve", {"sessionId": sid})
-    assert approved == {"status": "approved", "mode": "build"}
-
-    record = await baton.request(
-        "baton/session/compact",
-        {"sessionId": sid, "instructions": "At most two short bullet points per section."},
-    )
-    assert record["trigger"] == "manual" and record["strategy"] == "native"
-    assert record["compactionId"], record.get("notes")
-    assert record["tokensAfter"] < record["tokensBefore"], record
-    assert record["ledger"]["plan"]["path"] == plan["path"]
-    assert record["ledger"]["plan"]["status"] == "approved"
-    listed = await baton.request("baton/session/compactions", {"sessionId": sid})
-    assert [c["compactionId"] for c in listed["compactions"]] == [record["compactionId"]]
-
-    # The plan is back in what the model is sent next, re-read from its file.
-    context = await baton.request("baton/session/context", {"sessionId": sid})
-    kinds = {item["kind"]: item["tokens"] for item in context["items"]}
-    assert kinds.get("plan", 0) > 0, context
-    assert kinds.get("checkpoint", 0) > 0 or kinds.get("ledger", 0) > 0, context
+    await check_plan_survives_compaction(baton, workspace, sid, result)

@@ -204,7 +204,15 @@ async def test_fork_after_a_compaction_carries_the_compacted_view(
         m["compacted"] for m in source["messages"][: len(loaded["messages"])]
     ]
     marker = next(m for m in loaded["messages"] if m["role"] == "system")
-    assert marker["parts"] == [{"type": "compaction", "compactionId": copy["compactionId"]}]
+    assert marker["parts"] == [
+        {
+            "type": "compaction",
+            "compactionId": copy["compactionId"],
+            "trigger": copy["trigger"],
+            "tokensBefore": copy["tokensBefore"],
+            "tokensAfter": copy["tokensAfter"],
+        }
+    ]
 
     llm.add(text("Fourth, again."))
     await baton.prompt(fid, "fourth?")

@@ -15,6 +15,8 @@ export async function setOpenAIApiKey(services: Services): Promise<void> {
   if (services.client.state === "running") {
     await services.client.request("baton/auth/set", { provider: "openai", apiKey: key.trim() });
   }
+  // The welcome and the error actions follow: "No model is set up yet" is over.
+  await services.sidebar.postSetup();
   void vscode.window.showInformationMessage("Baton: OpenAI API key saved.");
 }
 

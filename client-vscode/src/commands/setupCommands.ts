@@ -10,9 +10,17 @@ import { resolveSession } from "./activeSession";
 
 /** What the sidebar's welcome state shows about the current set-up. */
 export async function currentSetup(services: Pick<Services, "secrets">): Promise<SetupView> {
-  const provider = vscode.workspace.getConfiguration("baton").get<string>("provider");
-  const hasKey = Boolean(await services.secrets.get(OPENAI_KEY_SECRET)) || Boolean(process.env.OPENAI_API_KEY);
-  return { ...(provider ? { provider } : {}), hasKey };
+  const config = vscode.workspace.getConfiguration("baton");
+  const provider = config.get<string>("provider");
+  const hasKey = Boolean(await services.secrets.get(OPENAI_KEY_SECRET)) || Boolean(process.env.OPENAI_API_KEY?.trim());
+  const setting = config.get<string>("baseUrl")?.trim();
+  const env = process.env.OPENAI_BASE_URL?.trim();
+  const baseUrl = setting || env;
+  return {
+    ...(provider ? { provider } : {}),
+    hasKey,
+    ...(baseUrl ? { baseUrl, baseUrlFrom: setting ? ("setting" as const) : ("environment" as const) } : {}),
+  };
 }
 
 /** Writes user settings and restarts the server once (without the "restart?" question). */
@@ -87,6 +95,7 @@ export async function useCompatibleServer(services: Services): Promise<void> {
   if (key === undefined) return;
   if (key.trim()) await services.secrets.store(OPENAI_KEY_SECRET, key.trim());
   await applySettings(services, { provider: "openai-compatible", baseUrl: baseUrl.trim(), model: model.trim() });
+  await services.sidebar.postSetup();
   void vscode.window.showInformationMessage(`Baton: using ${model.trim()} at ${baseUrl.trim()}.`);
 }
 
@@ -105,14 +114,21 @@ export async function switchSession(services: Services): Promise<void> {
       depth === 1
         ? `$(indent) ${agentOf(s) ?? "child"}: ${s.title || "Untitled child"}`
         : `${s.sessionId === active ? "$(check) " : ""}${s.title || "Untitled session"}`,
-    description: depth === 1 ? "Child session" : s.mode === "plan" ? "Plan" : "Build",
-    detail: `Last active ${new Date(s.updatedAt).toLocaleString()}`,
+    description: [depth === 1 ? "Child session" : s.mode === "plan" ? "Plan" : "Build", tokensUsed(s.usage)]
+      .filter(Boolean)
+      .join(" · "),
+    detail: [s.firstPrompt, `last active ${lastActive(s.updatedAt)}`].filter(Boolean).join(" · "),
     sessionId: s.sessionId,
     child: parentOf(s) !== undefined,
   }));
   const picked = await vscode.window.showQuickPick(
     [{ label: "$(add) New Session", description: "", detail: undefined, sessionId: "", child: false }, ...items],
-    { title: "Baton: sessions", placeHolder: "Search sessions by title", matchOnDescription: true },
+    {
+      title: "Baton: sessions",
+      placeHolder: "Search sessions by title or first prompt",
+      matchOnDescription: true,
+      matchOnDetail: true,
+    },
   );
   if (!picked) return;
   if (picked.sessionId === "") await vscode.commands.executeCommand("baton.newSession");
@@ -127,6 +143,25 @@ export async function focusPrompt(services: Services): Promise<void> {
 export async function cancelTurn(services: Services, given?: unknown): Promise<void> {
   const sessionId = await resolveSession(services, given);
   if (sessionId && services.state.isRunning(sessionId)) await services.client.notify("baton/session/cancel", { sessionId });
+}
+
+/** "12,400 tokens" used by a session's model requests (nothing before its first). */
+export function tokensUsed(usage: { inputTokens?: number; outputTokens?: number; requests?: number } | null | undefined): string {
+  if (!usage || !usage.requests) return "";
+  const total = (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
+  return `${total.toLocaleString("en-US")} tokens`;
+}
+
+/** "5 min ago", "yesterday 14:02" style: recent activity relative, older as a date. */
+export function lastActive(iso: string, now: number = Date.now()): string {
+  const then = Date.parse(iso);
+  if (Number.isNaN(then)) return iso;
+  const minutes = Math.round((now - then) / 60_000);
+  if (minutes < 1) return "just now";
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  return new Date(then).toLocaleString();
 }
 
 function quote(path: string): string {

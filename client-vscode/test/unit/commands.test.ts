@@ -103,6 +103,61 @@ describe("command wiring", () => {
     for (const c of config) expect(c.update.mock.calls).toHaveLength(0);
   });
 
+  it("after a key is saved the sidebar's setup says so (the welcome's 'No model is set up yet' ends)", async () => {
+    const { currentSetup } = await import("../../src/commands/setupCommands");
+    const saved = process.env.OPENAI_API_KEY;
+    delete process.env.OPENAI_API_KEY;
+    try {
+      expect((await currentSetup(services)).hasKey).toBe(false);
+      const posted: unknown[] = [];
+      services.sidebar.postSetup = async () => {
+        posted.push(await currentSetup(services));
+      };
+      vscode.window.showInputBox.mockResolvedValueOnce("sk-test-456");
+      await services.client.ensureStarted();
+      await run("baton.setOpenAIApiKey");
+      expect(posted).toEqual([expect.objectContaining({ hasKey: true })]);
+    } finally {
+      if (saved !== undefined) process.env.OPENAI_API_KEY = saved;
+    }
+  });
+
+  it("the setup reads OPENAI_BASE_URL from the environment when no baseUrl is set", async () => {
+    const { currentSetup } = await import("../../src/commands/setupCommands");
+    const saved = { url: process.env.OPENAI_BASE_URL, key: process.env.OPENAI_API_KEY };
+    process.env.OPENAI_BASE_URL = "http://localhost:11434/v1";
+    delete process.env.OPENAI_API_KEY;
+    try {
+      expect(await currentSetup(services)).toEqual({ hasKey: false, baseUrl: "http://localhost:11434/v1", baseUrlFrom: "environment" });
+    } finally {
+      if (saved.url === undefined) delete process.env.OPENAI_BASE_URL;
+      else process.env.OPENAI_BASE_URL = saved.url;
+      if (saved.key !== undefined) process.env.OPENAI_API_KEY = saved.key;
+    }
+  });
+
+  it("the sessions list shows each session's first prompt, tokens and last activity", async () => {
+    const now = Date.now();
+    fake.responders.set("baton/session/list", () => ({
+      sessions: [
+        {
+          sessionId: SESSION, title: "Cache", mode: "plan", createdAt: "t", updatedAt: new Date(now - 5 * 60_000).toISOString(),
+          firstPrompt: "Add a response cache to the HTTP client", usage: { inputTokens: 12_000, cachedTokens: 0, outputTokens: 400, requests: 3 },
+        },
+        { sessionId: "s-2", title: "", mode: "build", createdAt: "t", updatedAt: new Date(now - 3 * 3_600_000).toISOString(), usage: { requests: 0 } },
+      ],
+    }));
+    await services.client.ensureStarted();
+    await run("baton.switchSession");
+    const items = vscode.window.showQuickPick.mock.calls.at(-1)?.[0] as Array<{ label: string; description: string; detail?: string }>;
+    expect(items.slice(1).map(({ label, description, detail }) => ({ label, description, detail }))).toEqual([
+      { label: "$(check) Cache", description: "Plan · 12,400 tokens", detail: "Add a response cache to the HTTP client · last active 5 min ago" },
+      { label: "Untitled session", description: "Build", detail: "last active 3 h ago" },
+    ]);
+    const options = vscode.window.showQuickPick.mock.calls.at(-1)?.[1] as { matchOnDetail: boolean };
+    expect(options.matchOnDetail).toBe(true);
+  });
+
   it("a stored key is sent after every server start", async () => {
     vscode.secretStore.set("baton.openai.apiKey", "sk-stored");
     await services.client.restart();

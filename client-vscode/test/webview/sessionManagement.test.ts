@@ -110,11 +110,16 @@ describe("sidebar session management", () => {
     const page = await openSession();
     expect(await page.locator("#pick-model").innerText()).toBe("gpt-5.1 ▾");
     expect(await page.locator("#context-label").innerText()).toBe("51k / 400k");
-    expect(await page.locator("#context-meter").evaluate((m) => (m as HTMLMeterElement).value)).toBeCloseTo(0.128, 3);
+    expect(Number(await page.locator("#context-meter").getAttribute("data-fraction"))).toBeCloseTo(0.128, 3);
     const tooltip = (await page.locator("#context").getAttribute("title")) ?? "";
     expect(tooltip).toContain("Context in use now: 51,200 of 400,000 tokens (13% of the model's window).");
     expect(tooltip).toContain("Session totals over 6 requests: input 48,210 (cached 36,000), output 2,315.");
-    expect(await page.locator("#plan-line").innerText()).toBe("Plan: approved, building · 2/5 done");
+    // No turn runs: the build is not going on ("approved, building" only while it does).
+    expect(await page.locator("#plan-line").innerText()).toBe("Plan: approved · 2/5 done");
+    await send(page, { type: "update", sessionId: "s-new", update: { kind: "agent_message_chunk", text: "Building step 3." } });
+    await expect.poll(() => page.locator("#plan-line").innerText()).toBe("Plan: approved, building · 2/5 done");
+    await send(page, { type: "update", sessionId: "s-new", update: { kind: "turn_ended", stopReason: "end_turn" } });
+    await expect.poll(() => page.locator("#plan-line").innerText()).toBe("Plan: approved · 2/5 done");
     // Cache figures from baton/session/context show when the server reports them.
     await send(page, {
       type: "sessionInfo",
@@ -137,7 +142,8 @@ describe("sidebar session management", () => {
     await page.waitForFunction(() => document.getElementById("app")?.dataset.sessionId === "");
     expect(await page.locator("#transcript > *").count()).toBe(0);
     expect(await page.locator("#context").isHidden()).toBe(true);
-    expect(await page.locator("#pick-model").getAttribute("disabled")).not.toBeNull();
+    // With no session the picker chooses the next session's model (it starts one).
+    expect(await page.locator("#pick-model").getAttribute("title")).toContain("a new session");
     // The welcome state is back, and Send still works (it starts a new session).
     expect(await page.locator("#welcome").isVisible()).toBe(true);
     expect((await posted(page)).filter((m) => m.type === "deleteSession")).toEqual([]);

@@ -27,11 +27,25 @@ export function describeError(raw: string): DescribedError {
   if (/server is not running|connection got disposed|pending response rejected|client is not running|stopped/.test(text)) {
     return { title: "The Baton server stopped.", actions: [RESTART, LOG] };
   }
-  if (/429|rate limit|quota/.test(text)) {
-    return { title: "The model provider is rate-limiting requests. Wait a moment, then retry.", actions: [LOG] };
+  const retried = /gave up after (\d+) retr/.exec(text);
+  const after = retried ? ` Baton retried ${retried[1]} ${retried[1] === "1" ? "time" : "times"}.` : "";
+  if (/context_length_exceeded|too long|maximum context|context window|exceeds? (the )?(model'?s? )?context|reduce the length|cannot fit the context/.test(text)) {
+    return { title: "The conversation is too long for the model's context window. Compact it, or start a new session.", actions: [LOG] };
   }
-  if (/timed? ?out|timeout|connect|unreachable|network|50[234]|dns|refused|reset/.test(text)) {
-    return { title: "Could not reach the model provider.", actions: [COMPATIBLE, LOG] };
+  if (/429|rate.?limit|quota|too many requests/.test(text)) {
+    return { title: `The model provider is rate-limiting requests.${after} Wait a moment, then retry.`, actions: [LOG] };
+  }
+  if (/content[_ ]?(policy|filter)|refusal|safety system|flagged/.test(text)) {
+    return { title: "The model provider refused this request.", actions: [LOG] };
+  }
+  if (/stream broke|partial output|stream ended|incomplete chunked|peer closed|server disconnected|remoteprotocolerror|readerror/.test(text)) {
+    return { title: `The connection to the model dropped mid-answer.${after} The partial answer is kept; retry to ask again.`, actions: [LOG] };
+  }
+  if (/\b50[0-9]\b|server_error|overloaded|bad gateway|service unavailable/.test(text)) {
+    return { title: `The model provider had a server error.${after} Retry in a moment.`, actions: [LOG] };
+  }
+  if (/timed? ?out|timeout|could not connect|connect|unreachable|network|dns|refused|reset/.test(text)) {
+    return { title: `Could not reach the model provider.${after}`, actions: [COMPATIBLE, LOG] };
   }
   return { title: "The turn stopped with an error.", actions: [LOG] };
 }

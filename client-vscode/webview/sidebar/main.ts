@@ -22,10 +22,12 @@ import { connectHost } from "../shared/vscodeApi";
 import { ChildCards } from "./children";
 import { contextLine, contextTooltip } from "./numbers";
 import { renderPermission } from "./permissions";
+import { foldRetriedAttempts } from "./attempts";
 import { ReviewUi } from "./review";
 import { SlashMenu } from "./slashMenu";
 import { parseCommands } from "../../src/views/sidebar/commandMessages";
 import { Transcript } from "./transcript";
+import { makeSingleTabStop } from "./transcriptFocus";
 
 interface SavedState {
   activeSessionId: string | null;
@@ -51,6 +53,7 @@ const isAction = (value: string | undefined): value is SidebarAction =>
   value !== undefined && (SIDEBAR_ACTIONS as readonly string[]).includes(value);
 const runAction = (action: SidebarAction) => host.post({ type: "action", action });
 
+makeSingleTabStop(transcriptRoot);
 const transcript = new Transcript(transcriptRoot, {
   fork: (messageId) => {
     if (activeSessionId) host.post({ type: "forkSession", sessionId: activeSessionId, messageId });
@@ -123,10 +126,10 @@ function render(): void {
   sendReason.hidden = blocked === undefined;
   sendReason.textContent = blocked ?? "";
   setDisabled(cancelButton, !running);
-  setDisabled(byId("pick-model"), !activeSessionId);
+  setDisabled(byId("pick-model"), serverStatus !== "running");
   byId("pick-model").title = activeSessionId
     ? "Choose the model for this session's next requests"
-    : "Send a first prompt to start a session, then choose its model";
+    : "Choose the model for a new session (it starts now, in the mode shown)";
   const step = activeSessionId ? children.currentStep(activeSessionId) : undefined;
   turnStatus.textContent = step ? `Building step ${step.index} of ${step.total}…` : running ? "Working…" : "";
   renderWelcome();
@@ -144,6 +147,9 @@ function renderWelcome(): void {
     line.textContent = "Baton is set to use an OpenAI-compatible server.";
   } else if (setup.hasKey || setup.provider === "openai") {
     line.textContent = "Baton will use OpenAI with your key. To use another model, choose below.";
+  } else if (setup.baseUrl) {
+    const from = setup.baseUrlFrom === "environment" ? " (OPENAI_BASE_URL)" : "";
+    line.textContent = `Baton will use the OpenAI-compatible server at ${setup.baseUrl}${from}. To use another model, choose below.`;
   } else {
     line.textContent = "No model is set up yet. Choose one (you can also just send: Baton tries the local model).";
   }
@@ -151,10 +157,15 @@ function renderWelcome(): void {
 
 function renderInfo(): void {
   byId("pick-model").textContent = info.model ? `${info.model} ▾` : "Model ▾";
-  const meter = byId<HTMLMeterElement>("context-meter");
+  const meter = byId("context-meter");
   const context = byId("context");
   const line = contextLine(info);
-  meter.value = line.fraction;
+  // Drawn by the page, not the native <meter>: its empty track looked full in dark and
+  // high-contrast themes.
+  meter.dataset.fraction = String(line.fraction);
+  meter.dataset.level = line.fraction >= 0.9 ? "full" : line.fraction >= 0.75 ? "high" : "ok";
+  meter.setAttribute("aria-valuenow", String(Math.round(line.fraction * 100)));
+  meter.querySelector<HTMLElement>(".meter-fill")?.style.setProperty("width", `${(line.fraction * 100).toFixed(1)}%`);
   byId("context-label").textContent = line.label;
   context.hidden = !activeSessionId;
   context.title = contextTooltip(info);
@@ -162,7 +173,10 @@ function renderInfo(): void {
   planLine.hidden = !info.plan;
   if (info.plan) {
     const progress = info.plan.total ? ` · ${info.plan.done ?? 0}/${info.plan.total} done` : "";
-    planLine.textContent = `Plan: ${PLAN_STATUS[info.plan.status] ?? info.plan.status}${progress}`;
+    // "building" only while a turn runs: after the build ends the plan is approved, with
+    // its progress (plan_done makes it done).
+    const status = info.plan.status === "approved" && !running ? "approved" : (PLAN_STATUS[info.plan.status] ?? info.plan.status);
+    planLine.textContent = `Plan: ${status}${progress}`;
     planLine.title = `${info.plan.path} (version ${info.plan.version}). Click to open the plan.`;
   }
 }
@@ -180,6 +194,9 @@ function renderSessions(): void {
   select.replaceChildren(
     ...sorted.map((s) => {
       const option = el("option", { value: s.sessionId }, s.title || "Untitled session");
+      // The native list shows titles; the tooltip says which session it is.
+      const used = s.usage?.requests ? `${formatTokens((s.usage.inputTokens ?? 0) + (s.usage.outputTokens ?? 0))} tokens` : "";
+      option.title = [s.firstPrompt, used, `last active ${s.updatedAt}`].filter(Boolean).join(" · ");
       option.selected = s.sessionId === activeSessionId;
       return option;
     }),
@@ -199,6 +216,7 @@ function finishTurn(stopReason: string | undefined, error: string | undefined): 
   else transcript.endMessage();
   running = false;
   render();
+  renderInfo();
 }
 
 function showServer(status: string): void {
@@ -258,9 +276,10 @@ function handle(message: SidebarInbound): void {
       activeSessionId = message.sessionId;
       mode = message.mode;
       running = message.running;
-      transcript.load(message.messages);
+      transcript.load(message.messages, message.turns ?? []);
       review.decorateHistory(message.messages);
       children.restore(message.sessionId, message.messages);
+      foldRetriedAttempts(transcriptRoot);
       info = {}; // until the host sends this session's sessionInfo
       renderInfo();
       renderSessions();
@@ -288,7 +307,10 @@ function handle(message: SidebarInbound): void {
         return;
       }
       // A turn the server started itself (after plan approval or feedback) is running too.
-      if (TURN_ACTIVITY.has(update.kind)) running = true;
+      if (TURN_ACTIVITY.has(update.kind) && !running) {
+        running = true;
+        renderInfo();
+      }
       transcript.apply(update);
       render();
       return;
@@ -296,6 +318,7 @@ function handle(message: SidebarInbound): void {
     case "userMessage":
       if (message.sessionId === activeSessionId) {
         transcript.user(message.text);
+        foldRetriedAttempts(transcriptRoot);
         running = true;
         render();
       }
@@ -339,6 +362,7 @@ function handle(message: SidebarInbound): void {
       return;
     case "messageMarks":
       review.applyMarks(message.sessionId, message.messages);
+      foldRetriedAttempts(transcriptRoot);
       return;
     case "permissionClosed": {
       const card = permissions.querySelector<HTMLElement>(`[data-request-id="${CSS.escape(message.requestId)}"]`);
@@ -419,7 +443,7 @@ byId("context").addEventListener("click", () => {
   if (activeSessionId) host.post({ type: "contextMenu", sessionId: activeSessionId });
 });
 byId("pick-model").addEventListener("click", () => {
-  if (activeSessionId) host.post({ type: "pickModel", sessionId: activeSessionId });
+  host.post(activeSessionId ? { type: "pickModel", sessionId: activeSessionId } : { type: "pickModel", sessionId: null, mode });
 });
 byId("plan-line").addEventListener("click", (event) => {
   event.preventDefault();
@@ -448,5 +472,6 @@ host.onMessage(parseSidebarInbound, handle);
 const draft = saved?.draft;
 if (draft) promptBox.value = draft;
 review.setAttachments(saved?.attachments ?? []);
+renderInfo();
 render();
 host.post({ type: "ready", activeSessionId });

@@ -82,3 +82,21 @@ export function permissionQuestion(name: string, input: Record<string, unknown>)
       return `Allow the agent to use “${name}”${t.target ? ` on ${t.target}` : ""}?`;
   }
 }
+
+/**
+ * A tool's output as the person reads it. Plan tools answer the model with numbered
+ * hunks (`+5| - [ ] step`, `-7| …`) and a "Changed lines:" header: the card shows the
+ * changed lines as a plain diff (`+ - [ ] step`), without the numbering meant for the
+ * model's later edits.
+ */
+export function displayOutput(name: string, output: string): string {
+  if (!name.startsWith("plan_")) return output;
+  return output
+    .replace(/\.?\s*Changed lines:\s*$/gm, ".")
+    .split("\n")
+    .map((line) => {
+      const hunk = /^([ +-])\d+\| ?(.*)$/.exec(line);
+      return hunk ? `${hunk[1]} ${hunk[2]}` : line;
+    })
+    .join("\n");
+}

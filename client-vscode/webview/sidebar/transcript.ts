@@ -2,12 +2,12 @@
 // live baton/session/update stream (answer chunks, thoughts, tool calls,
 // compaction markers). Baton's own instructions to the model show as compact
 // chips, errors as cards with the actions that fix them.
-import type { Message, SessionUpdate } from "../../src/protocol";
+import type { Message, SessionUpdate, TurnOutcome } from "../../src/protocol";
 import type { SidebarAction } from "../../src/views/sidebar/messages";
 import { el, formatTokens } from "../shared/dom";
 import { setMarkdown } from "../shared/markdown";
 import { describeError } from "./errors";
-import { toolTitle } from "./tools";
+import { displayOutput, toolTitle } from "./tools";
 
 type Part = Message["parts"][number];
 type Origin = NonNullable<Message["origin"]> | "baton";
@@ -75,34 +75,67 @@ export class Transcript {
     this.handlers.changed?.();
   }
 
-  load(messages: Message[]): void {
+  /**
+   * A session's history, as it was shown live: each turn's end (error card, "Stopped",
+   * the step limit) after the message it followed, the compactions with their figures,
+   * and the end in view.
+   */
+  load(messages: Message[], turns: TurnOutcome[] = []): void {
     this.clear();
+    this.pinned = true;
+    const ends = new Map<string | null, TurnOutcome[]>();
+    for (const turn of turns) {
+      const key = turn.afterMessageId ?? null;
+      ends.set(key, [...(ends.get(key) ?? []), turn]);
+    }
+    const lastId = messages[messages.length - 1]?.id;
+    const showEnds = (key: string | null, reverted: boolean) => {
+      const list = ends.get(key) ?? [];
+      list.forEach((turn, i) => {
+        // Retry sends the latest failed prompt again: only the session's last end offers it.
+        const latest = key === (lastId ?? null) && i === list.length - 1 && !reverted;
+        this.endTurn(turn.stopReason, turn.error ?? undefined, latest);
+        // A failed attempt that was sent again: its card says so, as it did live.
+        if (reverted) this.root.lastElementChild?.classList.add("resolved");
+      });
+    };
+    showEnds(null, false);
     messages.forEach((message, index) => {
-      const compacted = message.compacted === true;
-      if (message.role === "user") {
-        // A pre-compact round's prompt carries its audit entry: mark where the round began.
-        for (const part of message.parts) if (part.type === "pre_compact") this.part(part, compacted);
-        const text = message.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
-        if (message.origin) this.baton(text, message.origin, compacted);
-        else if (message.command) this.command(message.command.typed, text, compacted);
-        else this.user(text, compacted);
-        return;
-      }
-      if (message.role === "system") {
-        // Baton's own entries: where a compaction happened, how a pre-compact round ended.
-        for (const part of message.parts) {
-          if (part.type === "compaction" || part.type === "pre_compact") this.part(part, compacted);
-        }
-        this.open = undefined;
-        return;
-      }
-      for (const part of message.parts) this.part(part, message.compacted === true);
-      this.open = undefined;
-      // Between turns (after a turn's last answer) the session can be forked.
-      const next = messages[index + 1];
-      if (this.handlers.fork && (!next || next.role === "user")) this.forkPoint(message.id);
+      this.message(message);
+      showEnds(message.id, message.reverted === true);
+      // Between turns (after a turn's last answer, Baton's own entries aside) the session
+      // can be forked.
+      const next = messages.slice(index + 1).find((m) => m.role !== "system");
+      if (message.role === "assistant" && this.handlers.fork && (!next || next.role === "user")) this.forkPoint(message.id);
     });
     this.scroll();
+    // Markdown renders in the next frame and makes the transcript taller: the end again.
+    requestAnimationFrame(() => {
+      if (this.pinned) this.root.scrollTop = this.root.scrollHeight;
+    });
+  }
+
+  private message(message: Message): void {
+    const compacted = message.compacted === true;
+    if (message.role === "user") {
+      // A pre-compact round's prompt carries its audit entry: mark where the round began.
+      for (const part of message.parts) if (part.type === "pre_compact") this.part(part, compacted);
+      const text = message.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+      if (message.origin) this.baton(text, message.origin, compacted);
+      else if (message.command) this.command(message.command.typed, text, compacted);
+      else this.user(text, compacted);
+      return;
+    }
+    if (message.role === "system") {
+      // Baton's own entries: where a compaction happened, how a pre-compact round ended.
+      for (const part of message.parts) {
+        if (part.type === "compaction" || part.type === "pre_compact") this.part(part, compacted);
+      }
+      this.open = undefined;
+      return;
+    }
+    for (const part of message.parts) this.part(part, message.compacted === true);
+    this.open = undefined;
   }
 
   /** After a live turn: the answer just streamed can be forked after (once). */
@@ -178,7 +211,12 @@ export class Transcript {
         return;
       }
       case "compaction":
-        this.marker("compaction", "Context compacted here (older messages are summarised for the agent)");
+        this.marker(
+          "compaction",
+          part.tokensBefore != null && part.tokensAfter != null
+            ? compactionText(part.trigger ?? "manual", part.tokensBefore, part.tokensAfter)
+            : "Context compacted here (older messages are summarised for the agent)",
+        );
         return;
       case "pre_compact":
         this.open = undefined;
@@ -207,12 +245,18 @@ export class Transcript {
   apply(update: SessionUpdate): void {
     switch (update.kind) {
       case "agent_message_chunk":
+        this.endRetry();
         this.appendText("text", update.text, false);
         break;
+      case "model_retry":
+        this.retry(update);
+        break;
       case "agent_thought_chunk":
+        this.endRetry();
         this.appendText("thought", update.text, false);
         break;
       case "tool_call":
+        this.endRetry();
         this.open = undefined;
         this.toolCard(update.toolCallId, update.name, update.input);
         this.setToolStatus(update.toolCallId, update.status, undefined);
@@ -233,11 +277,7 @@ export class Transcript {
         this.open = undefined;
         const c = update.compaction;
         this.endCompacting();
-        this.marker(
-          "compaction",
-          `Context compacted: ${formatTokens(c.tokensBefore)} → ${formatTokens(c.tokensAfter)} tokens in use` +
-            (c.trigger === "manual" ? "" : ` (${TRIGGERS[c.trigger] ?? c.trigger})`),
-        );
+        this.marker("compaction", compactionText(c.trigger, c.tokensBefore, c.tokensAfter));
         break;
       }
       case "compaction_failed":
@@ -278,14 +318,53 @@ export class Transcript {
     for (const stale of this.root.querySelectorAll(".marker.compaction-started")) stale.remove();
   }
 
-  endTurn(stopReason: string | undefined, error: string | undefined): void {
+  /**
+   * A retry of the model request: its reason and a countdown to the next attempt, kept
+   * in the transcript (one line per retry) once the wait is over.
+   */
+  private retry(update: Extract<SessionUpdate, { kind: "model_retry" }>): void {
+    this.endRetry();
+    this.open = undefined;
+    const why = retryReason(update.status ?? undefined);
+    const node = this.marker("retry", "");
+    node.title = update.reason;
+    node.setAttribute("role", "status");
+    const deadline = Date.now() + update.delaySeconds * 1000;
+    const label = `Retry ${update.attempt} of ${update.maxRetries}`;
+    const tick = () => {
+      const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
+      node.textContent = left > 0 ? `${why}: ${label} in ${left} s…` : `${why}: ${label} sent…`;
+      if (left === 0) this.stopCountdown();
+    };
+    tick();
+    this.countdown = { node, timer: window.setInterval(tick, 250), text: `${why}: ${label} sent` };
+  }
+
+  private countdown: { node: HTMLElement; timer: number; text: string } | undefined;
+
+  private stopCountdown(): void {
+    if (this.countdown) window.clearInterval(this.countdown.timer);
+  }
+
+  /** The retried request answered (or the turn ended): the countdown becomes a record. */
+  private endRetry(): void {
+    if (!this.countdown) return;
+    this.stopCountdown();
+    this.countdown.node.textContent = this.countdown.text;
+    this.countdown = undefined;
+  }
+
+  endTurn(stopReason: string | undefined, error: string | undefined, retryable = true): void {
+    this.endRetry();
     this.open = undefined;
     if (stopReason === "error" || (error && stopReason !== "cancelled")) {
-      this.error(error ?? "The turn stopped with an error.", true);
+      this.error(error ?? "The turn stopped with an error.", retryable);
     } else if (stopReason === "cancelled") {
       this.marker("stop-cancelled", "Stopped");
     } else if (stopReason === "max_steps") {
       this.marker("stop-max_steps", "The agent stopped after its step limit. Send “continue” to let it go on.");
+    } else if (stopReason === "refusal") {
+      this.marker("stop-refusal", "The model refused to answer this request.");
     } else if (stopReason && stopReason !== "end_turn") {
       this.marker(`stop-${stopReason}`, `Stopped (${stopReason})`);
     }
@@ -316,6 +395,11 @@ export class Transcript {
       actions,
       el("details", { class: "error-details" }, el("summary", {}, "Details"), el("pre", {}, raw)),
     );
+    // Opened at the end of the transcript, the details would grow under the composer.
+    const details = card.querySelector("details");
+    details?.addEventListener("toggle", () => {
+      if (details.open) details.scrollIntoView({ block: "nearest" });
+    });
     this.root.append(card);
     this.scroll();
   }
@@ -375,7 +459,7 @@ export class Transcript {
       status,
     );
     // Inside the summary: a closed <details> shows only its summary.
-    const preview = el("pre", { class: "tool-preview", hidden: "" });
+    const preview = el("div", { class: "tool-preview", hidden: "" });
     summary.append(preview);
     const inputBlock = el("details", { class: "tool-input" }, el("summary", {}, "Input"), el("pre", {}, JSON.stringify(input, null, 2)));
     const output = el("pre", { class: "tool-output", hidden: "" });
@@ -402,6 +486,7 @@ export class Transcript {
     if (status !== "in_progress") card.removeAttribute("data-asking");
     showStatus(card);
     if (output !== undefined) {
+      output = displayOutput(card.dataset.tool ?? "", output);
       const pre = card.querySelector<HTMLElement>(".tool-output");
       if (pre) {
         pre.textContent = output;
@@ -415,9 +500,13 @@ export class Transcript {
       if (preview) {
         const lines = output.split("\n").filter((line) => line.trim() !== "");
         const more = lines.length - PREVIEW_LINES;
-        preview.textContent = live
-          ? lines.slice(-PREVIEW_LINES).join("\n")
-          : lines.slice(0, PREVIEW_LINES).join("\n") + (more > 0 ? `\n… ${more} more lines` : "");
+        // One row per line, each cut at its end with an ellipsis (never mid-row), and the
+        // count of what is hidden on a row of its own, always shown.
+        const shown = live ? lines.slice(-PREVIEW_LINES) : lines.slice(0, PREVIEW_LINES);
+        preview.replaceChildren(
+          ...shown.map((line) => el("div", { class: "tool-preview-line", title: line }, line)),
+          ...(!live && more > 0 ? [el("div", { class: "tool-preview-more" }, `… ${more} more ${more === 1 ? "line" : "lines"}`)] : []),
+        );
         preview.hidden = lines.length === 0;
       }
       if (live && pre) pre.scrollTop = pre.scrollHeight;
@@ -456,6 +545,23 @@ const STATUS_LABELS: Record<string, string> = {
   completed: "done",
   failed: "failed",
 };
+
+/** A compaction marker's words: the same live and in a reopened session. */
+function compactionText(trigger: string, before: number, after: number): string {
+  return (
+    `Context compacted: ${formatTokens(before)} → ${formatTokens(after)} tokens in use` +
+    (trigger === "manual" ? "" : ` (${TRIGGERS[trigger] ?? trigger})`)
+  );
+}
+
+/** Why a request is retried, in words, from its HTTP status (none: the connection). */
+function retryReason(status: number | undefined): string {
+  if (status === 429) return "Rate limited (HTTP 429)";
+  if (status === 529) return "The provider is overloaded (HTTP 529)";
+  if (status !== undefined && status >= 500) return `The provider had a server error (HTTP ${status})`;
+  if (status !== undefined) return `The provider answered HTTP ${status}`;
+  return "The connection to the model dropped";
+}
 
 const TRIGGERS: Record<string, string> = {
   auto: "automatic, the context was nearly full",

@@ -44,6 +44,7 @@ from baton.providers.base import (
     ToolCall,
     Usage,
 )
+from baton.providers.retry_notice import RetryNotice, retries_reported_to
 from baton.store.model import (
     StoredMessage,
     StoredOpaque,
@@ -53,6 +54,7 @@ from baton.store.model import (
     StoredToolCall,
     ToolResultRecord,
 )
+from baton.store.outcomes import TurnOutcomeLog
 from baton.store.requests import RequestLog
 from baton.store.sessions import SessionStore
 from baton.tools.base import ToolResult
@@ -143,6 +145,9 @@ class TurnHost(Protocol):
     def requests(self) -> RequestLog: ...
 
     @property
+    def outcomes(self) -> TurnOutcomeLog: ...
+
+    @property
     def notes(self) -> ContextNotes: ...
 
     @property
@@ -225,7 +230,7 @@ class Turn:
         except ProviderError as exc:
             self._finish_interrupted(NOT_RUN_OUTPUT.format(reason="the provider failed"))
             if self.purpose == "turn":
-                self.emit(p.TurnEnded(stop_reason="error", error=exc.message))
+                self._ended(p.PromptResult(stop_reason="error", error=exc.message))
             raise
         except BatonError as exc:
             self._finish_interrupted(NOT_RUN_OUTPUT.format(reason=exc.message))
@@ -239,8 +244,18 @@ class Turn:
         # A pre-compact round runs inside a compaction (maybe inside a turn): its end is
         # not the end of the person's turn, so clients are not told it is.
         if self.purpose == "turn":
-            self.emit(p.TurnEnded(stop_reason=result.stop_reason, error=result.error))
+            self._ended(result)
         return result
+
+    def _ended(self, result: p.PromptResult) -> None:
+        """Tell the client how the turn ended, and keep it for a client that reopens the
+        session later (a store that cannot take it costs the reopened marker, not the turn)."""
+        last = self.state.messages[-1].seq if self.state.messages else None
+        try:
+            self.service.outcomes.record(self.session_id, last, result.stop_reason, result.error)
+        except Exception:
+            log.exception("the end of a turn in %s was not stored", self.session_id)
+        self.emit(p.TurnEnded(stop_reason=result.stop_reason, error=result.error))
 
     async def _loop(self) -> p.PromptResult:
         if self.first_call is not None:
@@ -323,8 +338,9 @@ class Turn:
     async def _model_step(self, provider: Provider, built: BuiltContext) -> StepOutput:
         collected = _Collector()
         try:
-            async for event in provider.stream(built.request):
-                self._on_event(event, collected)
+            with retries_reported_to(self._on_retry):
+                async for event in provider.stream(built.request):
+                    self._on_event(event, collected)
         except (ProviderError, asyncio.CancelledError) as exc:
             collected.flush_partial()
             if collected.parts:
@@ -340,6 +356,17 @@ class Turn:
         for item in collected.server_compactions:
             self.service.seams.server_compaction.on_server_compaction(self, message, item, provider)
         return StepOutput(message, collected.tool_calls, collected.finish, collected.usage)
+
+    def _on_retry(self, notice: RetryNotice) -> None:
+        self.emit(
+            p.ModelRetry(
+                attempt=notice.attempt,
+                max_retries=notice.max_retries,
+                delay_seconds=round(notice.delay, 1),
+                reason=notice.reason,
+                status=notice.status,
+            )
+        )
 
     def _on_event(self, event: object, c: _Collector) -> None:
         if isinstance(event, TextDelta):

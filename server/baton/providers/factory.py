@@ -3,7 +3,9 @@
 Resolution (the settings are in README.md, "Configuration"):
 
 * provider: the override, else `settings.provider`, else `openai` when an OpenAI
-  key is available (client key or the `apiKeyEnv` variable), else `local`;
+  key is available (client key or the `apiKeyEnv` variable), else
+  `openai-compatible` when a base URL other than OpenAI's is set (`OPENAI_BASE_URL`
+  of a keyless local server), else `local`;
 * model: the override, else `settings.model`, else the provider's default
   (`openai-compatible` has none: the `model` key is required);
 * base URL: `settings.base_url` (which already carries `OPENAI_BASE_URL`), else
@@ -60,7 +62,13 @@ class _Resolved:
 def configured_provider(settings: Settings, credentials: Credentials) -> str:
     if settings.provider:
         return settings.provider
-    return "openai" if credentials.get("openai", settings.api_key_env) else "local"
+    if credentials.get("openai", settings.api_key_env):
+        return "openai"
+    # A base URL and no key (OPENAI_BASE_URL of an Ollama, llama.cpp or vLLM server): that
+    # server is what the person set up, not the embedded model.
+    if settings.base_url and settings.base_url.rstrip("/") != DEFAULT_BASE_URLS["openai"]:
+        return "openai-compatible"
+    return "local"
 
 
 def _resolve(

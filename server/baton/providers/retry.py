@@ -24,6 +24,7 @@ import httpx
 
 from baton.errors import ProviderError
 from baton.providers.http_errors import MAX_RETRY_AFTER, transport_error
+from baton.providers.retry_notice import RetryNotice, announce
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +93,7 @@ def _retry_delay(
 
 async def _back_off(err: ProviderError, retries: int, delay: float, policy: RetryPolicy) -> None:
     log.warning("%s; retry %d/%d in %.1f s", err.message, retries, policy.max_retries, delay)
+    announce(RetryNotice(retries, policy.max_retries, delay, err.message, err.status))
     await policy.sleep(delay)
 
 

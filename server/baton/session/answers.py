@@ -7,14 +7,19 @@ from baton import protocol as p
 from baton.agent.context import BuiltContext
 from baton.agent.state import SessionState
 from baton.providers.base import ProviderIdentity
+from baton.session.reopen import fill_compaction_figures, turn_outcomes
 from baton.session.usage import usage_totals
 from baton.store.model import StoredMessage
+from baton.store.outcomes import TurnOutcomeLog
 from baton.store.requests import RequestTotals
 
 
-def load_result(state: SessionState, identity: ProviderIdentity | None) -> p.SessionLoadResult:
+def load_result(
+    state: SessionState, identity: ProviderIdentity | None, outcomes: TurnOutcomeLog
+) -> p.SessionLoadResult:
     """`identity`: the model the session would use now (None when it cannot be resolved:
-    the row's own provider and model are reported then)."""
+    the row's own provider and model are reported then); `outcomes`: how each turn ended,
+    so a reopened session shows what it showed live."""
     compacted = compacted_ids(state)
     running = state.running_call_ids if state.busy else frozenset()
     messages = [
@@ -23,11 +28,13 @@ def load_result(state: SessionState, identity: ProviderIdentity | None) -> p.Ses
     ]
     for wire in messages:
         wire.reverted = wire.id in state.reverted
+    fill_compaction_figures(messages, state.id, outcomes)
     return p.SessionLoadResult(
         session_id=state.id,
         title=state.row.title,
         mode=state.row.mode,
         messages=messages,
+        turns=turn_outcomes(state, outcomes),
         usage=usage_totals(state),
         provider=identity.provider if identity is not None else state.row.provider,
         model=identity.model if identity is not None else state.row.model,

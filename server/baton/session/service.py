@@ -32,6 +32,7 @@ from baton.errors import InvalidParams
 from baton.providers.base import Provider, ProviderIdentity, RequiredCall, ToolCall
 from baton.session.answers import context_result, load_result
 from baton.session.cache import SessionCache
+from baton.session.listing import session_rows
 from baton.session.model_choice import ProviderSource, SessionModels
 from baton.session.permissions import PermissionDialog
 from baton.session.seams import Seams
@@ -39,7 +40,8 @@ from baton.session.tool_calls import ToolCalls
 from baton.session.turns import Turns
 from baton.store.db import Database
 from baton.store.leases import Leases
-from baton.store.model import DEFAULT_TITLE, MessageKind, StoredMessage, StoredPart
+from baton.store.model import DEFAULT_TITLE, MessageKind, StoredPart
+from baton.store.outcomes import TurnOutcomeLog
 from baton.store.requests import RequestLog
 from baton.store.sessions import SessionStore
 from baton.tools.base import ToolResult
@@ -79,6 +81,8 @@ class SessionService:
         self.store = SessionStore(db)
         # Every model request's reported tokens, cached ones among them.
         self.requests = RequestLog(db)
+        # How each turn ended, for a client that reopens the session.
+        self.outcomes = TurnOutcomeLog(db)
         self.config = config
         self.credentials = credentials
         self.channel = channel
@@ -91,6 +95,8 @@ class SessionService:
         self.cache = SessionCache(db, self.store, self._loaded)
         # Which process works on a session (another `baton serve` may share the store).
         self.leases = Leases(db)
+        # How each turn ended, for a client that reopens the session.
+        self.outcomes = TurnOutcomeLog(db)
         # Last: a feature's setup may read any of the above.
         self.seams: Seams = features(self) if features is not None else (seams or Seams())
         # What runs on the seams: each tool call, with its permission dialog.
@@ -148,12 +154,12 @@ class SessionService:
         return p.SessionNewResult(session_id=self.create_session(params.title, params.mode).id)
 
     def list_sessions(self) -> p.SessionListResult:
-        return p.SessionListResult(sessions=[row.to_wire() for row in self.store.list_sessions()])
+        return p.SessionListResult(sessions=session_rows(self.db, self.store.list_sessions()))
 
     def load(self, session_id: str) -> p.SessionLoadResult:
         """The session as the client shows it (`baton/session/load`)."""
         state = self.state(session_id)
-        return load_result(state, self.identity_for(state, self.settings()))
+        return load_result(state, self.identity_for(state, self.settings()), self.outcomes)
 
     def forget(self, session_id: str) -> None:
         self.cache.forget(session_id)
@@ -226,17 +232,6 @@ class SessionService:
         return context_result(built, self.requests.totals(state.id))
 
     # ------------------------------------------------------------------ turns
-
-    def add_user_message(
-        self,
-        state: SessionState,
-        text: str,
-        kind: MessageKind,
-        meta: dict[str, Any] | None = None,
-        *,
-        extra_parts: Sequence[StoredPart] = (),
-    ) -> StoredMessage:
-        return self.turns.add_user_message(state, text, kind, meta, extra_parts=extra_parts)
 
     def start_turn(
         self,

@@ -204,4 +204,17 @@ MIGRATIONS: list[str] = [
     ALTER TABLE sessions ADD COLUMN task TEXT;
     CREATE INDEX sessions_by_parent ON sessions(parent_id);
     """,
+    # 9: how each turn ended (store/outcomes.py), after which message: a reopened session
+    # shows its error cards and "Stopped" markers where they were shown live.
+    """
+    CREATE TABLE turn_outcomes (
+        seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id   TEXT NOT NULL REFERENCES sessions(id),
+        after_seq    INTEGER,
+        stop_reason  TEXT NOT NULL,
+        error        TEXT,
+        created_at   TEXT NOT NULL
+    );
+    CREATE INDEX turn_outcomes_by_session ON turn_outcomes(session_id, seq);
+    """,
 ]

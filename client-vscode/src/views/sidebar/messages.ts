@@ -1,5 +1,5 @@
 // Messages between the extension host and the sidebar webview, with guards.
-import type { Message, Mode, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, WorkspaceTrustResult } from "../../protocol";
+import type { Message, Mode, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, TurnOutcome, WorkspaceTrustResult } from "../../protocol";
 import { hasType, isId, isMode, isRecord, isString, type Json } from "../guards";
 import {
   parseAttachments,
@@ -44,9 +44,14 @@ export interface TrustView {
 
 /** How the person can get a model: what the welcome state and error actions offer. */
 export interface SetupView {
-  /** The provider setting (undefined: the server decides: OpenAI with a key, else local). */
+  /** The provider setting (undefined: the server decides: OpenAI with a key, else the
+   * server at `baseUrl` when one is set, else local). */
   provider?: string;
   hasKey: boolean;
+  /** `baton.baseUrl`, else OPENAI_BASE_URL of the environment VS Code runs in. */
+  baseUrl?: string;
+  /** Where `baseUrl` came from. */
+  baseUrlFrom?: "setting" | "environment";
 }
 
 /** Things the webview may ask the host to do for the person (each is a fixed command, no arguments). */
@@ -67,7 +72,8 @@ export type SidebarAction = (typeof SIDEBAR_ACTIONS)[number];
 export type SidebarInbound =
   | { type: "server"; status: ServerStatus; message?: string }
   | { type: "sessions"; sessions: SessionInfo[]; activeSessionId: string | null }
-  | { type: "history"; sessionId: string; title: string; mode: Mode; messages: Message[]; running: boolean }
+  /** A session's history; `turns`: how each turn ended, shown where it was live. */
+  | { type: "history"; sessionId: string; title: string; mode: Mode; messages: Message[]; running: boolean; turns?: TurnOutcome[] }
   | { type: "update"; sessionId: string; update: SessionUpdate }
   | { type: "userMessage"; sessionId: string; text: string }
   | { type: "turn"; sessionId: string; running: boolean; stopReason?: string; error?: string }
@@ -128,7 +134,8 @@ export type SidebarOutbound =
   | { type: "deleteSession"; sessionId: string }
   | { type: "forkSession"; sessionId: string; messageId?: string }
   | { type: "exportSession"; sessionId: string }
-  | { type: "pickModel"; sessionId: string };
+  /** `sessionId` null: before the first prompt (the host starts a session in `mode`, then picks). */
+  | { type: "pickModel"; sessionId: string | null; mode?: Mode };
 
 const OUTBOUND_TYPES = [
   ...REVIEW_OUTBOUND_TYPES,
@@ -172,8 +179,10 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
     case "renameSession":
     case "deleteSession":
     case "exportSession":
-    case "pickModel":
       return isId(m.sessionId) ? { type: value.type, sessionId: m.sessionId } : undefined;
+    case "pickModel":
+      if (m.sessionId === null) return { type: "pickModel", sessionId: null, ...(isMode(m.mode) ? { mode: m.mode } : {}) };
+      return isId(m.sessionId) ? { type: "pickModel", sessionId: m.sessionId } : undefined;
     case "forkSession":
       if (!isId(m.sessionId)) return undefined;
       if (m.messageId === undefined) return { type: "forkSession", sessionId: m.sessionId };
@@ -251,7 +260,9 @@ export function parseSidebarInbound(value: unknown): SidebarInbound | undefined 
     case "sessions":
       return Array.isArray(m.sessions) ? (value as unknown as SidebarInbound) : undefined;
     case "history":
-      return isId(m.sessionId) && Array.isArray(m.messages) ? (value as unknown as SidebarInbound) : undefined;
+      return isId(m.sessionId) && Array.isArray(m.messages) && (m.turns === undefined || Array.isArray(m.turns))
+        ? (value as unknown as SidebarInbound)
+        : undefined;
     case "update":
       return isId(m.sessionId) && isRecord(m.update) && isString(m.update.kind)
         ? (value as unknown as SidebarInbound)

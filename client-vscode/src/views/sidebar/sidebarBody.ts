@@ -5,8 +5,8 @@ export const SIDEBAR_BODY = `
 <main id="app" data-server="starting">
   <header class="session-header">
     <select id="session-select" aria-label="Session"></select>
-    <button id="context" class="context" type="button" aria-label="Context window in use">
-      <meter id="context-meter" min="0" max="1" low="0.75" high="0.9" optimum="0" value="0"></meter>
+    <button id="context" class="context" type="button" aria-label="Context window in use" hidden>
+      <span id="context-meter" class="meter" role="meter" aria-label="Context in use" aria-valuemin="0" aria-valuemax="100" aria-valuenow="0" data-fraction="0"><span class="meter-fill"></span></span>
       <span id="context-label"></span>
     </button>
   </header>
@@ -44,13 +44,13 @@ export const SIDEBAR_BODY = `
     <ul id="mentions" class="mentions" role="listbox" aria-label="Workspace files" hidden></ul>
     <ul id="slash-menu" class="mentions slash-menu" role="listbox" aria-label="Commands" hidden></ul>
     <vscode-textarea id="prompt" rows="3" resize="vertical" placeholder="Ask Baton… (@ to attach a file, / for commands, Enter to send, Shift+Enter for a new line)"></vscode-textarea>
+    <div id="turn-status" class="turn-status" role="status"></div>
     <div class="composer-bar">
       <div class="mode-switch" role="radiogroup" aria-label="Mode">
         <button id="mode-build" type="button" role="radio" aria-checked="true" title="Build: the agent works on the files (asks before commands and writes)">Build</button>
         <button id="mode-plan" type="button" role="radio" aria-checked="false" title="Plan: the agent writes a plan for you to review and changes no files">Plan</button>
       </div>
       <button id="pick-model" class="model-picker" type="button" title="Choose the model for this session's next requests">Model</button>
-      <span id="turn-status" class="turn-status" role="status"></span>
       <vscode-button id="cancel" secondary disabled title="Stop the running turn (Ctrl+Alt+Backspace)">Stop</vscode-button>
       <vscode-button id="send" title="Send (Enter)">Send</vscode-button>
     </div>

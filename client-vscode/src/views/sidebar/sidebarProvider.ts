@@ -274,9 +274,12 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       case "exportSession":
         await vscode.commands.executeCommand("baton.exportSession", message.sessionId);
         return;
-      case "pickModel":
-        await vscode.commands.executeCommand("baton.selectModel", message.sessionId);
+      case "pickModel": {
+        // Before the first prompt the model is the new session's: start it, then pick.
+        const sessionId = message.sessionId ?? (await this.newSession(message.mode ?? "build"));
+        await vscode.commands.executeCommand("baton.selectModel", sessionId);
         return;
+      }
     }
   }
 
@@ -504,6 +507,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       mode: loaded.mode,
       messages: loaded.messages,
       running: this.state.isRunning(sessionId),
+      ...(loaded.turns?.length ? { turns: loaded.turns } : {}),
     });
     void this.seedInfo(sessionId);
   }

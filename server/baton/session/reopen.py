@@ -1,0 +1,40 @@
+"""What a reopened session shows besides its messages: how each turn ended and the
+figures of each compaction, as the live updates showed them (`baton/session/load`)."""
+
+from __future__ import annotations
+
+from baton import protocol as p
+from baton.agent.state import SessionState
+from baton.store.outcomes import TurnOutcomeLog
+
+
+def turn_outcomes(state: SessionState, log: TurnOutcomeLog) -> list[p.TurnOutcome]:
+    """Each stored turn end, placed after the message that was the session's last then."""
+    ids = {m.seq: m.id for m in state.messages}
+    out: list[p.TurnOutcome] = []
+    for after_seq, stop_reason, error, created_at in log.outcomes(state.id):
+        if after_seq is not None and after_seq not in ids:
+            continue  # its message is gone (a repaired store): nowhere to show it
+        out.append(
+            p.TurnOutcome(
+                after_message_id=ids[after_seq] if after_seq is not None else None,
+                stop_reason=stop_reason,
+                error=error,
+                created_at=created_at,
+            )
+        )
+    return out
+
+
+def fill_compaction_figures(
+    messages: list[p.Message], session_id: str, log: TurnOutcomeLog
+) -> None:
+    """The compaction markers get the trigger and token figures of their records."""
+    figures = log.compaction_figures(session_id)
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, p.CompactionPart) and part.compaction_id in figures:
+                found = figures[part.compaction_id]
+                part.trigger = found.trigger
+                part.tokens_before = found.tokens_before
+                part.tokens_after = found.tokens_after

@@ -1,0 +1,65 @@
+"""How each of a session's turns ended, and after which message.
+
+Live, a turn's end reaches the client as `turn_ended` (an error card, a "Stopped"
+marker, the step-limit note); stored here, one row per turn and never changed, it
+reaches a client that reopens the session through `baton/session/load`, in the place
+it had. The compaction figures shown live come from the compactions table.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from baton import protocol as p
+from baton.ids import utc_now
+from baton.store.db import Database
+
+
+@dataclass(frozen=True)
+class CompactionFigures:
+    trigger: p.Trigger
+    tokens_before: int
+    tokens_after: int
+
+
+class TurnOutcomeLog:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def record(
+        self, session_id: str, after_seq: int | None, stop_reason: p.StopReason, error: str | None
+    ) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO turn_outcomes (session_id, after_seq, stop_reason, error, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (session_id, after_seq, stop_reason, error, utc_now()),
+            )
+
+    def outcomes(self, session_id: str) -> list[tuple[int | None, p.StopReason, str | None, str]]:
+        """(after_seq, stop_reason, error, created_at) in the order the turns ended."""
+        rows = self.db.conn.execute(
+            "SELECT after_seq, stop_reason, error, created_at FROM turn_outcomes"
+            " WHERE session_id = ? ORDER BY seq",
+            (session_id,),
+        ).fetchall()
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def compaction_figures(self, session_id: str) -> dict[str, CompactionFigures]:
+        """The committed compactions' trigger and token figures, by compaction id."""
+        rows = self.db.conn.execute(
+            "SELECT id, record FROM compactions WHERE session_id = ?", (session_id,)
+        ).fetchall()
+        figures: dict[str, CompactionFigures] = {}
+        for compaction_id, raw in rows:
+            try:
+                record = json.loads(raw)
+                figures[str(compaction_id)] = CompactionFigures(
+                    trigger=record["trigger"],
+                    tokens_before=int(record["tokensBefore"]),
+                    tokens_after=int(record["tokensAfter"]),
+                )
+            except (ValueError, KeyError, TypeError):
+                continue  # a damaged record: the marker shows without figures
+        return figures
