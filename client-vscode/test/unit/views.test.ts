@@ -183,6 +183,14 @@ describe("plan panel host", () => {
     expect(vscode.createdPanels).toHaveLength(2);
     expect(vscode.createdPanels[1]!.title).toBe("Plan: other.md · Third");
 
+    // Out of view and back: the webview hears it (what it has shown counts as seen only in view).
+    panel.setVisible(false);
+    panel.setVisible(true);
+    expect(panel.webview.posted.slice(-2)).toEqual([
+      { type: "inView", visible: false },
+      { type: "inView", visible: true },
+    ]);
+
     // Closed, the plan's next show opens a panel again.
     panel.dispose();
     await services.plans.show(SESSION);

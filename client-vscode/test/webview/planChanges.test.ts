@@ -104,6 +104,30 @@ describe("plan revisions", () => {
     await page.close();
   });
 
+  it("the host saying the panel is out of view (another tab in front) counts the same way", async () => {
+    const page = await planPage();
+    await showVersion(page, 3, V3);
+    await send(page, { type: "inView", visible: false });
+    await showVersion(page, 4, V4);
+    await send(page, { type: "inView", visible: true });
+    await showVersion(page, 5, V5);
+    // v4 came into view when the panel did: v5 is compared with it.
+    expect(await note(page)).toBe("Changed since v4, the version you last saw here: 1 block marked, 1 line removed.");
+    expect(await changedTexts(page)).toEqual(["Tests"]);
+    await page.close();
+  });
+
+  it("another plan file is not a revision of the one seen: nothing is marked", async () => {
+    const page = await planPage();
+    await showVersion(page, 3, V3);
+    const other = planMessage(4, V2);
+    await send(page, { ...other, plan: { ...other.plan, path: ".baton/plans/other.md" } });
+    await page.waitForFunction(() => document.getElementById("plan-path")?.textContent === ".baton/plans/other.md");
+    expect(await page.locator("#plan-content .plan-changed").count()).toBe(0);
+    expect(await note(page)).toBeNull();
+    await page.close();
+  });
+
   it("a changed block written by the model stays inert, with no CSP violation", async () => {
     const page = await planPage();
     await showVersion(page, 1, "# Plan\n\n- [ ] one\n");

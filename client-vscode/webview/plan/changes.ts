@@ -4,6 +4,7 @@
 import { diffLines } from "diff";
 
 export interface SeenPlan {
+  path: string;
   version: number;
   content: string;
 }

@@ -51,11 +51,15 @@ let tab: SavedState["tab"] = host.getState()?.tab ?? "plan";
 let seen: SeenPlan | undefined = validSeen(host.getState()?.seen);
 /** The version the shown one is compared with (what the person saw before it), if it differs. */
 let since: SeenPlan | null = null;
-let shownVersion: number | undefined;
+let shown: string | undefined;
+/** What the host says of the panel; the document's own visibility covers the rest. */
+let inView = true;
 
 function validSeen(value: unknown): SeenPlan | undefined {
   const v = value as Partial<SeenPlan> | undefined;
-  return v && typeof v.version === "number" && typeof v.content === "string" ? { version: v.version, content: v.content } : undefined;
+  return v && typeof v.path === "string" && typeof v.version === "number" && typeof v.content === "string"
+    ? { path: v.path, version: v.version, content: v.content }
+    : undefined;
 }
 
 const isReviewable = () => plan !== null && (plan.status === "draft" || plan.status === "awaiting_approval");
@@ -143,9 +147,9 @@ function renderChanges(): void {
 
 /** A new version in view is the one the next revision is compared with. */
 function markSeen(): void {
-  if (!plan || document.visibilityState !== "visible") return;
-  if (seen?.version === plan.version && seen.content === plan.content) return;
-  seen = { version: plan.version, content: plan.content };
+  if (!plan || !inView || document.visibilityState !== "visible") return;
+  if (seen?.path === plan.path && seen.version === plan.version && seen.content === plan.content) return;
+  seen = { path: plan.path, version: plan.version, content: plan.content };
   save(savedAnnotations(host.getState()?.annotations));
 }
 
@@ -238,9 +242,10 @@ function handle(message: PlanInbound): void {
       versions = message.versions;
       running = message.running === true;
       if (plan) contents.set(plan.version, plan.content);
-      if (plan && plan.version !== shownVersion) {
-        shownVersion = plan.version;
-        since = seen && seen.content !== plan.content ? seen : null;
+      if (plan && `${plan.path}@${plan.version}` !== shown) {
+        shown = `${plan.path}@${plan.version}`;
+        // Another plan file (the session now follows another plan) is not a revision of the one seen.
+        since = seen && seen.path === plan.path && seen.content !== plan.content ? seen : null;
       }
       // The plan's own heading is in the content; the header names the session.
       byId("plan-title").textContent = message.title;
@@ -281,6 +286,10 @@ function handle(message: PlanInbound): void {
       return;
     case "notice":
       showNotice(message.level, message.message);
+      return;
+    case "inView":
+      inView = message.visible;
+      markSeen();
       return;
   }
 }

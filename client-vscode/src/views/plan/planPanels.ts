@@ -148,6 +148,7 @@ export class PlanPanels implements vscode.Disposable {
           this.post(target, { type: "notice", level: "error", message: errorMessage(error) }),
         );
       }),
+      panel.onDidChangeViewState(() => void panel.webview.postMessage({ type: "inView", visible: panel.visible } satisfies PlanInbound)),
     ];
     panel.onDidDispose(() => {
       if (this.panels.get(entry.key) === entry) this.panels.delete(entry.key);
