@@ -1,9 +1,11 @@
 // Plan revisions: the blocks changed since the version last seen in the panel
 // are marked (a left bar and a "Changed since v<k>" note) in every theme, and
 // model-written text in a changed block stays inert under the CSP.
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, openWebview, send, waitForPosted } from "./harness";
+import { launchBrowser, openWebview, SCREENSHOTS, send, waitForPosted } from "./harness";
 
 let browser: Browser;
 beforeAll(async () => {
@@ -144,9 +146,9 @@ describe("plan revisions", () => {
 
   const THEMES: Array<[string, Record<string, string>]> = [
     ["vscode-dark", { "--vscode-editorGutter-modifiedBackground": "rgb(27, 129, 168)", "--vscode-editor-background": "rgb(31, 31, 31)" }],
-    ["vscode-light", { "--vscode-editorGutter-modifiedBackground": "rgb(32, 144, 211)", "--vscode-editor-background": "rgb(255, 255, 255)" }],
-    ["vscode-high-contrast", { "--vscode-contrastActiveBorder": "rgb(243, 133, 24)", "--vscode-contrastBorder": "rgb(111, 195, 223)", "--vscode-editor-background": "rgb(0, 0, 0)" }],
-    ["vscode-high-contrast-light", { "--vscode-contrastActiveBorder": "rgb(0, 102, 191)", "--vscode-contrastBorder": "rgb(0, 102, 191)", "--vscode-editor-background": "rgb(255, 255, 255)" }],
+    ["vscode-light", { "--vscode-editorGutter-modifiedBackground": "rgb(32, 144, 211)", "--vscode-editor-background": "rgb(255, 255, 255)", "--vscode-foreground": "rgb(59, 59, 59)" }],
+    ["vscode-high-contrast", { "--vscode-contrastActiveBorder": "rgb(243, 133, 24)", "--vscode-contrastBorder": "rgb(111, 195, 223)", "--vscode-editor-background": "rgb(0, 0, 0)", "--vscode-foreground": "rgb(255, 255, 255)" }],
+    ["vscode-high-contrast-light", { "--vscode-contrastActiveBorder": "rgb(0, 102, 191)", "--vscode-contrastBorder": "rgb(0, 102, 191)", "--vscode-editor-background": "rgb(255, 255, 255)", "--vscode-foreground": "rgb(41, 41, 41)" }],
   ];
   for (const [theme, vars] of THEMES) {
     it(`${theme}: a changed block has a visible left bar in the theme's own colour`, async () => {
@@ -172,6 +174,8 @@ describe("plan revisions", () => {
       const expected = theme.includes("high-contrast") ? vars["--vscode-contrastActiveBorder"] : vars["--vscode-editorGutter-modifiedBackground"];
       expect(style.color).toBe(expected);
       if (theme.includes("high-contrast")) expect(style.outline).toBe("dashed");
+      await mkdir(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: path.join(SCREENSHOTS, `plan-revision-${theme}.png`) });
       await page.close();
     });
   }
