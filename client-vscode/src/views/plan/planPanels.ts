@@ -100,6 +100,9 @@ export class PlanPanels implements vscode.Disposable {
     if (entry) {
       entry.sessionId = sessionId;
       this.rekey(entry, key);
+      // Last in the map: the session's panel now, should an older one still name the session.
+      this.panels.delete(entry.key);
+      this.panels.set(entry.key, entry);
       entry.panel.reveal(undefined, true);
     } else {
       this.create(sessionId, key, plan);
@@ -107,10 +110,11 @@ export class PlanPanels implements vscode.Disposable {
     await this.refresh(sessionId);
   }
 
-  /** The panel that shows the session's plan now, if any. */
+  /** The panel that shows the session's plan now (the one it showed last), if any. */
   private panelOf(sessionId: string): PlanPanel | undefined {
-    for (const entry of this.panels.values()) if (entry.sessionId === sessionId) return entry;
-    return undefined;
+    let found: PlanPanel | undefined;
+    for (const entry of this.panels.values()) if (entry.sessionId === sessionId) found = entry;
+    return found;
   }
 
   private fileKey(planPath: string): string {
