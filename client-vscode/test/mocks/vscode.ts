@@ -232,6 +232,10 @@ export interface FakeWebviewPanel {
   webview: FakeWebview;
   title: string;
   reveal: ReturnType<typeof vi.fn>;
+  visible: boolean;
+  onDidChangeViewState: (listener: () => unknown) => { dispose(): void };
+  /** Test helper: the panel goes out of view or comes back. */
+  setVisible(visible: boolean): void;
   dispose(): void;
   onDidDispose: (listener: () => unknown) => { dispose(): void };
 }
@@ -294,10 +298,17 @@ export const window = {
   }),
   createWebviewPanel: vi.fn((_type: string, title: string) => {
     const disposed = new EventEmitter<void>();
+    const viewState = new EventEmitter<void>();
     const panel: FakeWebviewPanel = {
       webview: fakeWebview(),
       title,
       reveal: vi.fn(),
+      visible: true,
+      onDidChangeViewState: (listener) => viewState.event(listener),
+      setVisible(visible: boolean) {
+        this.visible = visible;
+        viewState.fire();
+      },
       dispose: () => disposed.fire(),
       onDidDispose: (listener) => disposed.event(listener),
     };

@@ -27,6 +27,8 @@ describe("webview message guards", () => {
     expect(parsePlanOutbound({ type: "getVersion", version: 2 })).toEqual({ type: "getVersion", version: 2 });
     expect(parsePlanInbound({ type: "plan", sessionId: "s", plan: "not a plan", versions: [] })).toBeUndefined();
     expect(parsePlanInbound({ type: "notice", level: "info", message: "ok" })).toBeTruthy();
+    expect(parsePlanInbound({ type: "inView", visible: false, extra: 1 })).toEqual({ type: "inView", visible: false });
+    expect(parsePlanInbound({ type: "inView", visible: "no" })).toBeUndefined();
     expect(parseSidebarInbound({ type: "update", sessionId: "s", update: {} })).toBeUndefined();
   });
 

@@ -148,6 +148,55 @@ describe("plan panel host", () => {
     expect(panel.webview.posted.filter((m) => (m as { type: string }).type === "plan")).toHaveLength(2);
   });
 
+  it("one panel per plan file: a second session on the same plan reveals it (titled with the plan and that session); another plan opens its own", async () => {
+    const plans: Record<string, typeof plan> = {
+      [SESSION]: plan,
+      "s-2": { ...plan, content: "# P\n\n- [x] one\n- [ ] two" },
+      "s-3": { ...plan, path: ".baton/plans/other.md" },
+    };
+    fake.responders.set("baton/plan/get", (p) => plans[(p as { sessionId: string }).sessionId] ?? null);
+    services.state.remember(SESSION, { mode: "plan", title: "First" });
+    services.state.remember("s-2", { mode: "plan", title: "Second" });
+    services.state.remember("s-3", { mode: "plan", title: "Third" });
+
+    await services.plans.show(SESSION);
+    expect(vscode.createdPanels).toHaveLength(1);
+    const panel = vscode.createdPanels[0]!;
+    expect(panel.title).toBe("Plan: p.md · First");
+
+    await services.plans.show("s-2");
+    expect(vscode.createdPanels).toHaveLength(1);
+    expect(panel.reveal).toHaveBeenCalled();
+    expect(panel.title).toBe("Plan: p.md · Second (1/2)");
+    // The panel now acts for the session that showed it.
+    panel.webview.receive({ type: "approve", fresh: false });
+    for (let i = 0; i < 5; i++) await tick();
+    expect(fake.last.sendRequest.mock.calls.filter((c) => c[0] === "baton/plan/approve").map((c) => c[1])).toEqual([{ sessionId: "s-2", start: true }]);
+
+    // A change of the shared plan from the other session refreshes that one panel.
+    const before = panel.webview.posted.length;
+    fake.last.notificationHandlers.get("baton/plan/didChange")?.({ sessionId: SESSION, path: plan.path, version: 3, status: "draft", author: "agent" });
+    for (let i = 0; i < 3; i++) await tick();
+    expect(panel.webview.posted.slice(before)).toContainEqual(expect.objectContaining({ type: "plan", sessionId: "s-2" }));
+
+    await services.plans.show("s-3");
+    expect(vscode.createdPanels).toHaveLength(2);
+    expect(vscode.createdPanels[1]!.title).toBe("Plan: other.md · Third");
+
+    // Out of view and back: the webview hears it (what it has shown counts as seen only in view).
+    panel.setVisible(false);
+    panel.setVisible(true);
+    expect(panel.webview.posted.slice(-2)).toEqual([
+      { type: "inView", visible: false },
+      { type: "inView", visible: true },
+    ]);
+
+    // Closed, the plan's next show opens a panel again.
+    panel.dispose();
+    await services.plans.show(SESSION);
+    expect(vscode.createdPanels).toHaveLength(3);
+  });
+
   it("opens a panel when plan_exit sets awaiting_approval", async () => {
     fake.last.notificationHandlers.get("baton/plan/didChange")?.({ sessionId: SESSION, path: plan.path, version: 2, status: "awaiting_approval", author: "agent" });
     await tick();

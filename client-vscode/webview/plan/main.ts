@@ -15,10 +15,13 @@ import type { DraftAnnotation } from "../../src/views/plan/annotations";
 import { renderDiff } from "./diff";
 import { ReviewUi, savedAnnotations } from "./review";
 import { decorateSteps } from "./steps";
+import { changedLines, markChanged, type SeenPlan } from "./changes";
 
 interface SavedState {
   tab: "plan" | "history";
   annotations?: DraftAnnotation[];
+  /** The version last rendered while the panel was in view: revisions are marked against it. */
+  seen?: SeenPlan;
 }
 
 const host = connectHost<PlanOutbound, SavedState>();
@@ -45,6 +48,19 @@ let noticeFor: string | undefined;
 const contents = new Map<number, string>();
 let wantedDiff: { from: number; to: number } | undefined;
 let tab: SavedState["tab"] = host.getState()?.tab ?? "plan";
+let seen: SeenPlan | undefined = validSeen(host.getState()?.seen);
+/** The version the shown one is compared with (what the person saw before it), if it differs. */
+let since: SeenPlan | null = null;
+let shown: string | undefined;
+/** What the host says of the panel; the document's own visibility covers the rest. */
+let inView = true;
+
+function validSeen(value: unknown): SeenPlan | undefined {
+  const v = value as Partial<SeenPlan> | undefined;
+  return v && typeof v.path === "string" && typeof v.version === "number" && typeof v.content === "string"
+    ? { path: v.path, version: v.version, content: v.content }
+    : undefined;
+}
 
 const isReviewable = () => plan !== null && (plan.status === "draft" || plan.status === "awaiting_approval");
 const review = new ReviewUi(
@@ -61,7 +77,7 @@ const review = new ReviewUi(
 );
 
 function save(annotations: DraftAnnotation[]): void {
-  host.setState({ tab, ...(annotations.length ? { annotations } : {}) });
+  host.setState({ tab, ...(annotations.length ? { annotations } : {}), ...(seen ? { seen } : {}) });
 }
 
 const STATUS_LABELS: Record<string, string> = {
@@ -108,9 +124,33 @@ function render(): void {
   if (plan) {
     setMarkdown(content, plan.content, { sourceLines: true });
     decorateSteps(content);
+    renderChanges();
   } else {
+    byId("plan-changes").hidden = true;
     content.replaceChildren(el("p", { class: "empty" }, "This session has no plan yet. In plan mode the agent writes one."));
   }
+}
+
+function renderChanges(): void {
+  const note = byId("plan-changes");
+  note.hidden = !plan || !since || tab !== "plan";
+  app.dataset.changedSince = plan && since ? String(since.version) : "";
+  if (!plan || !since) {
+    note.textContent = "";
+    return;
+  }
+  const changes = changedLines(since.content, plan.content);
+  const blocks = markChanged(content, changes.lines);
+  const removed = changes.removed ? `, ${changes.removed === 1 ? "1 line" : `${changes.removed} lines`} removed` : "";
+  note.textContent = `Changed since v${since.version}, the version you last saw here: ${blocks === 1 ? "1 block" : `${blocks} blocks`} marked${removed}.`;
+}
+
+/** A new version in view is the one the next revision is compared with. */
+function markSeen(): void {
+  if (!plan || !inView || document.visibilityState !== "visible") return;
+  if (seen?.path === plan.path && seen.version === plan.version && seen.content === plan.content) return;
+  seen = { path: plan.path, version: plan.version, content: plan.content };
+  save(savedAnnotations(host.getState()?.annotations));
 }
 
 /** Send (and Request changes in the review list) follow the overall comment and the annotations. */
@@ -159,6 +199,7 @@ function showTab(next: SavedState["tab"]): void {
   content.hidden = tab !== "plan";
   byId("plan-body").hidden = tab !== "plan";
   byId("history").hidden = tab !== "history";
+  byId("plan-changes").hidden = tab !== "plan" || !app.dataset.changedSince;
   save(savedAnnotations(host.getState()?.annotations));
 }
 
@@ -201,6 +242,11 @@ function handle(message: PlanInbound): void {
       versions = message.versions;
       running = message.running === true;
       if (plan) contents.set(plan.version, plan.content);
+      if (plan && `${plan.path}@${plan.version}` !== shown) {
+        shown = `${plan.path}@${plan.version}`;
+        // Another plan file (the session now follows another plan) is not a revision of the one seen.
+        since = seen && seen.path === plan.path && seen.content !== plan.content ? seen : null;
+      }
       // The plan's own heading is in the content; the header names the session.
       byId("plan-title").textContent = message.title;
       // A notice is about the plan as it was: once its status or version moved on, it goes.
@@ -209,6 +255,7 @@ function handle(message: PlanInbound): void {
         noticeFor = undefined;
       }
       render();
+      markSeen();
       // Approved or done, the review is over: its annotations can no longer be sent.
       if (plan && (plan.status === "approved" || plan.status === "done")) review.clear();
       review.planChanged();
@@ -239,6 +286,10 @@ function handle(message: PlanInbound): void {
       return;
     case "notice":
       showNotice(message.level, message.message);
+      return;
+    case "inView":
+      inView = message.visible;
+      markSeen();
       return;
   }
 }
@@ -279,6 +330,8 @@ byId("tab-plan").addEventListener("click", () => showTab("plan"));
 byId("tab-history").addEventListener("click", () => showTab("history"));
 byId("show-diff").addEventListener("click", () => requestDiff(Number(fromSelect.value), Number(toSelect.value)));
 
+// A version that arrived while the panel was hidden counts as seen once it is in view.
+document.addEventListener("visibilitychange", markSeen);
 interceptLinks(content, (url) => host.post({ type: "openLink", url }));
 host.onMessage(parsePlanInbound, handle);
 render();

@@ -14,7 +14,9 @@ export type PlanInbound =
   | { type: "step"; step: { index: number; total: number; description: string } | null }
   /** The review reached the server: the panel lets go of the annotations it sent. */
   | { type: "reviewSent" }
-  | { type: "notice"; level: "info" | "error"; message: string };
+  | { type: "notice"; level: "info" | "error"; message: string }
+  /** The panel came into view or went out of it (a version counts as seen only in view). */
+  | { type: "inView"; visible: boolean };
 
 /** Webview → host. */
 export type PlanOutbound =
@@ -57,7 +59,7 @@ export function parsePlanOutbound(value: unknown): PlanOutbound | undefined {
   return undefined;
 }
 
-const INBOUND = ["plan", "versionContent", "versionUnavailable", "busy", "step", "reviewSent", "notice"] as const;
+const INBOUND = ["plan", "versionContent", "versionUnavailable", "busy", "step", "reviewSent", "notice", "inView"] as const;
 
 export function parsePlanInbound(value: unknown): PlanInbound | undefined {
   if (!hasType(value, INBOUND)) return undefined;
@@ -73,6 +75,8 @@ export function parsePlanInbound(value: unknown): PlanInbound | undefined {
       return isInt(m.version) && isString(m.message) ? (value as unknown as PlanInbound) : undefined;
     case "busy":
       return typeof m.busy === "boolean" ? (value as unknown as PlanInbound) : undefined;
+    case "inView":
+      return typeof m.visible === "boolean" ? { type: "inView", visible: m.visible } : undefined;
     case "step":
       return m.step === null || (isRecord(m.step) && isInt(m.step.index) && isInt(m.step.total) && isString(m.step.description))
         ? (value as unknown as PlanInbound)

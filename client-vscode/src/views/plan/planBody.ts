@@ -28,6 +28,7 @@ export const PLAN_BODY = `
     <button id="tab-plan" class="tab" role="tab" aria-selected="true">Plan</button>
     <button id="tab-history" class="tab" role="tab" aria-selected="false">History</button>
   </nav>
+  <p id="plan-changes" class="plan-changes" role="status" hidden></p>
   <div id="plan-body" class="plan-body">
     <article id="plan-content" class="markdown-body" role="tabpanel"></article>
     <aside id="review" class="review" aria-labelledby="review-count" hidden>

@@ -1,4 +1,5 @@
-// The plan review panel, one per session: the plan rendered from markdown,
+// The plan review panel, one per plan file (sessions that share a plan share its
+// panel, which follows the session that showed it last): the plan rendered from markdown,
 // live-updated on baton/plan/didChange, opened on baton/plan/show and when the
 // agent leaves plan mode (status awaiting_approval). Approve, request changes,
 // version history with diffs, and the plan file in an editor (the server
@@ -18,13 +19,23 @@ import { parseChildProgress } from "../sidebar/children";
 
 export const PLAN_VIEW_TYPE = "baton.plan";
 
-/** The tab's title: the plan's own heading (else the session's title) and its progress. */
+/**
+ * The tab's title: the plan file, the session it is shown for and the plan's
+ * progress, so that two plans (or one plan in another session) never read alike.
+ */
 export function panelTitle(plan: PlanInfo | null, sessionTitle: string): string {
   if (!plan) return `Plan: ${sessionTitle}`;
-  const heading = /^#\s+(.+)$/m.exec(plan.content)?.[1]?.trim().replace(/^Plan:\s*/i, "");
   const { done, total } = countSteps(plan.content);
   const progress = total ? ` (${done}/${total})` : "";
-  return `Plan: ${heading || sessionTitle}${progress}`;
+  return `Plan: ${path.basename(plan.path)} · ${sessionTitle}${progress}`;
+}
+
+interface PlanPanel {
+  panel: vscode.WebviewPanel;
+  /** The session whose plan the panel shows: the last one that showed it. */
+  sessionId: string;
+  /** The plan file (absolute, normalised), or the session's own key while it has no plan. */
+  key: string;
 }
 
 interface KnownPlan {
@@ -33,8 +44,11 @@ interface KnownPlan {
   content: string;
 }
 
+const sessionKey = (sessionId: string) => `session:${sessionId}`;
+
 export class PlanPanels implements vscode.Disposable {
-  private readonly panels = new Map<string, vscode.WebviewPanel>();
+  /** Plan file (or a session without a plan) → its one panel. */
+  private readonly panels = new Map<string, PlanPanel>();
   /** Plan file (absolute path) → the session and content last seen, for saves from the editor. */
   private readonly files = new Map<string, KnownPlan>();
   private readonly disposables: vscode.Disposable[] = [];
@@ -49,15 +63,17 @@ export class PlanPanels implements vscode.Disposable {
       client.onPlanDidChange((n) => {
         if (n.status === "awaiting_approval" && n.author === "agent") {
           void this.show(n.sessionId);
-        } else if (this.panels.has(n.sessionId)) {
-          void this.refresh(n.sessionId);
+        } else {
+          // The session's panel, or the panel of the same plan file shown for another session.
+          const shownFor = this.panelOf(n.sessionId)?.sessionId ?? (n.path ? this.panels.get(this.fileKey(n.path))?.sessionId : undefined);
+          if (shownFor) void this.refresh(shownFor);
         }
       }),
       client.onPlanShow((n) => void this.show(n.sessionId)),
       // Buttons and the "building" line follow whether the session's turn is running.
       state.onDidChangeSession((sessionId) => {
         const running = state.isRunning(sessionId);
-        if (this.panels.has(sessionId) && this.running.get(sessionId) !== running) {
+        if (this.panelOf(sessionId) && this.running.get(sessionId) !== running) {
           this.running.set(sessionId, running);
           void this.refresh(sessionId).catch(() => undefined);
         }
@@ -66,28 +82,58 @@ export class PlanPanels implements vscode.Disposable {
       // A plan built step by step: the panel says which step a child builds now.
       client.onSessionUpdate(({ sessionId, update }) => {
         const child = parseChildProgress(update);
-        if (!child?.step || !this.panels.has(sessionId)) return;
+        if (!child?.step || !this.panelOf(sessionId)) return;
         const { index, total } = child.step;
         this.post(sessionId, { type: "step", step: child.status === "running" ? { index, total, description: child.description } : null });
       }),
     );
   }
 
+  /**
+   * Shows the session's plan: the panel its plan file already has is revealed
+   * (and now follows this session) instead of opening another one.
+   */
   async show(sessionId: string): Promise<void> {
-    let panel = this.panels.get(sessionId);
-    if (panel) {
-      panel.reveal(undefined, true);
+    const plan = await this.client.request("baton/plan/get", { sessionId }).catch(() => null);
+    const key = plan ? this.fileKey(plan.path) : sessionKey(sessionId);
+    const entry = this.panels.get(key) ?? this.panelOf(sessionId);
+    if (entry) {
+      entry.sessionId = sessionId;
+      this.rekey(entry, key);
+      // Last in the map: the session's panel now, should an older one still name the session.
+      this.panels.delete(entry.key);
+      this.panels.set(entry.key, entry);
+      entry.panel.reveal(undefined, true);
     } else {
-      panel = this.create(sessionId);
+      this.create(sessionId, key, plan);
     }
     await this.refresh(sessionId);
   }
 
-  private create(sessionId: string): vscode.WebviewPanel {
+  /** The panel that shows the session's plan now (the one it showed last), if any. */
+  private panelOf(sessionId: string): PlanPanel | undefined {
+    let found: PlanPanel | undefined;
+    for (const entry of this.panels.values()) if (entry.sessionId === sessionId) found = entry;
+    return found;
+  }
+
+  private fileKey(planPath: string): string {
+    return path.normalize(this.absolute(planPath));
+  }
+
+  /** A session's panel that got a plan (or another plan) moves to that file's key, unless that file has a panel. */
+  private rekey(entry: PlanPanel, key: string): void {
+    if (entry.key === key || this.panels.has(key)) return;
+    this.panels.delete(entry.key);
+    entry.key = key;
+    this.panels.set(key, entry);
+  }
+
+  private create(sessionId: string, key: string, plan: PlanInfo | null): PlanPanel {
     const title = this.state.title(sessionId);
     const panel = vscode.window.createWebviewPanel(
       PLAN_VIEW_TYPE,
-      title ? `Plan: ${title}` : "Baton Plan",
+      title ? panelTitle(plan, title) : "Baton Plan",
       {
         // Beside the code being discussed; in the main area when nothing is open.
         viewColumn: vscode.window.visibleTextEditors.length > 0 ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active,
@@ -96,25 +142,28 @@ export class PlanPanels implements vscode.Disposable {
       { ...webviewOptions(this.extensionUri), retainContextWhenHidden: true, enableFindWidget: true },
     );
     panel.webview.html = webviewHtml(panel.webview, this.extensionUri, "plan", "Baton Plan", PLAN_BODY);
+    const entry: PlanPanel = { panel, sessionId, key };
     const subscriptions = [
       panel.webview.onDidReceiveMessage((raw: unknown) => {
         const message = parsePlanOutbound(raw);
         if (!message) return;
-        void this.handle(sessionId, message).catch((error) =>
-          this.post(sessionId, { type: "notice", level: "error", message: errorMessage(error) }),
+        const target = entry.sessionId;
+        void this.handle(target, message).catch((error) =>
+          this.post(target, { type: "notice", level: "error", message: errorMessage(error) }),
         );
       }),
+      panel.onDidChangeViewState(() => void panel.webview.postMessage({ type: "inView", visible: panel.visible } satisfies PlanInbound)),
     ];
     panel.onDidDispose(() => {
-      this.panels.delete(sessionId);
+      if (this.panels.get(entry.key) === entry) this.panels.delete(entry.key);
       for (const s of subscriptions) s.dispose();
     });
-    this.panels.set(sessionId, panel);
-    return panel;
+    this.panels.set(key, entry);
+    return entry;
   }
 
   private post(sessionId: string, message: PlanInbound): void {
-    void this.panels.get(sessionId)?.webview.postMessage(message);
+    void this.panelOf(sessionId)?.panel.webview.postMessage(message);
   }
 
   private async handle(sessionId: string, message: PlanOutbound): Promise<void> {
@@ -147,6 +196,8 @@ export class PlanPanels implements vscode.Disposable {
       this.client.request("baton/plan/history", { sessionId }).catch(() => ({ versions: [] })),
     ]);
     if (plan) this.remember(sessionId, plan);
+    const entry = this.panelOf(sessionId);
+    if (entry && plan) this.rekey(entry, this.fileKey(plan.path));
     const title = this.state.title(sessionId) ?? sessionId;
     this.post(sessionId, {
       type: "plan",
@@ -156,14 +207,13 @@ export class PlanPanels implements vscode.Disposable {
       versions: history.versions,
       running: this.state.isRunning(sessionId),
     });
-    const panel = this.panels.get(sessionId);
-    if (panel) panel.title = panelTitle(plan, title);
+    if (entry) entry.panel.title = panelTitle(plan, title);
     return plan;
   }
 
   /** After an undo: the plan file may be back to an earlier version. */
   async refreshIfOpen(sessionId: string): Promise<void> {
-    if (this.panels.has(sessionId)) await this.refresh(sessionId).catch(() => undefined);
+    if (this.panelOf(sessionId)) await this.refresh(sessionId).catch(() => undefined);
   }
 
   /**
@@ -186,7 +236,7 @@ export class PlanPanels implements vscode.Disposable {
     } finally {
       this.post(sessionId, { type: "busy", busy: false });
     }
-    if (this.panels.has(sessionId)) await this.refresh(sessionId);
+    if (this.panelOf(sessionId)) await this.refresh(sessionId);
   }
 
   /** The overall comment and every annotation, as one request (the model gets them as one message). */
@@ -254,7 +304,8 @@ export class PlanPanels implements vscode.Disposable {
     const known = this.files.get(path.normalize(doc.uri.fsPath));
     if (!known || doc.getText() === known.content) return;
     try {
-      if (this.panels.has(known.sessionId)) await this.refresh(known.sessionId);
+      const shownFor = this.panels.get(path.normalize(doc.uri.fsPath))?.sessionId;
+      if (shownFor) await this.refresh(shownFor);
       else {
         const plan = await this.client.request("baton/plan/get", { sessionId: known.sessionId });
         if (plan) this.remember(known.sessionId, plan);
@@ -265,7 +316,7 @@ export class PlanPanels implements vscode.Disposable {
   }
 
   dispose(): void {
-    for (const panel of this.panels.values()) panel.dispose();
+    for (const entry of [...this.panels.values()]) entry.panel.dispose();
     for (const d of this.disposables) d.dispose();
   }
 }
