@@ -151,14 +151,22 @@ class Delegation:
     def specs(self, state: SessionState, specs: list[ToolSpec]) -> list[ToolSpec]:
         agent = self.agent_of(state)
         if agent is None:
-            described = prompts.TASK_TOOL_DESCRIPTION.format(
-                agents=describe(self.agents().agents.values())
-            )
             return [
-                ToolSpec(spec.name, described, spec.parameters) if spec.name == TASK_TOOL else spec
+                ToolSpec(spec.name, self._described(spec), spec.parameters)
+                if spec.name == TASK_TOOL
+                else spec
                 for spec in specs
             ]
         return [spec for spec in specs if agent.offers(spec.name)]
+
+    def _described(self, spec: ToolSpec) -> str:
+        """The `task` tool's description with the agents in force now: each with its own
+        description, or by name only in the compact wording of a small window."""
+        agents = list(self.agents().agents.values())
+        if spec.description == TaskTool.description:
+            return prompts.TASK_TOOL_DESCRIPTION.format(agents=describe(agents))
+        head = spec.description.split(" Agents:")[0]
+        return f"{head} Agents: {', '.join(a.name for a in agents)}."
 
     def refusal(self, state: SessionState, name: str) -> str | None:
         agent = self.agent_of(state)

@@ -34,4 +34,9 @@ COMPACT_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "plan_show": ("Show the plan to the person.", {}),
     "plan_exit": ("Submit the plan for approval; your turn ends.", {}),
     "plan_done": ("Mark the plan complete once every step is done.", {}),
+    "task": (
+        "Run a child agent on `prompt` in a fresh context (it sees nothing else); get back "
+        "one bounded result. Agents: explore, plan, build.",
+        {"resume": "A child's session id, to continue it."},
+    ),
 }
