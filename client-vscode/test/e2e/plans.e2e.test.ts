@@ -153,8 +153,12 @@ describe.skipIf(skip)("Plans in real VS Code (code-server)", () => {
     await page.locator(".part.sidebar .monaco-list-row", { hasText: "greet the world" }).first().waitFor({ timeout: 60_000 });
 
     const sessionsBefore = await sidebar!.locator("#session-select option").count();
+    // The row is drawn again as the list refreshes: act on it once its inline action is shown.
     await row.hover();
-    await row.locator('.action-label[aria-label^="New Session on a Plan"]').click();
+    const action = row.locator('.action-label[aria-label^="New Session on a Plan"]');
+    await action.waitFor({ state: "visible", timeout: 30_000 });
+    await row.hover();
+    await action.click();
     await sidebar!.waitForFunction((n) => document.querySelectorAll("#session-select option").length === n + 1, sessionsBefore, { timeout: 60_000 });
     // The new session follows the shared plan: the sidebar's plan line shows its progress.
     await sidebar!.waitForFunction(
@@ -174,6 +178,11 @@ describe.skipIf(skip)("Plans in real VS Code (code-server)", () => {
   it("Attach a Plan to This Session: a new session without a plan takes the committed plan, picked in the palette", async () => {
     await runCommand(page, "Baton: New Session");
     await sidebar!.waitForFunction(() => document.getElementById("plan-line")?.hidden === true, undefined, { timeout: 30_000 });
+    // The new session is loaded once the sidebar has focused its prompt box: a palette
+    // opened before that would lose its focus to the sidebar and close.
+    await sidebar!
+      .waitForFunction(() => document.activeElement?.id === "prompt", undefined, { timeout: 10_000 })
+      .catch(() => undefined);
     await runCommand(page, "Baton: Attach a Plan to This Session…");
     const pick = page.locator(".quick-input-list .monaco-list-row", { hasText: "shared greeting" }).first();
     await pick.waitFor({ state: "visible", timeout: 30_000 });
