@@ -25,6 +25,7 @@ import { renderPermission } from "./permissions";
 import { foldRetriedAttempts } from "./attempts";
 import { ReviewUi } from "./review";
 import { SlashMenu } from "./slashMenu";
+import { ComposerBar } from "./composerBar";
 import { parseCommands } from "../../src/views/sidebar/commandMessages";
 import { Transcript } from "./transcript";
 import { makeSingleTabStop } from "./transcriptFocus";
@@ -93,6 +94,17 @@ const slash = new SlashMenu({
   post: (message) => host.post(message),
   changed: () => save(),
 });
+// The bar fits the sidebar's width: Stop or Send (whichever cannot be used now), then the
+// model picker, give way to the "…" menu before any label is cut.
+const composerBar = new ComposerBar({
+  bar: byId("composer-bar"),
+  more: byId("composer-more"),
+  menu: byId("composer-menu"),
+  collapseOrder: () => [
+    running ? { node: sendButton, label: () => "Send" } : { node: cancelButton, label: () => "Stop" },
+    { node: byId("pick-model"), label: () => `Model: ${info.model ?? "choose…"}` },
+  ],
+});
 let mode: "build" | "plan" = saved?.mode ?? "build";
 let running = false;
 let serverStatus = "starting";
@@ -132,6 +144,7 @@ function render(): void {
     : "Choose the model for a new session (it starts now, in the mode shown)";
   const step = activeSessionId ? children.currentStep(activeSessionId) : undefined;
   turnStatus.textContent = step ? `Building step ${step.index} of ${step.total}…` : running ? "Working…" : "";
+  composerBar.fit();
   renderWelcome();
 }
 
@@ -157,6 +170,7 @@ function renderWelcome(): void {
 
 function renderInfo(): void {
   byId("pick-model").textContent = info.model ? `${info.model} ▾` : "Model ▾";
+  composerBar.fit();
   const meter = byId("context-meter");
   const context = byId("context");
   const line = contextLine(info);
