@@ -40,6 +40,7 @@ from baton.providers.artifacts import server_thresholds
 from baton.providers.base import (
     AssistantText,
     ContextBlock,
+    ImageInput,
     Item,
     ModelRequest,
     OpaqueItem,
@@ -51,7 +52,7 @@ from baton.providers.base import (
     UserText,
 )
 from baton.providers.windows import context_window
-from baton.store.model import StoredAttachment, StoredMessage
+from baton.store.model import StoredAttachment, StoredImage, StoredMessage
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +169,12 @@ def message_items(
         blocks = [render_attachment(x) for x in message.parts if isinstance(x, StoredAttachment)]
         if blocks:
             text = "\n\n".join([*blocks, text] if text else blocks)
-        return [UserText(text=text)] if text else []
+        images = tuple(
+            ImageInput(mime_type=x.mime_type, data=x.data)
+            for x in message.parts
+            if isinstance(x, StoredImage)
+        )
+        return [UserText(text=text, images=images)] if text or images else []
     if message.role != "assistant":
         return []
     items: list[Item] = []
