@@ -41,9 +41,12 @@ export const SIDEBAR_BODY = `
   <section id="permissions"></section>
   <footer class="composer">
     <div id="attachments" class="attachments" aria-label="Attached to the next prompt" hidden></div>
+    <div id="image-chips" class="attachments image-chips" aria-label="Images for the next prompt" hidden></div>
+    <div id="image-problem" class="send-reason" role="alert" hidden></div>
+    <input id="image-file" type="file" accept="image/png,image/jpeg,image/gif,image/webp" multiple hidden>
     <ul id="mentions" class="mentions" role="listbox" aria-label="Workspace files" hidden></ul>
     <ul id="slash-menu" class="mentions slash-menu" role="listbox" aria-label="Commands" hidden></ul>
-    <vscode-textarea id="prompt" rows="3" resize="vertical" placeholder="Ask Baton… (@ to attach a file, / for commands, Enter to send, Shift+Enter for a new line)"></vscode-textarea>
+    <vscode-textarea id="prompt" rows="3" resize="vertical" placeholder="Ask Baton… (@ to attach a file, / for commands, paste or drop an image, Enter to send, Shift+Enter for a new line)"></vscode-textarea>
     <div id="turn-status" class="turn-status" role="status"></div>
     <div id="composer-bar" class="composer-bar">
       <div class="mode-switch" role="radiogroup" aria-label="Mode">
