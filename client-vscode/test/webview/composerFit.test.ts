@@ -3,7 +3,7 @@
 // opens and which runs the same actions.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, openWebview, posted, send, waitForPosted } from "./harness";
+import { launchBrowser, openSidebarSession, posted, send, waitForPosted } from "./harness";
 
 let browser: Browser;
 beforeAll(async () => {
@@ -17,19 +17,7 @@ const SESSION = "s-1";
 const MODEL = "gpt-5-mini-2025-08-07";
 
 async function sidebar(width: number): Promise<Page> {
-  const page = await openWebview(browser, "sidebar", { theme: true });
-  await page.setViewportSize({ width, height: 700 });
-  await waitForPosted(page, "ready");
-  await send(page, { type: "server", status: "running" });
-  await send(page, {
-    type: "sessions",
-    activeSessionId: SESSION,
-    sessions: [{ sessionId: SESSION, title: "Work", mode: "build", createdAt: "t", updatedAt: "t" }],
-  });
-  await send(page, { type: "history", sessionId: SESSION, title: "Work", mode: "build", running: false, messages: [] });
-  await send(page, { type: "sessionInfo", sessionId: SESSION, info: { provider: "openai", model: MODEL } });
-  await page.waitForFunction((m) => document.getElementById("pick-model")?.textContent?.includes(m), MODEL);
-  return page;
+  return openSidebarSession(browser, { width, provider: "openai", model: MODEL, sessionId: SESSION });
 }
 
 /** Each visible control of the bar: its text is whole (not clipped) and it lies inside the bar. */

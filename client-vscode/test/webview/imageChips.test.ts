@@ -3,7 +3,7 @@
 // for the local model.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, openWebview, posted, send, waitForPosted } from "./harness";
+import { launchBrowser, openSidebarSession, posted, send, waitForPosted } from "./harness";
 
 let browser: Browser;
 beforeAll(async () => {
@@ -17,18 +17,7 @@ const SESSION = "s-1";
 const PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==";
 
 async function sidebar(provider = "openai"): Promise<Page> {
-  const page = await openWebview(browser, "sidebar", { theme: true });
-  await page.setViewportSize({ width: 300, height: 700 });
-  await waitForPosted(page, "ready");
-  await send(page, { type: "server", status: "running" });
-  await send(page, {
-    type: "sessions",
-    activeSessionId: SESSION,
-    sessions: [{ sessionId: SESSION, title: "Work", mode: "build", createdAt: "t", updatedAt: "t" }],
-  });
-  await send(page, { type: "history", sessionId: SESSION, title: "Work", mode: "build", running: false, messages: [] });
-  await send(page, { type: "sessionInfo", sessionId: SESSION, info: { provider, model: "gpt-5" } });
-  return page;
+  return openSidebarSession(browser, { width: 300, provider, model: "gpt-5", sessionId: SESSION });
 }
 
 /** Dispatches a paste (or a drop on the composer) carrying one image file. */

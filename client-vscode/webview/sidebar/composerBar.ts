@@ -69,7 +69,12 @@ export class ComposerBar {
       this.overflowed.push(item);
     }
     this.o.more.hidden = this.overflowed.length === 0 && !this.o.actions?.length;
-    if (this.isOpen) this.renderMenu();
+    if (this.isOpen) {
+      // Laid out again while open (a turn started, the model changed): keep the focus.
+      const focused = this.items().indexOf(document.activeElement as HTMLElement);
+      this.renderMenu();
+      if (focused >= 0) this.items()[Math.min(focused, this.items().length - 1)]?.focus();
+    }
   }
 
   private items(): HTMLElement[] {
