@@ -34,7 +34,7 @@ from baton.agent.plan_block import PlanSource
 from baton.agent.requests_block import budget as requests_budget
 from baton.agent.requests_block import person_messages, render_requests
 from baton.agent.state import PlanBlock, SessionState, View
-from baton.agent.tokens import ITEM_OVERHEAD, estimate
+from baton.agent.tokens import IMAGE_TOKENS, ITEM_OVERHEAD, estimate
 from baton.config import Settings
 from baton.providers.artifacts import server_thresholds
 from baton.providers.base import (
@@ -213,7 +213,9 @@ def message_items(
 
 
 def item_tokens(item: Item) -> int:
-    if isinstance(item, UserText | AssistantText | Reasoning | ContextBlock):
+    if isinstance(item, UserText):
+        return estimate(item.text) + IMAGE_TOKENS * len(item.images) + ITEM_OVERHEAD
+    if isinstance(item, AssistantText | Reasoning | ContextBlock):
         return estimate(item.text) + ITEM_OVERHEAD
     if isinstance(item, ToolCall):
         return estimate(item.name) + estimate(item.arguments) + ITEM_OVERHEAD
