@@ -97,8 +97,9 @@ export class ComposerBar {
     for (const action of this.o.actions ?? []) {
       const item = el("button", { type: "button", role: "menuitem", tabindex: "-1", "data-action-id": action.id }, action.label);
       item.addEventListener("click", () => {
-        this.close(true);
+        // Run first: a file picker opens only while the key or click that asked is current.
         action.run();
+        this.close(true);
       });
       entries.push(item);
     }
