@@ -406,6 +406,35 @@ export interface ContextResult {
  */
 export interface Empty {}
 /**
+ * Extension: an image attached to a prompt, sent to a model that takes images.
+ *
+ * `data` is the image's bytes in base64 (a `data:<mimeType>;base64,` URL is accepted
+ * too); the server refuses an image over its size limit, bytes that are not the named
+ * type, and any image for a model that takes none (the local model).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ImageAttachment".
+ */
+export interface ImageAttachment {
+  mimeType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+  data: string;
+  name?: string | null;
+}
+/**
+ * Extension: an image the person attached to a prompt, as stored with it.
+ *
+ * The image's bytes are not repeated here; `bytes` is its decoded size.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ImagePart".
+ */
+export interface ImagePart {
+  type: "image";
+  mimeType: string;
+  name?: string | null;
+  bytes: number;
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "McpServerInfo".
  */
@@ -446,7 +475,13 @@ export interface Message {
   role: "user" | "assistant" | "system";
   createdAt: string;
   parts: (
-    TextPart | ReasoningPart | ToolCallPart | CompactionPart | PreCompactPart | AttachmentPart
+    | TextPart
+    | ReasoningPart
+    | ToolCallPart
+    | CompactionPart
+    | PreCompactPart
+    | AttachmentPart
+    | ImagePart
   )[];
   compacted?: boolean;
   incomplete?: boolean;
@@ -854,6 +889,41 @@ export interface PromptParams {
   text: string;
   context?: ContextAttachment[] | null;
   command?: PromptCommand | null;
+  images?:
+    | []
+    | [ImageAttachment]
+    | [ImageAttachment, ImageAttachment]
+    | [ImageAttachment, ImageAttachment, ImageAttachment]
+    | [ImageAttachment, ImageAttachment, ImageAttachment, ImageAttachment]
+    | [ImageAttachment, ImageAttachment, ImageAttachment, ImageAttachment, ImageAttachment]
+    | [
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+      ]
+    | [
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+      ]
+    | [
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+        ImageAttachment,
+      ]
+    | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

@@ -136,6 +136,18 @@ class LineRange(WireModel):
     end: LinePosition
 
 
+class ImagePart(WireModel):
+    """Extension: an image the person attached to a prompt, as stored with it.
+
+    The image's bytes are not repeated here; `bytes` is its decoded size.
+    """
+
+    type: Literal["image"] = "image"
+    mime_type: str
+    name: str | None = None
+    bytes: int
+
+
 class AttachmentPart(WireModel):
     """Extension (review issue): editor context attached to a prompt, as the model saw it.
 
@@ -155,7 +167,13 @@ class AttachmentPart(WireModel):
 
 
 Part = Annotated[
-    TextPart | ReasoningPart | ToolCallPart | CompactionPart | PreCompactPart | AttachmentPart,
+    TextPart
+    | ReasoningPart
+    | ToolCallPart
+    | CompactionPart
+    | PreCompactPart
+    | AttachmentPart
+    | ImagePart,
     Field(discriminator="type"),
 ]
 
@@ -279,6 +297,22 @@ class ContextAttachment(WireModel):
     text: str | None = Field(default=None, max_length=2_000_000)
 
 
+ImageMimeType = Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
+
+
+class ImageAttachment(WireModel):
+    """Extension: an image attached to a prompt, sent to a model that takes images.
+
+    `data` is the image's bytes in base64 (a `data:<mimeType>;base64,` URL is accepted
+    too); the server refuses an image over its size limit, bytes that are not the named
+    type, and any image for a model that takes none (the local model).
+    """
+
+    mime_type: ImageMimeType
+    data: str = Field(min_length=1, max_length=16_000_000)
+    name: str | None = Field(default=None, max_length=255)
+
+
 class PromptCommand(WireModel):
     name: str = Field(min_length=1, max_length=200)
     arguments: str = Field(default="", max_length=1_000_000)
@@ -293,6 +327,8 @@ class PromptParams(WireModel):
     # is what the person typed. Without it, a `text` of `/name arguments` naming a skill or
     # command is run the same way.
     command: PromptCommand | None = None
+    # Extension: images shown to the model with this prompt.
+    images: list[ImageAttachment] | None = Field(default=None, max_length=8)
 
 
 class PromptResult(WireModel):

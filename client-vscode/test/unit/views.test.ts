@@ -113,6 +113,19 @@ describe("sidebar host", () => {
     expect(webview.posted).toContainEqual({ type: "turn", sessionId: SESSION, running: false, stopReason: "end_turn" });
   });
 
+  it("relays a prompt's images to the server; a malformed image drops the message", async () => {
+    fake.responders.set("baton/session/prompt", () => ({ stopReason: "end_turn" }));
+    const webview = resolveSidebar(services);
+    const image = { mimeType: "image/png", data: "iVBORw0KGgo=", name: "shot.png" };
+    webview.receive({ type: "prompt", sessionId: SESSION, text: "look", images: [image] });
+    webview.receive({ type: "prompt", sessionId: SESSION, text: "bmp", images: [{ ...image, mimeType: "image/bmp" }] });
+    webview.receive({ type: "prompt", sessionId: SESSION, text: "many", images: Array(9).fill(image) });
+    await tick();
+    await tick();
+    const prompts = fake.last.sendRequest.mock.calls.filter((c) => c[0] === "baton/session/prompt");
+    expect(prompts).toEqual([["baton/session/prompt", { sessionId: SESSION, text: "look", images: [image] }]]);
+  });
+
   it("forwards session updates to the webview", () => {
     const webview = resolveSidebar(services);
     const update = { kind: "agent_message_chunk", text: "hi" };

@@ -115,3 +115,23 @@ export async function send(page: Page, message: unknown): Promise<void> {
 }
 
 export const SCREENSHOTS = path.resolve(import.meta.dirname, "../../dist/screenshots");
+
+/** The sidebar at `width` px with one empty session open on `model` of `provider`. */
+export async function openSidebarSession(
+  browser: Browser,
+  { width, provider, model, sessionId = "s-1" }: { width: number; provider: string; model: string; sessionId?: string },
+): Promise<Page> {
+  const page = await openWebview(browser, "sidebar", { theme: true });
+  await page.setViewportSize({ width, height: 700 });
+  await waitForPosted(page, "ready");
+  await send(page, { type: "server", status: "running" });
+  await send(page, {
+    type: "sessions",
+    activeSessionId: sessionId,
+    sessions: [{ sessionId, title: "Work", mode: "build", createdAt: "t", updatedAt: "t" }],
+  });
+  await send(page, { type: "history", sessionId, title: "Work", mode: "build", running: false, messages: [] });
+  await send(page, { type: "sessionInfo", sessionId, info: { provider, model } });
+  await page.waitForFunction((m) => document.getElementById("pick-model")?.textContent?.includes(m), model);
+  return page;
+}

@@ -25,6 +25,8 @@ import { renderPermission } from "./permissions";
 import { foldRetriedAttempts } from "./attempts";
 import { ReviewUi } from "./review";
 import { SlashMenu } from "./slashMenu";
+import { ComposerBar } from "./composerBar";
+import { ImageChips } from "./imageChips";
 import { parseCommands } from "../../src/views/sidebar/commandMessages";
 import { Transcript } from "./transcript";
 import { makeSingleTabStop } from "./transcriptFocus";
@@ -93,6 +95,32 @@ const slash = new SlashMenu({
   post: (message) => host.post(message),
   changed: () => save(),
 });
+// The bar fits the sidebar's width: Stop or Send (whichever cannot be used now), then the
+// model picker, give way to the "…" menu before any label is cut.
+const composerBar = new ComposerBar({
+  bar: byId("composer-bar"),
+  more: byId("composer-more"),
+  menu: byId("composer-menu"),
+  collapseOrder: () => [
+    running ? { node: sendButton, label: () => "Send" } : { node: cancelButton, label: () => "Stop" },
+    { node: byId("pick-model"), label: () => `Model: ${info.model ?? "choose…"}` },
+  ],
+  actions: [{ id: "attach-image", label: "Attach image…", run: () => byId<HTMLInputElement>("image-file").click() }],
+});
+// Images for the next prompt: pasted, dropped or picked; not for a model that takes none.
+const imageProblem = byId("image-problem");
+const images = new ImageChips({
+  root: byId("image-chips"),
+  refusal: () => (info.provider === "local" ? "The local model does not take images: choose another model to send them." : undefined),
+  problem: (text) => {
+    imageProblem.textContent = text;
+    imageProblem.hidden = false;
+  },
+});
+function addImages(files: Iterable<File>): void {
+  imageProblem.hidden = true;
+  void images.add(files);
+}
 let mode: "build" | "plan" = saved?.mode ?? "build";
 let running = false;
 let serverStatus = "starting";
@@ -132,6 +160,7 @@ function render(): void {
     : "Choose the model for a new session (it starts now, in the mode shown)";
   const step = activeSessionId ? children.currentStep(activeSessionId) : undefined;
   turnStatus.textContent = step ? `Building step ${step.index} of ${step.total}…` : running ? "Working…" : "";
+  composerBar.fit();
   renderWelcome();
 }
 
@@ -157,6 +186,7 @@ function renderWelcome(): void {
 
 function renderInfo(): void {
   byId("pick-model").textContent = info.model ? `${info.model} ▾` : "Model ▾";
+  composerBar.fit();
   const meter = byId("context-meter");
   const context = byId("context");
   const line = contextLine(info);
@@ -397,15 +427,17 @@ function send(): void {
     return;
   }
   const attachments = review.take();
+  const sentImages = images.take();
+  imageProblem.hidden = true;
   running = true;
   promptBox.value = "";
   if (activeSessionId) {
     transcript.user(text);
-    review.showSent(attachments);
-    host.post({ type: "prompt", sessionId: activeSessionId, text, ...(attachments.length ? { attachments } : {}) });
+    review.showSent(attachments, sentImages.map((i) => i.name));
+    host.post({ type: "prompt", sessionId: activeSessionId, text, ...(attachments.length ? { attachments } : {}), ...(sentImages.length ? { images: sentImages } : {}) });
   } else {
     // No session yet: the host starts one in this mode, shows the prompt and sends it.
-    host.post({ type: "prompt", sessionId: null, text, mode, ...(attachments.length ? { attachments } : {}) });
+    host.post({ type: "prompt", sessionId: null, text, mode, ...(attachments.length ? { attachments } : {}), ...(sentImages.length ? { images: sentImages } : {}) });
   }
   render();
   save();
@@ -437,6 +469,31 @@ promptBox.addEventListener("keydown", (event: KeyboardEvent) => {
   }
 });
 promptBox.addEventListener("input", save);
+promptBox.addEventListener("paste", (event: ClipboardEvent) => {
+  const files = [...(event.clipboardData?.files ?? [])].filter((f) => f.type.startsWith("image/"));
+  if (files.length === 0) return; // text pastes as text
+  event.preventDefault();
+  addImages(files);
+});
+const composer = document.querySelector<HTMLElement>(".composer");
+composer?.addEventListener("dragover", (event: DragEvent) => {
+  if (![...(event.dataTransfer?.items ?? [])].some((i) => i.kind === "file")) return;
+  event.preventDefault();
+  composer.dataset.dropping = "";
+});
+composer?.addEventListener("dragleave", () => delete composer.dataset.dropping);
+composer?.addEventListener("drop", (event: DragEvent) => {
+  delete composer.dataset.dropping;
+  const files = [...(event.dataTransfer?.files ?? [])].filter((f) => f.type.startsWith("image/"));
+  if (files.length === 0) return;
+  event.preventDefault();
+  addImages(files);
+});
+byId<HTMLInputElement>("image-file").addEventListener("change", (event) => {
+  const input = event.target as HTMLInputElement;
+  addImages([...(input.files ?? [])]);
+  input.value = "";
+});
 byId("mode-plan").addEventListener("click", () => setMode("plan"));
 byId("mode-build").addEventListener("click", () => setMode("build"));
 byId("context").addEventListener("click", () => {

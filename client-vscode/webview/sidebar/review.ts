@@ -135,23 +135,26 @@ export class ReviewUi {
 
   private showAttachments(node: HTMLElement, message: Message): void {
     const parts = message.parts.filter((p) => p.type === "attachment");
-    if (parts.length === 0 || node.querySelector(".msg-attachments")) return;
+    const images = message.parts.filter((p) => p.type === "image");
+    if ((parts.length === 0 && images.length === 0) || node.querySelector(".msg-attachments")) return;
     const row = el("div", { class: "msg-attachments" });
     for (const part of parts) {
       const lines = part.startLine ? `:${part.startLine}${part.endLine && part.endLine !== part.startLine ? `-${part.endLine}` : ""}` : "";
       row.append(el("span", { class: "chip", title: part.uri }, `@${part.path}${lines}`));
     }
+    for (const image of images) row.append(imageChip(image.name ?? "image"));
     node.append(row);
   }
 
   /** Chips on the prompt just sent (before the server has stored it). */
-  showSent(refs: AttachmentRef[]): void {
+  showSent(refs: AttachmentRef[], imageNames: string[] = []): void {
     const nodes = this.o.transcript.querySelectorAll<HTMLElement>("[data-kind=user]");
     const node = nodes[nodes.length - 1];
-    if (!node || refs.length === 0) return;
+    if (!node || (refs.length === 0 && imageNames.length === 0)) return;
     node.dataset.text = node.textContent ?? "";
     const row = el("div", { class: "msg-attachments" });
     for (const ref of refs) row.append(el("span", { class: "chip", title: ref.uri }, `@${ref.label}`));
+    for (const name of imageNames) row.append(imageChip(name));
     node.append(row);
   }
 
@@ -308,4 +311,9 @@ export class ReviewUi {
     });
     this.o.changed();
   }
+}
+
+/** An image sent with a prompt, in the transcript: its name (the bytes stay on the server). */
+function imageChip(name: string): HTMLElement {
+  return el("span", { class: "chip image-sent", title: `Image: ${name}` }, `Image: ${name}`);
 }

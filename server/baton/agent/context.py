@@ -34,12 +34,13 @@ from baton.agent.plan_block import PlanSource
 from baton.agent.requests_block import budget as requests_budget
 from baton.agent.requests_block import person_messages, render_requests
 from baton.agent.state import PlanBlock, SessionState, View
-from baton.agent.tokens import ITEM_OVERHEAD, estimate
+from baton.agent.tokens import IMAGE_TOKENS, ITEM_OVERHEAD, estimate
 from baton.config import Settings
 from baton.providers.artifacts import server_thresholds
 from baton.providers.base import (
     AssistantText,
     ContextBlock,
+    ImageInput,
     Item,
     ModelRequest,
     OpaqueItem,
@@ -51,7 +52,7 @@ from baton.providers.base import (
     UserText,
 )
 from baton.providers.windows import context_window
-from baton.store.model import StoredAttachment, StoredMessage
+from baton.store.model import StoredAttachment, StoredImage, StoredMessage
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +169,12 @@ def message_items(
         blocks = [render_attachment(x) for x in message.parts if isinstance(x, StoredAttachment)]
         if blocks:
             text = "\n\n".join([*blocks, text] if text else blocks)
-        return [UserText(text=text)] if text else []
+        images = tuple(
+            ImageInput(mime_type=x.mime_type, data=x.data)
+            for x in message.parts
+            if isinstance(x, StoredImage)
+        )
+        return [UserText(text=text, images=images)] if text or images else []
     if message.role != "assistant":
         return []
     items: list[Item] = []
@@ -207,7 +213,9 @@ def message_items(
 
 
 def item_tokens(item: Item) -> int:
-    if isinstance(item, UserText | AssistantText | Reasoning | ContextBlock):
+    if isinstance(item, UserText):
+        return estimate(item.text) + IMAGE_TOKENS * len(item.images) + ITEM_OVERHEAD
+    if isinstance(item, AssistantText | Reasoning | ContextBlock):
         return estimate(item.text) + ITEM_OVERHEAD
     if isinstance(item, ToolCall):
         return estimate(item.name) + estimate(item.arguments) + ITEM_OVERHEAD

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 
 # Fixed cost of an item's framing (role markers, separators).
 ITEM_OVERHEAD = 4
+# An image input, whatever its bytes: OpenAI's price of a 1024×1024 image at high detail
+# (the provider's usage report calibrates the rest).
+IMAGE_TOKENS = 765
 MIN_CALIBRATION = 0.25
 MAX_CALIBRATION = 4.0
 

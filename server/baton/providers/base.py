@@ -59,10 +59,23 @@ class Native:
 # ----------------------------------------------------------------------------- items
 
 
+@dataclass(frozen=True)
+class ImageInput:
+    """An image shown to the model with a user message: its bytes in base64."""
+
+    mime_type: str
+    data: str
+
+    def data_url(self) -> str:
+        return f"data:{self.mime_type};base64,{self.data}"
+
+
 @dataclass
 class UserText:
     text: str
     kind: Literal["user_text"] = "user_text"
+    # Images sent with the text, after it, to a model that takes them.
+    images: tuple[ImageInput, ...] = ()
 
 
 @dataclass

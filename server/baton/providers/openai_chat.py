@@ -37,6 +37,7 @@ from baton.providers.base import (
     AssistantText,
     ContextBlock,
     Finished,
+    ImageInput,
     Item,
     ItemDone,
     ModelRequest,
@@ -71,8 +72,27 @@ def _join(a: str, b: str) -> str:
     return f"{a}\n\n{b}" if a and b else a or b
 
 
-def to_chat_messages(instructions: str, items: Sequence[Item]) -> list[dict[str, Any]]:
-    """The `messages` array for `items`, with `instructions` as the system message."""
+def _with_images(content: Any, text: str, images: Sequence[ImageInput]) -> Any:
+    """A user message's content with `text` joined and `images` as `image_url` parts: a
+    plain string while there is no image (what every server takes), parts once there is."""
+    if not images and isinstance(content, str):
+        return _join(content, text)
+    parts: list[dict[str, Any]] = (
+        [{"type": "text", "text": content}] if isinstance(content, str) and content else []
+    )
+    if isinstance(content, list):
+        parts = content
+    if text:
+        parts.append({"type": "text", "text": text})
+    parts.extend({"type": "image_url", "image_url": {"url": i.data_url()}} for i in images)
+    return parts
+
+
+def to_chat_messages(
+    instructions: str, items: Sequence[Item], *, images: bool = True
+) -> list[dict[str, Any]]:
+    """The `messages` array for `items`, with `instructions` as the system message;
+    `images` False for a model that takes none (their messages' text is still sent)."""
     messages: list[dict[str, Any]] = []
     if instructions:
         messages.append({"role": "system", "content": instructions})
@@ -82,11 +102,12 @@ def to_chat_messages(instructions: str, items: Sequence[Item]) -> list[dict[str,
 
     for item in items:
         if isinstance(item, UserText | ContextBlock):
+            shown = item.images if images and isinstance(item, UserText) else ()
             prev = last("user")
             if prev is not None:
-                prev["content"] = _join(prev["content"], item.text)
+                prev["content"] = _with_images(prev["content"], item.text, shown)
             else:
-                messages.append({"role": "user", "content": item.text})
+                messages.append({"role": "user", "content": _with_images("", item.text, shown)})
         elif isinstance(item, AssistantText):
             prev = last("assistant")
             if prev is not None:
@@ -388,7 +409,9 @@ class OpenAIChatProvider:
         body: dict[str, Any] = {
             **self._extra,
             "model": self.identity.model,
-            "messages": to_chat_messages(request.instructions, request.items),
+            "messages": to_chat_messages(
+                request.instructions, request.items, images=not self.llamacpp
+            ),
             "stream": True,
         }
         if self._stream_options:

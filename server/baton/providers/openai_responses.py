@@ -87,7 +87,15 @@ def to_responses_input(
     """Canonical items as Responses input items, for a provider with `identity`."""
     out: list[dict[str, Any]] = []
     for item in items:
-        if isinstance(item, UserText | ContextBlock):
+        if isinstance(item, UserText) and item.images:
+            message = _user_message(item.text)
+            if not item.text:
+                message["content"] = []
+            message["content"].extend(
+                {"type": "input_image", "image_url": i.data_url()} for i in item.images
+            )
+            out.append(message)
+        elif isinstance(item, UserText | ContextBlock):
             out.append(_user_message(item.text))
         elif isinstance(item, ToolOutput):
             out.append(

@@ -22,6 +22,7 @@ from baton import protocol as p
 from baton.agent.attachments import resolve_attachments
 from baton.agent.context import BuiltContext, ContextBuilder, SkillBlocks, compact_prompt
 from baton.agent.events import ClientChannel
+from baton.agent.images import resolve_images
 from baton.agent.notes import ContextNotes, PlanVersions
 from baton.agent.plan_block import PlanSource
 from baton.agent.state import SessionState, View
@@ -262,11 +263,19 @@ class SessionService:
     async def prompt(self, params: p.PromptParams) -> p.PromptResult:
         state = self.state(params.session_id)
         # Editor context is read (and refused) before anything is stored.
-        attachments = resolve_attachments(self.workspace, params.context or [])
+        attachments: list[StoredPart] = [
+            *resolve_attachments(self.workspace, params.context or []),
+            *resolve_images(params.images or [], self._provider_id(state)),
+        ]
         text, meta, first_call = await self.turns.command(params.text, params.command)
         return await self.turns.until_done(
             self.start_turn(state, text, extra_parts=attachments, meta=meta, first_call=first_call)
         )
+
+    def _provider_id(self, state: SessionState) -> str | None:
+        """The provider the session's next request goes to, as far as it is known now."""
+        identity = self.models.identity_for(state, self.settings())
+        return identity.provider if identity else (state.row.provider or self.settings().provider)
 
     def cancel(self, session_id: str) -> None:
         self.turns.cancel(self.state(session_id))

@@ -189,6 +189,27 @@ class StoredAttachment:
 
 
 @dataclass
+class StoredImage:
+    """An image attached to a prompt: its bytes in base64, shown to the model with it."""
+
+    mime_type: str
+    data: str
+    size: int
+    name: str | None = None
+    native: Native | None = None
+    type: Literal["image"] = field(default="image", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"mimeType": self.mime_type, "bytes": self.size, "data": self.data}
+        if self.name:
+            data["name"] = self.name
+        return data
+
+    def to_wire(self) -> p.ImagePart:
+        return p.ImagePart(mime_type=self.mime_type, name=self.name, bytes=self.size)
+
+
+@dataclass
 class StoredOpaque:
     """A provider artifact (never shown to a client); `server_compaction`: a compaction
     item the server emitted mid-stream, replayed from the view's server window."""
@@ -208,6 +229,7 @@ StoredPart = (
     | StoredCompactionMarker
     | StoredPreCompact
     | StoredAttachment
+    | StoredImage
     | StoredOpaque
 )
 
@@ -239,6 +261,14 @@ def part_from_json(type: str, data: dict[str, Any], native: Native | None = None
             start_line=data.get("startLine"),
             end_line=data.get("endLine"),
             truncated=bool(data.get("truncated")),
+            native=native,
+        )
+    if type == "image":
+        return StoredImage(
+            mime_type=str(data.get("mimeType", "")),
+            data=str(data.get("data", "")),
+            size=int(data.get("bytes", 0)),
+            name=data.get("name"),
             native=native,
         )
     return StoredOpaque(native, server_compaction=bool(data.get("serverCompaction")))
@@ -314,7 +344,7 @@ class StoredMessage:
                 parts.append(p.CompactionPart(compaction_id=part.compaction_id))
             elif isinstance(part, StoredPreCompact):
                 parts.append(part.record)
-            elif isinstance(part, StoredAttachment):
+            elif isinstance(part, StoredAttachment | StoredImage):
                 parts.append(part.to_wire())
         return p.Message(
             id=self.id,

@@ -111,7 +111,7 @@ export type SidebarOutbound =
   | { type: "newSession"; mode: Mode }
   | { type: "selectSession"; sessionId: string }
   /** No session id: the host creates a session (in `mode`) first, so Send always works. */
-  | { type: "prompt"; sessionId: string | null; text: string; mode?: Mode; attachments?: AttachmentRef[] }
+  | { type: "prompt"; sessionId: string | null; text: string; mode?: Mode; attachments?: AttachmentRef[]; images?: ImageRef[] }
   /** Send the failed turn's prompt again. */
   | { type: "retry"; sessionId: string }
   /** A link in the transcript: the host shows the URL and opens it through VS Code. */
@@ -189,6 +189,8 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
       return isId(m.messageId) ? { type: "forkSession", sessionId: m.sessionId, messageId: m.messageId } : undefined;
     case "prompt": {
       const attachments = parseAttachments(m.attachments);
+      const images = parseImages(m.images);
+      if (!images) return undefined;
       const sessionId = m.sessionId === null || m.sessionId === undefined ? null : isId(m.sessionId) ? m.sessionId : undefined;
       if (sessionId === undefined || !isString(m.text) || m.text.trim() === "" || !attachments) return undefined;
       if (m.mode !== undefined && !isMode(m.mode)) return undefined;
@@ -198,6 +200,7 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
         text: m.text,
         ...(isMode(m.mode) ? { mode: m.mode } : {}),
         ...(attachments.length ? { attachments } : {}),
+        ...(images.length ? { images } : {}),
       };
     }
     case "retry":
@@ -302,4 +305,32 @@ export function parseSidebarInbound(value: unknown): SidebarInbound | undefined 
         : undefined;
   }
   return undefined;
+}
+
+/** An image sent with a prompt: its bytes in base64 (the server checks them again). */
+export interface ImageRef {
+  mimeType: (typeof IMAGE_MIME_TYPES)[number];
+  data: string;
+  name: string;
+}
+
+export const IMAGE_MIME_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"] as const;
+/** The server's limits (server/baton/agent/images.py, PromptParams.images). */
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+export const MAX_IMAGES = 8;
+
+/** A prompt's images: absent is none; anything malformed drops the message. */
+export function parseImages(value: unknown): ImageRef[] | undefined {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length > MAX_IMAGES) return undefined;
+  const out: ImageRef[] = [];
+  for (const item of value) {
+    if (typeof item !== "object" || item === null) return undefined;
+    const { mimeType, data, name } = item as Record<string, unknown>;
+    if (!(IMAGE_MIME_TYPES as readonly unknown[]).includes(mimeType)) return undefined;
+    if (typeof data !== "string" || data === "" || data.length > 16_000_000) return undefined;
+    if (typeof name !== "string" || name.length > 255) return undefined;
+    out.push({ mimeType: mimeType as ImageRef["mimeType"], data, name });
+  }
+  return out;
 }

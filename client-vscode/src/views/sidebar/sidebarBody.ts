@@ -41,19 +41,24 @@ export const SIDEBAR_BODY = `
   <section id="permissions"></section>
   <footer class="composer">
     <div id="attachments" class="attachments" aria-label="Attached to the next prompt" hidden></div>
+    <div id="image-chips" class="attachments image-chips" aria-label="Images for the next prompt" hidden></div>
+    <div id="image-problem" class="send-reason" role="alert" hidden></div>
+    <input id="image-file" type="file" accept="image/png,image/jpeg,image/gif,image/webp" multiple hidden>
     <ul id="mentions" class="mentions" role="listbox" aria-label="Workspace files" hidden></ul>
     <ul id="slash-menu" class="mentions slash-menu" role="listbox" aria-label="Commands" hidden></ul>
-    <vscode-textarea id="prompt" rows="3" resize="vertical" placeholder="Ask Baton… (@ to attach a file, / for commands, Enter to send, Shift+Enter for a new line)"></vscode-textarea>
+    <vscode-textarea id="prompt" rows="3" resize="vertical" placeholder="Ask Baton… (@ to attach a file, / for commands, paste or drop an image, Enter to send, Shift+Enter for a new line)"></vscode-textarea>
     <div id="turn-status" class="turn-status" role="status"></div>
-    <div class="composer-bar">
+    <div id="composer-bar" class="composer-bar">
       <div class="mode-switch" role="radiogroup" aria-label="Mode">
         <button id="mode-build" type="button" role="radio" aria-checked="true" title="Build: the agent works on the files (asks before commands and writes)">Build</button>
         <button id="mode-plan" type="button" role="radio" aria-checked="false" title="Plan: the agent writes a plan for you to review and changes no files">Plan</button>
       </div>
       <button id="pick-model" class="model-picker" type="button" title="Choose the model for this session's next requests">Model</button>
+      <button id="composer-more" class="composer-more" type="button" aria-label="More actions" title="More actions">…</button>
       <vscode-button id="cancel" secondary disabled title="Stop the running turn (Ctrl+Alt+Backspace)">Stop</vscode-button>
       <vscode-button id="send" title="Send (Enter)">Send</vscode-button>
     </div>
+    <div id="composer-menu" class="composer-menu" aria-label="More actions" hidden></div>
     <div id="send-reason" class="send-reason" role="status" hidden></div>
   </footer>
 </main>`;

@@ -5,7 +5,7 @@
 import * as vscode from "vscode";
 import type { BatonClient } from "../../client/batonClient";
 import type { WorkspaceTrust } from "../../client/workspaceTrust";
-import type { Message, Mode, PermissionRequestParams, PermissionResponse, SessionInfo } from "../../protocol";
+import type { Message, Mode, PermissionRequestParams, PermissionResponse, PromptParams, SessionInfo } from "../../protocol";
 import { FileIndex, promptContext, type AttachmentRef } from "../../review/editorContext";
 import type { SessionState } from "../../state/sessionState";
 import { errorMessage } from "../../util/errors";
@@ -18,6 +18,7 @@ import {
   type SidebarAction,
   type SidebarInbound,
   type SidebarOutbound,
+  type ImageRef,
 } from "./messages";
 import { countSteps } from "../plan/steps";
 import type { ChildTranscripts } from "../childTranscript";
@@ -202,7 +203,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
           sessionId = await this.newSession(message.mode ?? "build");
           this.post({ type: "userMessage", sessionId, text: message.text });
         }
-        await this.prompt(sessionId, message.text, message.attachments ?? []);
+        await this.prompt(sessionId, message.text, message.attachments ?? [], message.images ?? []);
         return;
       }
       case "retry":
@@ -452,7 +453,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     return sessionId;
   }
 
-  private async prompt(sessionId: string, text: string, attachments: AttachmentRef[] = []): Promise<void> {
+  private async prompt(sessionId: string, text: string, attachments: AttachmentRef[] = [], images: ImageRef[] = []): Promise<void> {
     this.state.setRunning(sessionId, true);
     this.post({ type: "turn", sessionId, running: true });
     try {
@@ -462,6 +463,8 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         sessionId,
         text,
         ...(context.length ? { context } : {}),
+        // parseImages bounds the list to the wire's at most 8 (typed as tuples).
+        ...(images.length ? { images: images as PromptParams["images"] } : {}),
       });
       this.post({
         type: "turn",
