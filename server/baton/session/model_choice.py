@@ -64,3 +64,8 @@ class SessionModels:
             return self.provider_for(state, settings).identity
         except BatonError:
             return None
+
+    def provider_id(self, state: SessionState, settings: Settings) -> str | None:
+        """The provider the session's next request goes to, as far as it is known now."""
+        identity = self.identity_for(state, settings)
+        return identity.provider if identity else (state.row.provider or settings.provider)

@@ -265,17 +265,12 @@ class SessionService:
         # Editor context is read (and refused) before anything is stored.
         attachments: list[StoredPart] = [
             *resolve_attachments(self.workspace, params.context or []),
-            *resolve_images(params.images or [], self._provider_id(state)),
+            *resolve_images(params.images or [], self.models.provider_id(state, self.settings())),
         ]
         text, meta, first_call = await self.turns.command(params.text, params.command)
         return await self.turns.until_done(
             self.start_turn(state, text, extra_parts=attachments, meta=meta, first_call=first_call)
         )
-
-    def _provider_id(self, state: SessionState) -> str | None:
-        """The provider the session's next request goes to, as far as it is known now."""
-        identity = self.models.identity_for(state, self.settings())
-        return identity.provider if identity else (state.row.provider or self.settings().provider)
 
     def cancel(self, session_id: str) -> None:
         self.turns.cancel(self.state(session_id))
