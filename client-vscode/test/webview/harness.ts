@@ -110,8 +110,27 @@ export async function waitForPosted(page: Page, type: string): Promise<Record<st
   return all.filter((m) => m.type === type).pop() as Record<string, unknown>;
 }
 
+/**
+ * Posts `message` as the host would and returns once the page has handled it: a marker posted
+ * after it arrives only after every listener has seen `message` (posted messages keep their order),
+ * so a check right after `send` never reads the page from before the message.
+ */
 export async function send(page: Page, message: unknown): Promise<void> {
-  await page.evaluate((m) => window.postMessage(m, "*"), message);
+  await page.evaluate(
+    (m) =>
+      new Promise<void>((resolve) => {
+        const marker = { __handled: Math.random() };
+        const onMarker = (event: MessageEvent<unknown>): void => {
+          if ((event.data as { __handled?: number } | null)?.__handled !== marker.__handled) return;
+          window.removeEventListener("message", onMarker);
+          resolve();
+        };
+        window.addEventListener("message", onMarker);
+        window.postMessage(m, "*");
+        window.postMessage(marker, "*");
+      }),
+    message,
+  );
 }
 
 export const SCREENSHOTS = path.resolve(import.meta.dirname, "../../dist/screenshots");
