@@ -1174,7 +1174,9 @@ export interface UsageUpdate {
   outputTokens?: number | null;
 }
 /**
- * Extension: a user message the server added (plan feedback, approval, continue).
+ * Extension: a user message the server added (plan feedback, approval, continue), or
+ * the person's slash command: `command` says what they typed, `text` what the agent was
+ * sent (clients show the command as typed with `text` one click away, as in history).
  *
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "UserMessageUpdate".
@@ -1184,6 +1186,7 @@ export interface UserMessageUpdate {
   messageId: string;
   text: string;
   origin?: ("feedback" | "approval" | "continue" | "pre_compact") | null;
+  command?: MessageCommand | null;
 }
 /**
  * Extension: a turn ended; lets clients that did not send the prompt finish their view.

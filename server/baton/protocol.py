@@ -935,12 +935,15 @@ class CompactionFailed(WireModel):
 
 
 class UserMessageUpdate(WireModel):
-    """Extension: a user message the server added (plan feedback, approval, continue)."""
+    """Extension: a user message the server added (plan feedback, approval, continue), or
+    the person's slash command: `command` says what they typed, `text` what the agent was
+    sent (clients show the command as typed with `text` one click away, as in history)."""
 
     kind: Literal["user_message"] = "user_message"
     message_id: str
     text: str
     origin: MessageOrigin | None = None
+    command: MessageCommand | None = None
 
 
 class NoteUpdate(WireModel):

@@ -295,6 +295,12 @@ async def test_arguments_expand_once_and_the_transcript_keeps_what_was_typed(
     }
     assert prompts[0]["parts"][0]["text"] == sent
     assert prompts[2]["command"]["source"] == "skill"
+    # Live too: each command's message is announced with what was typed and what was sent,
+    # so a client shows the expansion one click away before any reload; a plain prompt is not.
+    live = baton.updates(sid, "user_message")
+    assert [u["command"]["typed"] for u in live] == [typed, "/plain the tests too", "/deploy prod"]
+    assert [u["messageId"] for u in live] == [prompts[0]["id"], prompts[1]["id"], prompts[2]["id"]]
+    assert live[0]["text"] == sent and "origin" not in live[0]
     sessions = await baton.request("baton/session/list", {})
     assert sessions["sessions"][0]["title"] == typed
     listed = by_name(await commands(baton))

@@ -2,7 +2,7 @@
 // scripted fake model: the workspace's skill is offered in the composer's `/`
 // menu with its description and argument hint; picked with the keyboard and sent
 // with an argument, the model receives the skill's body with the argument in it,
-// and the transcript shows what the person typed.
+// and the transcript shows what the person typed, the expansion one click away.
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
@@ -106,6 +106,11 @@ describe.skipIf(skip)("Slash commands in real VS Code (code-server)", () => {
     await answer.waitFor({ timeout: 90_000 });
     expect(await answer.innerText()).toContain("Skill greet-world said: Greet Ada warmly, then stop.");
     await frame.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
-    expect(await frame.locator("[data-kind=user]").last().innerText()).toContain("/greet-world Ada");
+    // Live, before any reload: one message, as typed, with what the agent was sent one click away.
+    const sent = frame.locator(".msg.command");
+    expect(await frame.locator("[data-kind=user]").count()).toBe(1);
+    expect(await sent.locator(".command-typed").innerText()).toBe("/greet-world Ada");
+    await sent.locator(".command-expanded summary").click();
+    expect(await sent.locator(".command-expanded-body").innerText()).toContain("Greet Ada warmly, then stop.");
   }, 300_000);
 });

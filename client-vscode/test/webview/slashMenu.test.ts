@@ -1,7 +1,7 @@
 // The composer's slash menu in headless Chromium: `/` opens the commands from the
 // host, filtered as you type, with argument hints and descriptions; the keyboard
 // picks one; a built-in is run by the host, a skill is sent as the prompt typed;
-// a loaded command message shows what was typed, the expansion one click away.
+// a command message, live and loaded, shows what was typed, the expansion one click away.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, openWebview, posted, send, waitForPosted } from "./harness";
@@ -65,6 +65,24 @@ describe("sidebar slash menu", () => {
     await page.keyboard.press("Enter");
     expect(await waitForPosted(page, "prompt")).toEqual({ type: "prompt", sessionId: SESSION, text: "/deploy staging" });
     expect(await page.locator("[data-kind=user]").last().innerText()).toBe("/deploy staging");
+    // Live, the server says what it expanded: the prompt as sent becomes the command's card,
+    // what the agent was sent one click away (not only after a reload).
+    await send(page, {
+      type: "update",
+      sessionId: SESSION,
+      update: {
+        kind: "user_message",
+        messageId: "u1",
+        text: "Deploy the service to staging.",
+        command: { name: "deploy", arguments: "staging", typed: "/deploy staging", source: "skill" },
+      },
+    });
+    expect(await page.locator("[data-kind=user]").count()).toBe(1);
+    const card = page.locator(".msg.command");
+    expect(await card.locator(".command-typed").innerText()).toBe("/deploy staging");
+    expect(await card.locator(".command-expanded-body").isVisible()).toBe(false);
+    await card.locator(".command-expanded summary").click();
+    expect(await card.locator(".command-expanded-body").innerText()).toBe("Deploy the service to staging.");
     await page.close();
   });
 

@@ -159,10 +159,23 @@ export class Transcript {
     this.scroll();
   }
 
-  /** The person's `/name arguments` as typed, with what the model was sent one click away. */
-  command(typed: string, expanded: string, compacted = false): void {
+  /** The person's `/name arguments` as typed, with what the model was sent one click away.
+   * Live, the server says what it expanded after the prompt was shown as sent: that prompt,
+   * the last of the transcript's own, becomes the command's card in place. */
+  command(typed: string, expanded: string, compacted = false, live = false): void {
     this.open = undefined;
-    const node = el(
+    const node = this.commandCard(typed, expanded, compacted);
+    const echo = live ? [...this.root.querySelectorAll<HTMLElement>(".msg.user, .baton-prompt")].pop() : undefined;
+    if (echo?.matches(".msg.user:not(.command)") && echo.textContent?.trim() === typed.trim()) {
+      echo.replaceWith(node);
+      return;
+    }
+    this.root.append(node);
+    this.scroll();
+  }
+
+  private commandCard(typed: string, expanded: string, compacted: boolean): HTMLElement {
+    return el(
       "div",
       { class: `msg user command${compacted ? " compacted" : ""}`, "data-kind": "user", "data-text": typed },
       el("div", { class: "command-typed" }, typed),
@@ -173,8 +186,6 @@ export class Transcript {
         el("div", { class: "command-expanded-body" }, expanded),
       ),
     );
-    this.root.append(node);
-    this.scroll();
   }
 
   /**
@@ -265,8 +276,9 @@ export class Transcript {
         this.setToolStatus(update.toolCallId, update.status, update.output ?? undefined);
         break;
       case "user_message":
-        // The server announces only the messages it adds itself.
-        this.baton(update.text, update.origin ?? "baton");
+        // The server announces the messages it adds itself, and the person's slash commands.
+        if (update.command) this.command(update.command.typed, update.text, false, true);
+        else this.baton(update.text, update.origin ?? "baton");
         break;
       case "compaction_started":
         this.open = undefined;

@@ -69,10 +69,15 @@ class Turns:
         parts: list[StoredPart] = [StoredText(text), *extra_parts]
         message = self.store.append_message(state.id, "user", kind, parts, meta=meta)
         state.add(message)
-        if kind != "prompt":
+        command = message.command()
+        # A client shows the person's own prompt as they sent it; a slash command it is
+        # told of, so that what the agent was sent is one click away while it runs.
+        if kind != "prompt" or command is not None:
             self.channel.send_update(
                 state.id,
-                p.UserMessageUpdate(message_id=message.id, text=text, origin=message.origin()),
+                p.UserMessageUpdate(
+                    message_id=message.id, text=text, origin=message.origin(), command=command
+                ),
             )
         return message
 

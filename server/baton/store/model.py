@@ -314,6 +314,10 @@ class StoredMessage:
         """Why Baton wrote this user message itself; None for the person's own and the model's."""
         return _ORIGINS.get(self.kind) if self.role == "user" else None
 
+    def command(self) -> p.MessageCommand | None:
+        """The person's slash command this user message was expanded from, or None."""
+        return _command(self.meta.get("command")) if self.role == "user" else None
+
     def to_wire(self, *, compacted: bool, running: bool = False) -> p.Message:
         parts: list[Any] = []
         for part in self.parts:
@@ -354,7 +358,7 @@ class StoredMessage:
             compacted=compacted,
             incomplete=self.incomplete,
             origin=self.origin(),
-            command=_command(self.meta.get("command")) if self.role == "user" else None,
+            command=self.command(),
         )
 
 

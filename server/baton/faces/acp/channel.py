@@ -214,6 +214,8 @@ class AcpChannel:
                 ),
             )
         elif isinstance(update, p.UserMessageUpdate):
+            if update.command is not None:
+                return  # the person's own prompt: the ACP client already shows it as typed
             self.update(
                 sid,
                 UserMessageChunk(
