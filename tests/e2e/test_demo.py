@@ -66,10 +66,31 @@ def serve(llm: FakeLLM, steps: list[Any], summary: Any = None) -> None:
     llm.on_request(handler)
 
 
+EXPLORE_CALL = {
+    "agent": "explore",
+    "description": "Find the TODOs in stats.py",
+    "prompt": "Read stats.py, grep it for TODO, one line per TODO.",
+}
+CHILD_ANSWER = (
+    "mean(): TODO return 0.0 for an empty list\n"
+    "median(): TODO implement it\n"
+    "mode(): TODO break ties by the smallest value"
+)
+
+
+def explored() -> list[Any]:
+    """The planner's task call, then its explore child's read, grep and answer."""
+    return [
+        tool_call("task", EXPLORE_CALL),
+        tool_call("read", {"path": "stats.py"}),
+        tool_call("grep", {"pattern": "TODO", "path": "stats.py"}),
+        text(CHILD_ANSWER),
+    ]
+
+
 def good_model() -> list[Any]:
     return [
-        tool_call("read", {"path": "stats.py"}),
-        tool_call("grep", {"pattern": "TODO"}),
+        *explored(),
         tool_call("plan_write", {"content": PLAN}),
         tool_call("read", {"path": "stats.py"}),
         tool_call("edit", {"path": "stats.py", "old_string": OLD, "new_string": NEW}),
@@ -87,14 +108,26 @@ def test_the_demo_plans_compacts_and_builds_from_the_plan_that_came_back(
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     assert EVERY_PHASE_OK in out
-    assert out.index("3/6 The person asks for a compaction") < out.index("5/6 Build mode")
+    assert out.index("4/7 The person asks for a compaction") < out.index("6/7 Build mode")
 
-    # Each model step was told the one tool it needed; the summary none.
+    # Each model step was told the one tool it needed (the child's too, but its answer);
+    # the summary none.
     choices = [r.get("tool_choice") for r in llm.model_requests if not r.is_summary]
-    assert choices == [
-        {"type": "function", "name": name}
-        for name in ("read", "grep", "plan_write", "read", "edit", "plan_edit")
+    named = [{"type": "function", "name": name} for name in ("task", "read", "grep")]
+    assert choices[:4] == [*named, "none"]
+    assert choices[4:] == [
+        {"type": "function", "name": name} for name in ("plan_write", "read", "edit", "plan_edit")
     ]
+    # The child's context is its agent's and the planner's prompt; the planner is given the
+    # child's answer in one bounded result, and writes the plan from it.
+    child_first = [r for r in llm.model_requests if not r.is_summary][1]
+    assert "stats.py has three TODO comments" not in str(child_first.items)
+    assert "Read stats.py, grep it for TODO" in (child_first.last_user_text() or "")
+    planner = [r for r in llm.model_requests if not r.is_summary][4]
+    [result] = [o for o in planner.tool_outputs().values() if "task-result" in o]
+    assert "status: done" in result and "mode(): TODO break ties" in result
+    assert "→ read" in out.split("2/7")[0] and "↳ explore child" in out
+    assert "[explore: done]" in out
     summaries = [r for r in llm.model_requests if r.is_summary]
     assert summaries and all(r.get("tool_choice") in (None, "none") for r in summaries)
 
@@ -111,7 +144,7 @@ def test_the_demo_plans_compacts_and_builds_from_the_plan_that_came_back(
 
     # The build request came after the compaction and carried the plan, the person's line
     # in it, re-read from its file.
-    [build] = [r for r in llm.model_requests if not r.is_summary][3:4]
+    [build] = [r for r in llm.model_requests if not r.is_summary][5:6]
     assert "Build the plan's first step" in (build.last_user_text() or "")
     # It reads mean() alone, from its `def` line (line 13 of the sample).
     assert "read with offset 13 and limit 4" in (build.last_user_text() or "")
@@ -133,8 +166,11 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
     serve(
         llm,
         [
+            tool_call("task", EXPLORE_CALL),
             tool_call("read", {"path": "stats.py"}),
-            tool_call("grep", {"pattern": "TODO"}),
+            tool_call("grep", {"pattern": "TODO", "path": "stats.py"}),
+            # median() and mode() missing, at length.
+            text("mean() has a TODO. " + "It sums the values and divides by their count. " * 30),
             text("I will write the plan later."),  # no plan_write
             tool_call("read", {"path": "stats.py"}),
             tool_call("edit", wrong),
@@ -148,19 +184,20 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
     done = run_demo(llm, workspace, home)
     out = done.stdout
     assert done.returncode == 1, out + done.stderr
+    assert "[explore: FAILED: the child's answer does not name median(), mode()]" in out
     assert "[plan: FAILED: the model did not write a plan with plan_write]" in out
     assert "[edit: FAILED: the edit did not change stats.py]" in out
     assert "[tick: FAILED: another step was ticked off: - [x] `median()`" in out
     # The demo stood in for the plan as a person would, so the rest still ran.
     assert "[approval: done]" in out and "[compaction: done]" in out
     assert (
-        "demo phases: plan=failed approval=ok compaction=ok plan-back=ok edit=failed tick=failed"
-        in out
+        "demo phases: explore=failed plan=failed approval=ok compaction=ok plan-back=ok "
+        "edit=failed tick=failed" in out
     )
-    assert "3 of 6 phases failed: plan, edit, tick" in out
+    assert "4 of 7 phases failed: explore, plan, edit, tick" in out
     # The second try was asked for, with what the check found, mean() read again first.
     assert "gives it one more try" in out
-    [again, fix] = [r for r in llm.model_requests if not r.is_summary][5:7]
+    [again, fix] = [r for r in llm.model_requests if not r.is_summary][7:9]
     assert "I checked stats.py after your edit: the edit did not change stats.py" in (
         again.last_user_text() or ""
     )
@@ -233,7 +270,7 @@ def test_an_edit_that_only_rewords_the_comment_is_not_a_build(
         "edit",
         {"path": "stats.py", "old_string": comment, "new_string": "    # return 0.0 for []"},
     )
-    steps[4:5] = [reword, tool_call("read", {"path": "stats.py"}), reword]
+    steps[6:7] = [reword, tool_call("read", {"path": "stats.py"}), reword]
     serve(llm, steps)
     done = run_demo(llm, workspace, home)
     assert done.returncode == 1, done.stdout + done.stderr
@@ -245,7 +282,7 @@ def test_an_edit_the_check_finds_wrong_gets_one_more_try_with_what_was_found(
 ) -> None:
     steps = good_model()
     ret = "    return sum(values) / len(values)"
-    steps[4:5] = [
+    steps[6:7] = [
         tool_call("edit", {"path": "stats.py", "old_string": ret, "new_string": "    return 0.0"}),
         tool_call("read", {"path": "stats.py", "offset": 13, "limit": 4}),
         tool_call(
@@ -263,7 +300,7 @@ def test_an_edit_the_check_finds_wrong_gets_one_more_try_with_what_was_found(
     assert done.returncode == 0, out + done.stderr
     # The check read mean() and ran it; the model was shown what it found.
     assert "mean([1, 2, 3]) returns 0.0, not 2.0" in out
-    [again] = [r for r in llm.model_requests if not r.is_summary][5:6]
+    [again] = [r for r in llm.model_requests if not r.is_summary][7:8]
     asked = again.last_user_text() or ""
     assert "mean() no longer divides the sum by the count" in asked
     assert "mean([1, 2, 3]) returns 0.0, not 2.0" in asked

@@ -19,6 +19,9 @@ Kind = Literal["model", "compact", "other"]
 Source = Literal["script", "handler", "default", ""]
 
 COMPACTION_TYPES = ("compaction", "compaction_summary")
+# The opening words of the summary prompts sent on the turn's own prefix (compaction/summary.py:
+# IN_PLACE, CONTINUE).
+_SUMMARY_PROMPTS = ("[Baton] Stop working on the task", "[Baton] Your summary stopped")
 
 
 def estimate_tokens(body: Any) -> int:
@@ -179,8 +182,13 @@ class RecordedRequest:
     @property
     def is_summary(self) -> bool:
         """A compaction's summary request: no tools, or the turn's tools with none callable
-        (sent so the request is the turn's cached prefix, llama.cpp and Responses)."""
-        return not self.tools or self.get("tool_choice") == "none"
+        (sent so the request is the turn's cached prefix, llama.cpp and Responses) under
+        Baton's summary prompt; a turn's step held to no tool (`NoTool`) is not one."""
+        if not self.tools:
+            return True
+        if self.get("tool_choice") != "none":
+            return False
+        return (self.last_user_text() or "").startswith(_SUMMARY_PROMPTS)
 
     @property
     def compaction_trigger(self) -> bool:

@@ -179,8 +179,8 @@ AGENT_EXPLORE_DESCRIPTION = (
 )
 AGENT_EXPLORE = """You are an explore agent working for another agent. Read and search the
 workspace to answer the task below; you cannot change files. Be thorough but brief:
-your final message is all the other agent receives, so end with the answer itself:
-the facts found, with file paths and line numbers, and nothing else."""
+your final message is all the other agent receives. Make it the answer the task asks
+for, in its words and format, with the file paths and line numbers of what you found."""
 AGENT_PLAN_DESCRIPTION = (
     "Reads the code and writes a plan with plan_write/plan_edit for the person to approve."
 )

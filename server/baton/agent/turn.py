@@ -32,6 +32,7 @@ from baton.providers.base import (
     AssistantText,
     Finished,
     ItemDone,
+    NoTool,
     OpaqueItem,
     Progress,
     Provider,
@@ -40,6 +41,7 @@ from baton.providers.base import (
     ReasoningDelta,
     RequiredCall,
     ServerCompaction,
+    StepChoice,
     TextDelta,
     ToolCall,
     Usage,
@@ -186,7 +188,7 @@ class Turn:
         *,
         max_steps: int | None = None,
         purpose: Literal["turn", "pre_compact"] = "turn",
-        require_tools: Sequence[RequiredCall] = (),
+        require_tools: Sequence[StepChoice] = (),
         first_call: ToolCall | None = None,
     ) -> None:
         self.service = service
@@ -199,6 +201,8 @@ class Turn:
         # each step needs: `baton demo`), its arguments maybe narrowed; later steps are
         # free.
         self.require_tools = tuple(require_tools)
+        # The call the current step was held to (its tools run under it), None when free.
+        self.required: RequiredCall | None = None
         self.purpose = purpose
         # Set for autonomous rounds: how long a permission request may wait.
         self.permission_timeout: float | None = None
@@ -277,8 +281,11 @@ class Turn:
             built = self.service.build_context(self.state, settings, provider.identity)
             built = await self.service.seams.turn.check(self, built, provider)
             named = self.require_tools[self.steps] if self.steps < len(self.require_tools) else None
-            if named is not None and any(t.name == named.name for t in built.request.tools):
+            self.required = None
+            if isinstance(named, NoTool):
                 built.request.require_tool = named
+            elif named is not None and any(t.name == named.name for t in built.request.tools):
+                built.request.require_tool = self.required = named
             elif self.must_call_tool and built.request.tools:
                 built.request.require_tool = AnyTool()
             self.must_call_tool = False

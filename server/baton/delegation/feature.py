@@ -37,7 +37,7 @@ from baton.delegation.agents import (
 from baton.delegation.channel import DelegationChannel, LiveChild
 from baton.delegation.results import ChildOutcome, render_result
 from baton.errors import BatonError
-from baton.providers.base import ToolCall, ToolSpec
+from baton.providers.base import StepChoice, ToolCall, ToolSpec
 from baton.store.children import TASK_CALL_META, final_message
 from baton.tools.base import Fact, ToolContext, ToolInput, ToolResult
 
@@ -92,7 +92,10 @@ class TaskTool:
         self.delegation = delegation
 
     async def run(self, args: TaskInput, ctx: ToolContext) -> ToolResult:
-        return await self.delegation.run_task(ctx.session_id, ctx.tool_call_id, args)
+        child_steps = ctx.required.child if ctx.required is not None else ()
+        return await self.delegation.run_task(
+            ctx.session_id, ctx.tool_call_id, args, require_tools=child_steps
+        )
 
 
 class PlanLookup(Protocol):
@@ -198,14 +201,27 @@ class Delegation:
             self._readers, self._writer = asyncio.Semaphore(width), asyncio.Lock()
         return self._readers, self._writer
 
-    async def run_task(self, parent_id: str, call_id: str, args: TaskInput) -> ToolResult:
+    async def run_task(
+        self,
+        parent_id: str,
+        call_id: str,
+        args: TaskInput,
+        *,
+        require_tools: Sequence[StepChoice] = (),
+    ) -> ToolResult:
         try:
             parent = self.sessions.state(parent_id)
             agent, child, text = self._prepare(parent, call_id, args)
         except BatonError as exc:
             return ToolResult(output=f"[task not started: {exc.message}]", is_error=True)
         outcome = await self.run_child(
-            parent, child, agent, text, call_id=call_id, description=args.description
+            parent,
+            child,
+            agent,
+            text,
+            call_id=call_id,
+            description=args.description,
+            require_tools=require_tools,
         )
         return self.result(outcome, child, call_id)
 
@@ -276,9 +292,11 @@ class Delegation:
         call_id: str,
         description: str,
         step: p.ChildStep | None = None,
+        require_tools: Sequence[StepChoice] = (),
     ) -> ChildOutcome:
         """Run one turn of `child` to its end, the parent's stream told as it goes; a
-        cancelled parent cancels it (and is cancelled itself)."""
+        cancelled parent cancels it (and is cancelled itself). `require_tools` holds its
+        steps as a parent's turn's are held (the call that started it said so)."""
         settings = self.sessions.settings().delegation
         # The person's answers ("Always allow") hold in the children of their session.
         child.grants = parent.grants
@@ -292,7 +310,11 @@ class Delegation:
             limit = min(settings.max_steps, agent.max_steps or settings.max_steps)
             try:
                 task = self.sessions.start_turn(
-                    child, text, max_steps=limit, meta={TASK_CALL_META: call_id}
+                    child,
+                    text,
+                    max_steps=limit,
+                    meta={TASK_CALL_META: call_id},
+                    require_tools=require_tools,
                 )
             except BatonError as exc:
                 return self._end(live, child, "failed", exc.message)

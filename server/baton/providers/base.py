@@ -183,6 +183,9 @@ class RequiredCall:
 
     name: str
     narrowed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # For a `task` call: what the steps of the child it starts are held to, as the
+    # parent's are (`baton demo`: the explore child's read, grep, then its answer).
+    child: tuple[StepChoice, ...] = ()
 
     def apply(self, spec: ToolSpec) -> ToolSpec:
         properties = dict(spec.parameters.get("properties", {}))
@@ -191,8 +194,17 @@ class RequiredCall:
         return ToolSpec(spec.name, spec.description, {**spec.parameters, "properties": properties})
 
 
+@dataclass(frozen=True)
+class NoTool:
+    """The step answers in words: the tools stay in the request (its cached prefix holds)
+    but none may be called (`tool_choice: "none"`). `baton demo`'s explore child answers
+    so after its read and grep: a small model left free called a third tool instead."""
+
+
+# What a caller may hold one of a turn's steps to (`Turn.require_tools`).
+StepChoice = RequiredCall | NoTool
 # Which call a step must make; None on a request: the model chooses (or calls nothing).
-ToolChoice = AnyTool | RequiredCall
+ToolChoice = AnyTool | RequiredCall | NoTool
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from baton.providers.base import (
     Item,
     ItemDone,
     ModelRequest,
+    NoTool,
     Progress,
     ProviderIdentity,
     Reasoning,
@@ -422,7 +423,9 @@ class OpenAIChatProvider:
             body["tool_choice"] = "none"  # rendered as in the turn; nothing parsed as a call
         if tools:
             body["tools"] = [to_chat_tool(t) for t in tools]
-            if request.require_tool:
+            if isinstance(request.require_tool, NoTool):
+                body["tool_choice"] = "none"
+            elif request.require_tool:
                 required = request.required_tools()
                 if self.llamacpp:
                     # llama.cpp does not enforce tool_choice for templates such as

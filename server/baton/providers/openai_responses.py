@@ -37,6 +37,7 @@ from baton.providers.base import (
     ItemDone,
     ModelRequest,
     Native,
+    NoTool,
     OpaqueItem,
     ProviderIdentity,
     Reasoning,
@@ -370,7 +371,7 @@ class OpenAIResponsesProvider:
             body["include"] = ["reasoning.encrypted_content"]
         if request.tools:
             body["tools"] = [to_responses_tool(t) for t in request.tools]
-            if request.purpose == "summary":
+            if request.purpose == "summary" or isinstance(request.require_tool, NoTool):
                 body["tool_choice"] = "none"
             elif request.require_tool:
                 required = request.required_tools()

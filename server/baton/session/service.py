@@ -30,7 +30,7 @@ from baton.agent.turn import Turn
 from baton.auth import Credentials
 from baton.config import ConfigLoader, Settings
 from baton.errors import InvalidParams
-from baton.providers.base import Provider, ProviderIdentity, RequiredCall, ToolCall
+from baton.providers.base import Provider, ProviderIdentity, StepChoice, ToolCall
 from baton.session.answers import context_result, load_result
 from baton.session.cache import SessionCache
 from baton.session.listing import session_rows
@@ -242,7 +242,7 @@ class SessionService:
         *,
         extra_parts: Sequence[StoredPart] = (),
         max_steps: int | None = None,
-        require_tools: Sequence[RequiredCall] = (),
+        require_tools: Sequence[StepChoice] = (),
         meta: dict[str, Any] | None = None,
         first_call: ToolCall | None = None,
     ) -> asyncio.Task[p.PromptResult]:

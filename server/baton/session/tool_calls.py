@@ -98,6 +98,7 @@ class ToolCalls:
             recall=services.recall,
             files=services.files,
             terminal=services.terminal,
+            required=turn.required if turn.required and turn.required.name == call.name else None,
         )
 
     def tool_settings(self, state: SessionState) -> Settings:

@@ -21,7 +21,7 @@ from baton.agent.state import SessionState
 from baton.agent.turn import Turn, TurnHost
 from baton.errors import InvalidParams, ProviderError, SessionBusy
 from baton.ids import new_id
-from baton.providers.base import RequiredCall, ToolCall
+from baton.providers.base import StepChoice, ToolCall
 from baton.session.seams import Seams
 from baton.store.leases import Leases
 from baton.store.model import (
@@ -89,7 +89,7 @@ class Turns:
         *,
         extra_parts: Sequence[StoredPart] = (),
         max_steps: int | None = None,
-        require_tools: Sequence[RequiredCall] = (),
+        require_tools: Sequence[StepChoice] = (),
         meta: dict[str, Any] | None = None,
         first_call: ToolCall | None = None,
     ) -> asyncio.Task[p.PromptResult]:

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from baton.config import Settings
+from baton.providers.base import RequiredCall
 from baton.store.model import Fact as Fact  # what a tool reports, for the ledger
 
 
@@ -182,6 +183,8 @@ class ToolContext:
     terminal: EditorTerminal | None = None
     # Shows a running tool's output so far to the person (live output); None: not shown.
     progress: Callable[[str], None] | None = None
+    # The call this one was held to (`Turn.require_tools`), None when the model chose freely.
+    required: RequiredCall | None = None
 
 
 class Tool(Protocol):

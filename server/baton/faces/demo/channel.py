@@ -42,7 +42,8 @@ class DemoChannel:
         self, session_id: str, update: p.Update, *, parent_id: str | None = None
     ) -> None:
         if parent_id is not None:
-            # A `task` child's own progress: shown through its parent's `child` updates.
+            # A `task` child's own tool calls, indented under the call that started it.
+            self.terminal.send_update(session_id, update, parent_id=parent_id)
             return
         match update:
             case p.AgentMessageChunk(text=text):

@@ -11,6 +11,7 @@ import math
 import re
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from baton import protocol as p
@@ -23,6 +24,7 @@ from baton.faces.demo.scenario import (
     open_steps,
     step_matching,
 )
+from baton.store.model import StoredMessage
 
 
 def mean_departures(source: str) -> list[str]:
@@ -126,6 +128,35 @@ def edit_departures(original: str, after: str, project: Path | None = None) -> l
     if project is not None and "stats.py has no mean() any more" not in out:
         out += mean_results(project)
     return out
+
+
+def task_result(messages: Iterable[StoredMessage]) -> str | None:
+    """The output of the last `task` call among `messages`, None when there is none."""
+    found: str | None = None
+    for message in messages:
+        for call in message.tool_calls():
+            result = message.results.get(call.tool_call_id)
+            if call.name == "task" and result is not None:
+                found = result.output
+    return found
+
+
+def explore_departures(result: str) -> str | None:
+    """How the explore child's `task` result falls short of what the planner needs: the
+    child done, and its final message naming each function with a TODO (read from the
+    result block: what the planner was given, not what the child saw)."""
+    lines = result.splitlines()
+    status = next((line[8:] for line in lines if line.startswith("status: ")), None)
+    if status != "done":
+        return f"the child ended {status or 'without a status'}"
+    head = next((i for i, line in enumerate(lines) if line.startswith("final message")), None)
+    final = "" if head is None else "\n".join(lines[head + 1 :]).lower()
+    if head is None or lines[head] == "final message: none" or not final.strip():
+        return "the child's final message is empty"
+    missing = [f"{name}()" for name in TODO_WORDS if name not in final]
+    if missing:
+        return "the child's answer does not name " + ", ".join(missing)
+    return None
 
 
 def plan_departures(plan: str) -> list[str]:

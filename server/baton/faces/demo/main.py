@@ -19,9 +19,13 @@ def _configure() -> tuple[dict[str, Any], str] | str:
     """Client settings and a label for the provider, or an error message naming the fix."""
     settings: dict[str, Any] = {
         "maxSteps": 4,
+        # The explore child: its read and grep, then its answer.
+        "delegation": {"maxSteps": 3},
         "permissions": {"write": "allow", "bash": "deny"},
-        # Only the manual compaction, so the demo shows one clear record.
-        "compaction": {"auto": False},
+        # Only the manual compaction, so the demo shows one clear record. It keeps little
+        # verbatim and protects no tool output from pruning: with the reading done in the
+        # explore child, the planner's context fits whole in the default kept window.
+        "compaction": {"auto": False, "keepRecentTokens": 200, "protectToolOutputTokens": 0},
     }
     if os.environ.get("OPENAI_API_KEY"):
         settings["provider"] = "openai"

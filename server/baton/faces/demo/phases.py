@@ -14,8 +14,10 @@ from baton.faces.demo.checks import (
     clip,
     corrected_departures,
     edit_departures,
+    explore_departures,
     plan_departures,
     summary_departures,
+    task_result,
 )
 from baton.faces.demo.person import MethodCaller, RpcError
 from baton.faces.demo.runner import DemoRun, indent
@@ -68,19 +70,23 @@ class Demo(DemoRun):
         await self.warm_up(app, app.sessions.state(sid))
         self.sid = sid
 
-        self.heading("1/6 Plan mode: the agent reads the code and writes a plan to a file")
-        plan = await self._plan(app, rpc, sid)
+        self.heading("1/7 Plan mode: an explore child reads the code and finds the TODOs")
+        _, called = await self.turn(app, sid, PLAN_PROMPT, PLAN_TOOLS)
+        self._explored(app, sid, called)
 
-        self.heading("2/6 The person edits the plan and approves it")
+        self.heading("2/7 The agent writes the plan to a file, from the child's result")
+        plan = await self._plan(rpc, sid, called)
+
+        self.heading("3/7 The person edits the plan and approves it")
         await self._approve(rpc, sid, plan)
 
-        self.heading("3/6 The person asks for a compaction")
+        self.heading("4/7 The person asks for a compaction")
         await self._compact(rpc, sid)
 
-        self.heading("4/6 The plan back in front of the model")
+        self.heading("5/7 The plan back in front of the model")
         step = self._plan_back(app, sid)
 
-        self.heading("5/6 Build mode, after the compaction: the agent builds the first step")
+        self.heading("6/7 Build mode, after the compaction: the agent builds the first step")
         await self._build(app, sid, step, originals)
 
         self.heading("What the model is sent next")
@@ -90,8 +96,28 @@ class Demo(DemoRun):
         found = await rpc.request("baton/plan/get", {"sessionId": sid})
         return None if found is None else p.PlanInfo.model_validate(found)
 
-    async def _plan(self, app: App, rpc: MethodCaller, sid: str) -> p.PlanInfo:
-        _, called = await self.turn(app, sid, PLAN_PROMPT, PLAN_TOOLS)
+    def _explored(self, app: App, sid: str, called: list[str]) -> None:
+        """Say what the explore child did and what came back of it (the `task` result, all
+        the planner holds of the child's work)."""
+        failure: str | None = None
+        children = app.sessions.store.children_of(sid)
+        result = task_result(app.sessions.state(sid).messages)
+        if "task" not in called or not children:
+            failure = "the model did not start an explore child"
+        elif result is None:
+            failure = "the task call has no result"
+        else:
+            child = app.sessions.state(children[-1].id)
+            self.say(f"  child session {child.id} ({children[-1].agent}), its own context:")
+            first = next((m for m in child.messages if m.role == "user"), None)
+            if first is not None:
+                self.say(indent(clip(first.text(), 400), "    | "))
+            self.say("  what came back to the planner (the task result):")
+            self.say(indent(result, "    | "))
+            failure = explore_departures(result)
+        self.outcome("explore", failure)
+
+    async def _plan(self, rpc: MethodCaller, sid: str, called: list[str]) -> p.PlanInfo:
         plan = await self._get_plan(rpc, sid)
         failure: str | None = None
         if plan is None:
@@ -108,8 +134,8 @@ class Demo(DemoRun):
                 raise RpcError("baton/plan/get", "the plan just written is not there")
         else:
             failure = "; ".join(plan_departures(plan.content)) or None
-        if "read" not in called:
-            self.notes.append("the model wrote the plan without reading stats.py")
+        if "task" not in called:
+            self.notes.append("the model wrote the plan without an explore child's result")
         self.say(f"  plan file: {self.project / plan.path}")
         self.say(f"  status {plan.status}, version {plan.version}:")
         self.say(indent(plan.content))

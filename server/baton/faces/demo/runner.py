@@ -15,7 +15,7 @@ from baton.errors import BatonError
 from baton.faces.demo.channel import DemoChannel
 from baton.faces.demo.checks import clip
 from baton.faces.demo.scenario import PHASES, TOTAL_BUDGET, TURN_BUDGET, describe_call
-from baton.providers.base import RequiredCall
+from baton.providers.base import StepChoice
 
 if TYPE_CHECKING:
     from baton.agent.state import SessionState
@@ -61,7 +61,7 @@ class DemoRun:
         return max(5.0, min(budget, TOTAL_BUDGET - (time.monotonic() - self.started)))
 
     async def turn(
-        self, app: App, session_id: str, text: str, tools: Sequence[RequiredCall]
+        self, app: App, session_id: str, text: str, tools: Sequence[StepChoice]
     ) -> tuple[str, list[str]]:
         """Run one prompt whose steps must call `tools`, one each, then stop; returns the
         stop reason and the tools called. "timeout" when the budget ran out."""

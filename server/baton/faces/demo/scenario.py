@@ -6,7 +6,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
-from baton.providers.base import RequiredCall
+from baton.providers.base import NoTool, RequiredCall, StepChoice
 
 # Seconds. The whole demo, model download excluded, should fit in a few minutes on
 # two CPU cores; each turn gets at most its share and what is left of the total.
@@ -15,20 +15,46 @@ TURN_BUDGET = 420.0
 COMPACT_BUDGET = 300.0
 
 # The phases, in order, as the closing line names them (bench/demo_runs.py reads it).
-PHASES = ("plan", "approval", "compaction", "plan back", "edit", "tick")
+PHASES = ("explore", "plan", "approval", "compaction", "plan back", "edit", "tick")
 
-PLAN_PROMPT = (
-    "stats.py has three TODO comments. Read stats.py, then find its TODO comments with "
-    "grep (pattern `TODO`), then write the plan with plan_write: a title line starting "
-    "with `# `, then for each line grep found, in the same order, a step `- [ ] <the "
-    "function's name>(): TODO <the rest of that line after `TODO:`>`. Only those three "
-    "steps."
+# What the planner asks its explore child: the child reads the file and greps it, and
+# its final message (all the planner is given of its work) is one line per TODO.
+EXPLORE_TASK = (
+    "Read stats.py, then grep it for `TODO`. Answer with one line per TODO comment grep "
+    "finds, in the file's order, each `<the name of the function the comment is in>(): "
+    "TODO <the rest of the comment after `TODO:`>`, for example `resize(): TODO keep the "
+    "aspect ratio`."
 )
-# The grep puts the three TODO lines right before the plan: a 1.5B model given the
-# whole file alone made a step of every function. Asked for "what its TODO says" or "the
-# words after `TODO:`", it wrote the docstrings (3 of 3 runs on 2026-12-02); asked to
-# start each step with `TODO` and the rest of the line, it wrote the TODOs.
-PLAN_TOOLS = (RequiredCall("read"), RequiredCall("grep"), RequiredCall("plan_write"))
+PLAN_PROMPT = (
+    "stats.py has three TODO comments. First send an explore child to find them: call "
+    "task with agent `explore`, description `Find the TODOs in stats.py`, and this prompt: "
+    f"{EXPLORE_TASK!r}. Then write the plan with plan_write from the child's final "
+    "message: a title line starting with `# `, then for each line of that message, in the "
+    "same order, a step `- [ ] <that line>`. Only those three steps."
+)
+# The child's read and grep put the file and its three TODO lines right before its
+# answer; the planner sees only that answer. Without the grep a 1.5B model given the
+# whole file made a step of every function; asked for "what its TODO says" it wrote the
+# docstrings (3 of 3 runs on 2026-12-02); asked to start each step with `TODO` and the
+# rest of the line, it wrote the TODOs.
+# The child's answer is a step of its own held to no tool: left free, the 1.5B model
+# called a third tool and the child ended at its step limit with no answer (2026-12-03).
+# Its read is of the whole file (it read 10 lines of it when free to choose).
+EXPLORE_STEPS: tuple[StepChoice, ...] = (
+    RequiredCall(
+        "read",
+        {"path": {"enum": ["stats.py"]}, "offset": {"enum": [1]}, "limit": {"enum": [200]}},
+    ),
+    RequiredCall(
+        "grep",
+        {"pattern": {"enum": ["TODO"]}, "path": {"enum": ["stats.py"]}, "include": {"enum": [""]}},
+    ),
+    NoTool(),
+)
+PLAN_TOOLS = (
+    RequiredCall("task", {"agent": {"enum": ["explore"]}}, child=EXPLORE_STEPS),
+    RequiredCall("plan_write"),
+)
 # The person's edit before approving: a line the model did not write, which it is
 # then told as a diff and which comes back in the plan block after the compaction.
 PERSON_NOTE = "Keep every docstring as it is."
@@ -184,7 +210,18 @@ def read_call() -> RequiredCall:
     return RequiredCall("read", {"path": STATS_PATH})
 
 
-def describe_call(call: RequiredCall) -> str:
+def describe_call(call: StepChoice) -> str:
+    """How the demo says what a step is held to: `grep (pattern 'TODO')`, `its answer`
+    (no tool), a `task` call with its child's steps."""
+    if isinstance(call, NoTool):
+        return "its answer (no tool)"
+    if call.child:
+        steps = ", ".join(describe_call(c) for c in call.child)
+        return f"{_narrowed(call)} [its child: {steps}]"
+    return _narrowed(call)
+
+
+def _narrowed(call: RequiredCall) -> str:
     narrowed = ", ".join(
         f"{key} {schema['enum'][0]!r}"
         if len(schema.get("enum", ())) == 1
