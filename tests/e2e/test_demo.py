@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import baton
 from baton.compaction.summary import SECTIONS
 from baton.faces.demo import PERSON_NOTE, PHASES
 from baton.faces.terminal.status import FRAMES
@@ -31,6 +32,10 @@ OLD = (
 )
 NEW = "    if not values:\n        return 0.0\n    return sum(values) / len(values)"
 EVERY_PHASE_OK = "demo phases: " + " ".join(f"{p.replace(' ', '-')}=ok" for p in PHASES)
+
+
+def baton_root() -> Path:
+    return Path(baton.__file__).parent
 
 
 def demo_env(llm: FakeLLM, home: Path) -> dict[str, str]:
@@ -78,19 +83,19 @@ CHILD_ANSWER = (
 )
 
 
-def explored() -> list[Any]:
+def explored(answer: str = CHILD_ANSWER) -> list[Any]:
     """The planner's task call, then its explore child's read, grep and answer."""
     return [
         tool_call("task", EXPLORE_CALL),
         tool_call("read", {"path": "stats.py"}),
         tool_call("grep", {"pattern": "TODO", "path": "stats.py"}),
-        text(CHILD_ANSWER),
+        text(answer),
     ]
 
 
-def good_model() -> list[Any]:
+def good_model(answer: str = CHILD_ANSWER) -> list[Any]:
     return [
-        *explored(),
+        *explored(answer),
         tool_call("plan_write", {"content": PLAN}),
         tool_call("read", {"path": "stats.py"}),
         tool_call("edit", {"path": "stats.py", "old_string": OLD, "new_string": NEW}),
@@ -170,7 +175,7 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
             tool_call("read", {"path": "stats.py"}),
             tool_call("grep", {"pattern": "TODO", "path": "stats.py"}),
             # median() and mode() missing, at length.
-            text("mean() has a TODO. " + "It sums the values and divides by their count. " * 30),
+            text("TODO: return 0.0 for an empty list. " + "It sums the values and divides. " * 30),
             text("I will write the plan later."),  # no plan_write
             tool_call("read", {"path": "stats.py"}),
             tool_call("edit", wrong),
@@ -184,7 +189,7 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
     done = run_demo(llm, workspace, home)
     out = done.stdout
     assert done.returncode == 1, out + done.stderr
-    assert "[explore: FAILED: the child's answer does not name median(), mode()]" in out
+    assert "[explore: FAILED: the child's answer does not give the TODO of median(), mode()]" in out
     assert "[plan: FAILED: the model did not write a plan with plan_write]" in out
     assert "[edit: FAILED: the edit did not change stats.py]" in out
     assert "[tick: FAILED: another step was ticked off: - [x] `median()`" in out
@@ -399,7 +404,10 @@ def test_a_correction_naming_several_files_is_noticed_for_each(
     section = "summary of changed files and work in progress"
     claim = SUMMARY.replace(section, f"{section}\n- Modified stats.py and README.md to fix mean().")
     assert claim != SUMMARY
-    serve(llm, good_model(), summary=text(claim))
+    # A longer answer from the child (its functions' code too): the planner's context is
+    # then long enough for a summary to shrink it.
+    code = (Path(baton_root()) / "demo_project" / "stats.py").read_text()[:1500]
+    serve(llm, good_model(f"{CHILD_ANSWER}\n\n{code}"), summary=text(claim))
     done = run_demo(llm, workspace, home)
     out = done.stdout
     assert done.returncode == 0, out + done.stderr

@@ -18,6 +18,7 @@ from baton.providers.base import (
     ItemDone,
     ModelRequest,
     Native,
+    NoTool,
     OpaqueItem,
     Reasoning,
     ReasoningDelta,
@@ -508,6 +509,16 @@ def test_a_named_required_tool_is_that_tools_choice_or_a_schema_of_its_calls_onl
     unknown = request(tools=TOOLS, require_tool=RequiredCall("plan_write"))
     assert make(server).build_body(unknown)["tool_choice"] == "required"
     assert len(make(server, llamacpp=True).build_body(unknown)["json_schema"]["oneOf"]) == 2
+
+
+def test_a_step_held_to_no_tool_keeps_the_tools_and_may_call_none() -> None:
+    server = FakeServer(sse_response(chat_sse(text_chunks("ok"))))
+    held = request(tools=TOOLS, require_tool=NoTool())
+    for provider in (make(server), make(server, llamacpp=True)):
+        body = provider.build_body(held)
+        # The tools stay (the request is the prefix the engine has cached); none is callable.
+        assert [t["function"]["name"] for t in body["tools"]] == [t.name for t in TOOLS]
+        assert body["tool_choice"] == "none" and "json_schema" not in body
 
 
 def test_a_required_call_narrows_its_arguments_in_the_llamacpp_schema_only() -> None:

@@ -143,8 +143,8 @@ def task_result(messages: Iterable[StoredMessage]) -> str | None:
 
 def explore_departures(result: str) -> str | None:
     """How the explore child's `task` result falls short of what the planner needs: the
-    child done, and its final message naming each function with a TODO (read from the
-    result block: what the planner was given, not what the child saw)."""
+    child done, and its final message giving each of the three TODOs (their words; read
+    from the result block: what the planner was given, not what the child saw)."""
     lines = result.splitlines()
     status = next((line[8:] for line in lines if line.startswith("status: ")), None)
     if status != "done":
@@ -153,9 +153,11 @@ def explore_departures(result: str) -> str | None:
     final = "" if head is None else "\n".join(lines[head + 1 :]).lower()
     if head is None or lines[head] == "final message: none" or not final.strip():
         return "the child's final message is empty"
-    missing = [f"{name}()" for name in TODO_WORDS if name not in final]
+    missing = [
+        f"{name}()" for name, words in TODO_WORDS.items() if not any(w in final for w in words)
+    ]
     if missing:
-        return "the child's answer does not name " + ", ".join(missing)
+        return "the child's answer does not give the TODO of " + ", ".join(missing)
     return None
 
 

@@ -19,8 +19,8 @@ def _configure() -> tuple[dict[str, Any], str] | str:
     """Client settings and a label for the provider, or an error message naming the fix."""
     settings: dict[str, Any] = {
         "maxSteps": 4,
-        # The explore child: its read and grep, then its answer.
-        "delegation": {"maxSteps": 3},
+        # The explore child: its read and grep, then its answer (scenario.EXPLORE_STEPS).
+        "delegation": {"maxSteps": 4},
         "permissions": {"write": "allow", "bash": "deny"},
         # Only the manual compaction, so the demo shows one clear record. It keeps little
         # verbatim and protects no tool output from pruning: with the reading done in the
