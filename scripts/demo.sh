@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Baton's main job in one command, on a fresh clone: installs what it needs and runs
-# `baton demo`, a short headless session: the agent writes a plan to a file in plan mode,
+# `baton demo`, a short headless session: an explore child finds the TODOs, the agent
+# writes a plan to a file from its result in plan mode,
 # the person edits and approves it, a compaction compacts, the plan comes back in the
 # model's view, and the agent edits the code and ticks the step off. Exits 1 when a
 # phase fails.

@@ -1,4 +1,4 @@
-"""The demo's six phases, in order, through the same core the editor uses: the person's
+"""The demo's seven phases, in order, through the same core the editor uses: the person's
 acts as JSON-RPC requests (`person.py`), the agent's as turns (`runner.py`), each
 phase checked (`checks.py`) and its outcome said."""
 
