@@ -95,6 +95,7 @@ def explored(answer: str = CHILD_ANSWER) -> list[Any]:
 
 def good_model(answer: str = CHILD_ANSWER) -> list[Any]:
     return [
+        tool_call("read", {"path": "stats.py"}),
         *explored(answer),
         tool_call("plan_write", {"content": PLAN}),
         tool_call("read", {"path": "stats.py"}),
@@ -118,17 +119,17 @@ def test_the_demo_plans_compacts_and_builds_from_the_plan_that_came_back(
     # Each model step was told the one tool it needed (the child's too, but its answer);
     # the summary none.
     choices = [r.get("tool_choice") for r in llm.model_requests if not r.is_summary]
-    named = [{"type": "function", "name": name} for name in ("task", "read", "grep")]
-    assert choices[:4] == [*named, "none"]
-    assert choices[4:] == [
+    named = [{"type": "function", "name": name} for name in ("read", "task", "read", "grep")]
+    assert choices[:5] == [*named, "none"]
+    assert choices[5:] == [
         {"type": "function", "name": name} for name in ("plan_write", "read", "edit", "plan_edit")
     ]
     # The child's context is its agent's and the planner's prompt; the planner is given the
     # child's answer in one bounded result, and writes the plan from it.
-    child_first = [r for r in llm.model_requests if not r.is_summary][1]
+    child_first = [r for r in llm.model_requests if not r.is_summary][2]
     assert "stats.py has three TODO comments" not in str(child_first.items)
     assert "Read stats.py, grep it for TODO" in (child_first.last_user_text() or "")
-    planner = [r for r in llm.model_requests if not r.is_summary][4]
+    planner = [r for r in llm.model_requests if not r.is_summary][5]
     [result] = [o for o in planner.tool_outputs().values() if "task-result" in o]
     assert "status: done" in result and "mode(): TODO break ties" in result
     assert "→ read" in out.split("2/7")[0] and "↳ explore child" in out
@@ -149,7 +150,7 @@ def test_the_demo_plans_compacts_and_builds_from_the_plan_that_came_back(
 
     # The build request came after the compaction and carried the plan, the person's line
     # in it, re-read from its file.
-    [build] = [r for r in llm.model_requests if not r.is_summary][5:6]
+    [build] = [r for r in llm.model_requests if not r.is_summary][6:7]
     assert "Build the plan's first step" in (build.last_user_text() or "")
     # It reads mean() alone, from its `def` line (line 13 of the sample).
     assert "read with offset 13 and limit 4" in (build.last_user_text() or "")
@@ -171,6 +172,7 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
     serve(
         llm,
         [
+            tool_call("read", {"path": "stats.py"}),
             tool_call("task", EXPLORE_CALL),
             tool_call("read", {"path": "stats.py"}),
             tool_call("grep", {"pattern": "TODO", "path": "stats.py"}),
@@ -202,7 +204,7 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
     assert "4 of 7 phases failed: explore, plan, edit, tick" in out
     # The second try was asked for, with what the check found, mean() read again first.
     assert "gives it one more try" in out
-    [again, fix] = [r for r in llm.model_requests if not r.is_summary][7:9]
+    [again, fix] = [r for r in llm.model_requests if not r.is_summary][8:10]
     assert "I checked stats.py after your edit: the edit did not change stats.py" in (
         again.last_user_text() or ""
     )
@@ -275,7 +277,7 @@ def test_an_edit_that_only_rewords_the_comment_is_not_a_build(
         "edit",
         {"path": "stats.py", "old_string": comment, "new_string": "    # return 0.0 for []"},
     )
-    steps[6:7] = [reword, tool_call("read", {"path": "stats.py"}), reword]
+    steps[7:8] = [reword, tool_call("read", {"path": "stats.py"}), reword]
     serve(llm, steps)
     done = run_demo(llm, workspace, home)
     assert done.returncode == 1, done.stdout + done.stderr
@@ -287,7 +289,7 @@ def test_an_edit_the_check_finds_wrong_gets_one_more_try_with_what_was_found(
 ) -> None:
     steps = good_model()
     ret = "    return sum(values) / len(values)"
-    steps[6:7] = [
+    steps[7:8] = [
         tool_call("edit", {"path": "stats.py", "old_string": ret, "new_string": "    return 0.0"}),
         tool_call("read", {"path": "stats.py", "offset": 13, "limit": 4}),
         tool_call(
@@ -305,7 +307,7 @@ def test_an_edit_the_check_finds_wrong_gets_one_more_try_with_what_was_found(
     assert done.returncode == 0, out + done.stderr
     # The check read mean() and ran it; the model was shown what it found.
     assert "mean([1, 2, 3]) returns 0.0, not 2.0" in out
-    [again] = [r for r in llm.model_requests if not r.is_summary][7:8]
+    [again] = [r for r in llm.model_requests if not r.is_summary][8:9]
     asked = again.last_user_text() or ""
     assert "mean() no longer divides the sum by the count" in asked
     assert "mean([1, 2, 3]) returns 0.0, not 2.0" in asked

@@ -70,7 +70,7 @@ class Demo(DemoRun):
         await self.warm_up(app, app.sessions.state(sid))
         self.sid = sid
 
-        self.heading("1/7 Plan mode: an explore child reads the code and finds the TODOs")
+        self.heading("1/7 Plan mode: the agent reads the code, an explore child finds the TODOs")
         _, called = await self.turn(app, sid, PLAN_PROMPT, PLAN_TOOLS)
         self._explored(app, sid, called)
 

@@ -28,8 +28,9 @@ EXPLORE_TASK = (
     "its TODO comment."
 )
 PLAN_PROMPT = (
-    "stats.py has three TODO comments. First send an explore child to find them: call "
-    "task with agent `explore`, description `Find the TODOs in stats.py`, and this prompt: "
+    "stats.py has three TODO comments. Read stats.py, then send an explore child to find "
+    "them: call task with agent `explore`, description `Find the TODOs in stats.py`, and "
+    "this prompt: "
     f"{EXPLORE_TASK!r}. Then write the plan with plan_write from the child's final "
     "message: a title line starting with `# `, then for each TODO line of that message, "
     "in the same order, a step `- [ ] TODO <the rest of that line after `TODO:`>`. Only "
@@ -50,7 +51,12 @@ EXPLORE_STEPS: tuple[StepChoice, ...] = (
     NoTool(),
     NoTool(),
 )
+# The planner reads the file too: with the reading done in the child alone, its context
+# was too short for the manual compaction to shrink (a summary and the plan block came
+# to more than the history they replaced: 1 of 2 bench runs on 2026-12-03). The child's
+# answer comes right before plan_write, as the grep did.
 PLAN_TOOLS = (
+    RequiredCall("read", {"path": {"enum": ["stats.py"]}}),
     RequiredCall("task", {"agent": {"enum": ["explore"]}}, child=EXPLORE_STEPS),
     RequiredCall("plan_write"),
 )
