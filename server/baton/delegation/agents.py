@@ -109,6 +109,28 @@ def load_agents(workspace: Path, *, trusted: bool, person_dir: Path | None = Non
     return AgentSet(agents, ignored, problems)
 
 
+AgentFilesKey = tuple[bool, tuple[tuple[str, int, int], ...]]
+
+
+def agent_files_key(
+    workspace: Path, *, trusted: bool, person_dir: Path | None = None
+) -> AgentFilesKey:
+    """What `load_agents` would read now: trust and each agent file's path, mtime and
+    size. Equal keys give equal agent sets, so a caller reloads only when it changes."""
+    files = [
+        *_agent_files(person_dir or person_agents_dir()),
+        *_agent_files(workspace / WORKSPACE_AGENTS),
+    ]
+    stamps = []
+    for path in files:
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        stamps.append((str(path), st.st_mtime_ns, st.st_size))
+    return trusted, tuple(stamps)
+
+
 def _agent_files(folder: Path) -> list[Path]:
     try:
         return sorted(p for p in folder.glob("*.md") if p.is_file())

@@ -30,7 +30,9 @@ from baton.delegation.agents import (
     EXPLORE_TOOLS,
     TASK_TOOL,
     Agent,
+    AgentFilesKey,
     AgentSet,
+    agent_files_key,
     describe,
     load_agents,
 )
@@ -124,6 +126,7 @@ class Delegation:
         self.sessions = sessions
         self.channel = channel
         self.person_dir = person_dir
+        self._agents: tuple[AgentFilesKey, AgentSet] | None = None
         self._readers: asyncio.Semaphore | None = None
         self._writer: asyncio.Lock | None = None
         # Build-by-steps runs per parent session (steps.py), cancelled with the parent.
@@ -132,9 +135,15 @@ class Delegation:
     # ------------------------------------------------------------------ agents
 
     def agents(self) -> AgentSet:
-        return load_agents(
-            self.workspace, trusted=self.config.trust.trusted, person_dir=self.person_dir
-        )
+        """The agents in force. Asked for on every request (the `task` tool lists them), so
+        the files are read again only when one of them, or trust, changed: a broken file
+        is reported once, not on every request."""
+        trusted = self.config.trust.trusted
+        key = agent_files_key(self.workspace, trusted=trusted, person_dir=self.person_dir)
+        if self._agents is None or self._agents[0] != key:
+            loaded = load_agents(self.workspace, trusted=trusted, person_dir=self.person_dir)
+            self._agents = (key, loaded)
+        return self._agents[1]
 
     def ignored(self) -> list[str]:
         """The workspace's agent files not in force (an untrusted workspace)."""
