@@ -678,3 +678,15 @@ async def test_async_usage_with_the_async_sdk() -> None:
         assert seen[0].stream
         await sdk.close()
         await asyncio.sleep(0)
+
+
+def test_the_fake_knows_the_summary_prompts_by_their_opening_words() -> None:
+    # The fake imports nothing of Baton: its copy of the prompts' opening words must stay
+    # what Baton sends, or a summary request would be served as a turn.
+    from baton.compaction import summary
+    from tests.fake_llm.records import SUMMARY_PROMPTS
+
+    assert [
+        summary.IN_PLACE.startswith(SUMMARY_PROMPTS[0]),
+        summary.CONTINUE.startswith(SUMMARY_PROMPTS[1]),
+    ] == [True, True]

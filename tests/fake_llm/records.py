@@ -20,8 +20,8 @@ Source = Literal["script", "handler", "default", ""]
 
 COMPACTION_TYPES = ("compaction", "compaction_summary")
 # The opening words of the summary prompts sent on the turn's own prefix (compaction/summary.py:
-# IN_PLACE, CONTINUE).
-_SUMMARY_PROMPTS = ("[Baton] Stop working on the task", "[Baton] Your summary stopped")
+# IN_PLACE, CONTINUE; the fake imports nothing of Baton, tests/test_fake_llm.py checks them).
+SUMMARY_PROMPTS = ("[Baton] Stop working on the task", "[Baton] Your summary stopped")
 
 
 def estimate_tokens(body: Any) -> int:
@@ -188,7 +188,7 @@ class RecordedRequest:
             return True
         if self.get("tool_choice") != "none":
             return False
-        return (self.last_user_text() or "").startswith(_SUMMARY_PROMPTS)
+        return (self.last_user_text() or "").startswith(SUMMARY_PROMPTS)
 
     @property
     def compaction_trigger(self) -> bool:

@@ -159,19 +159,23 @@ export class Transcript {
     this.scroll();
   }
 
-  /** The person's `/name arguments` as typed, with what the model was sent one click away.
-   * Live, the server says what it expanded after the prompt was shown as sent: that prompt,
-   * the last of the transcript's own, becomes the command's card in place. */
-  command(typed: string, expanded: string, compacted = false, live = false): void {
+  /** The person's `/name arguments` as typed, with what the model was sent one click away. */
+  command(typed: string, expanded: string, compacted = false): void {
     this.open = undefined;
-    const node = this.commandCard(typed, expanded, compacted);
-    const echo = live ? [...this.root.querySelectorAll<HTMLElement>(".msg.user, .baton-prompt")].pop() : undefined;
-    if (echo?.matches(".msg.user:not(.command)") && echo.textContent?.trim() === typed.trim()) {
-      echo.replaceWith(node);
-      return;
-    }
-    this.root.append(node);
+    this.root.append(this.commandCard(typed, expanded, compacted));
     this.scroll();
+  }
+
+  /** Live, the server says what a command expanded to after the prompt was shown as sent:
+   * that prompt, the transcript's last user message, becomes the command's card in place. */
+  private commandAnnounced(typed: string, expanded: string): void {
+    const echo = [...this.root.querySelectorAll<HTMLElement>(".msg.user, .baton-prompt")].pop();
+    if (echo?.matches(".msg.user:not(.command)") && echo.textContent?.trim() === typed.trim()) {
+      this.open = undefined;
+      echo.replaceWith(this.commandCard(typed, expanded, false));
+    } else {
+      this.command(typed, expanded);
+    }
   }
 
   private commandCard(typed: string, expanded: string, compacted: boolean): HTMLElement {
@@ -277,7 +281,7 @@ export class Transcript {
         break;
       case "user_message":
         // The server announces the messages it adds itself, and the person's slash commands.
-        if (update.command) this.command(update.command.typed, update.text, false, true);
+        if (update.command) this.commandAnnounced(update.command.typed, update.text);
         else this.baton(update.text, update.origin ?? "baton");
         break;
       case "compaction_started":

@@ -12,15 +12,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from baton.faces.demo.phases import Demo
-from baton.faces.demo.scenario import LOCAL_SETTINGS
+from baton.faces.demo.scenario import EXPLORE_STEPS, LOCAL_SETTINGS
 
 
 def _configure() -> tuple[dict[str, Any], str] | str:
     """Client settings and a label for the provider, or an error message naming the fix."""
     settings: dict[str, Any] = {
         "maxSteps": 4,
-        # The explore child: its read and grep, then its answer (scenario.EXPLORE_STEPS).
-        "delegation": {"maxSteps": 4},
+        # The explore child: the steps it is held to, no more.
+        "delegation": {"maxSteps": len(EXPLORE_STEPS)},
         "permissions": {"write": "allow", "bash": "deny"},
         # Only the manual compaction, so the demo shows one clear record. It keeps little
         # verbatim and protects no tool output from pruning: with the reading done in the
