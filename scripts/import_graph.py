@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 
@@ -175,17 +175,23 @@ def package_of(module: str, modules: dict[str, Path]) -> str:
     return parts[0]
 
 
-def package_graph(root: Path) -> dict[str, set[str]]:
+def crossings(root: Path) -> Iterator[tuple[str, str, str, str]]:
+    """Each import between packages: (module, target, module's package, target's package),
+    in a stable order."""
     modules = module_names(root)
-    out: dict[str, set[str]] = {}
-    for module, targets in graph(root).items():
+    for module, targets in sorted(graph(root).items()):
         source = package_of(module, modules)
-        out.setdefault(source, set())
-        for target in targets:
+        for target in sorted(targets):
             other = package_of(target, modules)
             if other != source:
-                out[source].add(other)
-                out.setdefault(other, set())
+                yield module, target, source, other
+
+
+def package_graph(root: Path) -> dict[str, set[str]]:
+    modules = module_names(root)
+    out: dict[str, set[str]] = {package_of(module, modules): set() for module in modules}
+    for _, _, source, other in crossings(root):
+        out[source].add(other)
     return out
 
 
@@ -197,20 +203,14 @@ def package_cycles(root: Path) -> list[list[str]]:
 
 def layer_violations(root: Path, layers: list[tuple[str, ...]] = LAYERS) -> list[str]:
     """Each import that goes up the layer order, or between packages no layer names."""
-    modules = module_names(root)
     level = {package: i for i, layer in enumerate(layers) for package in layer}
     found: list[str] = []
-    for module, targets in sorted(graph(root).items()):
-        source = package_of(module, modules)
-        for target in sorted(targets):
-            other = package_of(target, modules)
-            if other == source:
-                continue
-            if source not in level or other not in level:
-                unknown = source if source not in level else other
-                found.append(f"{module} -> {target} ({unknown} is in no layer)")
-            elif level[other] < level[source]:
-                found.append(f"{module} -> {target} (up from {source} to {other})")
+    for module, target, source, other in crossings(root):
+        if source not in level or other not in level:
+            unknown = source if source not in level else other
+            found.append(f"{module} -> {target} ({unknown} is in no layer)")
+        elif level[other] < level[source]:
+            found.append(f"{module} -> {target} (up from {source} to {other})")
     return found
 
 
