@@ -2,53 +2,23 @@
 // model: the model's `task` call starts an `explore` child; the child's card shows
 // under the call, live (running, the tool it uses); its transcript opens read-only;
 // Stop cancels that child only, and the parent goes on with a `cancelled` result.
-import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import type { Browser, Frame, Page } from "playwright-core";
+import type { Frame, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, SCREENSHOTS } from "../webview/harness";
-import {
-  basePython,
-  CLIENT_ROOT,
-  killGroup,
-  printDiagnostics,
-  removeTree,
-  REPO_ROOT,
-  runCommand,
-  startCodeServer,
-  startFakeLlm,
-  typeInto,
-  webviewFrame,
-  type CodeServer,
-  type FakeLlm,
-} from "./codeServer";
+import { SCREENSHOTS } from "../webview/harness";
+import { runCommand, typeInto, webviewFrame } from "./codeServer";
+import { closeWorkbench, openWorkbench, type Workbench } from "./workbench";
 
 const skip = process.env.BATON_SKIP_VSCODE_E2E === "1";
-const VSIX = path.join(CLIENT_ROOT, "dist", "baton.vsix");
 
 describe.skipIf(skip)("Delegation in real VS Code (code-server)", () => {
-  let llm: FakeLlm | undefined;
-  let server: CodeServer | undefined;
-  let browser: Browser | undefined;
+  const bench: Workbench = {};
   let page: Page;
   let sidebar: Frame | undefined;
 
   beforeAll(async () => {
-    if (!existsSync(VSIX)) throw new Error(`${VSIX} is missing: run \`npm run package\` first`);
-    const venv = path.join(REPO_ROOT, ".venv", "bin", "python");
-    llm = await startFakeLlm(process.env.BATON_PYTHON ?? (existsSync(venv) ? venv : "python3"));
-    server = await startCodeServer({
-      vsix: VSIX,
-      env: llm.env,
-      settings: { "baton.pythonPath": basePython() },
-      files: { "one.txt": "1\n", "two.txt": "2\n" },
-    });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await page.goto(server.url);
-    await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
-    await page.locator(".explorer-folders-view, .part.sidebar").first().waitFor({ timeout: 60_000 });
+    page = await openWorkbench(bench, { files: { "one.txt": "1\n", "two.txt": "2\n" } });
   }, 180_000);
 
   let failed = false;
@@ -57,19 +27,7 @@ describe.skipIf(skip)("Delegation in real VS Code (code-server)", () => {
   });
 
   afterAll(async () => {
-    if (failed) await printDiagnostics(server, sidebar);
-    if (page && process.env.BATON_E2E_SCREENSHOT !== "0") {
-      await mkdir(SCREENSHOTS, { recursive: true });
-      await page.screenshot({ path: path.join(SCREENSHOTS, "vscode-delegation.png") }).catch(() => undefined);
-    }
-    await browser?.close();
-    killGroup(server?.process);
-    if (llm) {
-      llm.process.stdin?.end();
-      killGroup(llm.process);
-    }
-    await new Promise((r) => setTimeout(r, 500));
-    await removeTree(server?.root);
+    await closeWorkbench(bench, { screenshot: "vscode-delegation.png", failed, sidebar });
   });
 
   it("a child's card under its task call shows it running; Stop cancels the child and the parent gets cancelled", async () => {

@@ -2,57 +2,26 @@
 // opens in Restricted Mode; the sidebar says what Baton ignores and offers VS Code's
 // Manage Workspace Trust; the person trusts the folder there and, without a restart,
 // the folder's hook runs on the next tool call (docs/security.md).
-import { existsSync } from "node:fs";
-import { mkdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { Browser, Frame, Page } from "playwright-core";
+import type { Frame, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, SCREENSHOTS } from "../webview/harness";
-import {
-  basePython,
-  CLIENT_ROOT,
-  killGroup,
-  printDiagnostics,
-  removeTree,
-  REPO_ROOT,
-  runCommand,
-  startCodeServer,
-  startFakeLlm,
-  typeInto,
-  webviewFrame,
-  type CodeServer,
-  type FakeLlm,
-} from "./codeServer";
+import { runCommand, typeInto, webviewFrame } from "./codeServer";
+import { closeWorkbench, openWorkbench, type Workbench } from "./workbench";
 
 const skip = process.env.BATON_SKIP_VSCODE_E2E === "1";
-const VSIX = path.join(CLIENT_ROOT, "dist", "baton.vsix");
 const MARKER = "hook-ran.txt";
 // A repository's own hook: appends a line to MARKER (in the workspace) after every tool call.
 const REPO_CONFIG = `[[hooks.toolAfter]]\ncommand = ["sh", "-c", "cat > /dev/null; echo ran >> ${MARKER}"]\n`;
 
 describe.skipIf(skip)("Workspace Trust in real VS Code (code-server)", () => {
-  let llm: FakeLlm | undefined;
-  let server: CodeServer | undefined;
-  let browser: Browser | undefined;
+  const bench: Workbench = {};
   let page: Page;
   let sidebar: Frame | undefined;
 
   beforeAll(async () => {
-    if (!existsSync(VSIX)) throw new Error(`${VSIX} is missing: run \`npm run package\` first`);
-    const venv = path.join(REPO_ROOT, ".venv", "bin", "python");
-    llm = await startFakeLlm(process.env.BATON_PYTHON ?? (existsSync(venv) ? venv : "python3"));
-    server = await startCodeServer({
-      vsix: VSIX,
-      env: llm.env, // the person's own provider and key
-      settings: { "baton.pythonPath": basePython() },
-      restricted: true,
-      files: { ".baton/config.toml": REPO_CONFIG },
-    });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await page.goto(server.url);
-    await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
-    await page.locator(".explorer-folders-view, .part.sidebar").first().waitFor({ timeout: 60_000 });
+    // The server gets the person's own provider and key (the fake's environment).
+    page = await openWorkbench(bench, { restricted: true, files: { ".baton/config.toml": REPO_CONFIG } });
   }, 180_000);
 
   let failed = false;
@@ -61,22 +30,10 @@ describe.skipIf(skip)("Workspace Trust in real VS Code (code-server)", () => {
   });
 
   afterAll(async () => {
-    if (failed) await printDiagnostics(server, sidebar);
-    if (page && process.env.BATON_E2E_SCREENSHOT !== "0") {
-      await mkdir(SCREENSHOTS, { recursive: true });
-      await page.screenshot({ path: path.join(SCREENSHOTS, "vscode-trust.png") }).catch(() => undefined);
-    }
-    await browser?.close();
-    killGroup(server?.process);
-    if (llm) {
-      llm.process.stdin?.end();
-      killGroup(llm.process);
-    }
-    await new Promise((r) => setTimeout(r, 500));
-    await removeTree(server?.root);
+    await closeWorkbench(bench, { screenshot: "vscode-trust.png", failed, sidebar });
   });
 
-  const hookRuns = async () => (await readFile(path.join(server!.workspace, MARKER), "utf8").catch(() => "")).split("\n").filter(Boolean).length;
+  const hookRuns = async () => (await readFile(path.join(bench.server!.workspace, MARKER), "utf8").catch(() => "")).split("\n").filter(Boolean).length;
 
   async function prompt(frame: Frame, text: string): Promise<void> {
     const answers = await frame.locator("[data-kind=assistant]", { hasText: "I read the readme." }).count();
@@ -153,7 +110,7 @@ describe.skipIf(skip)("Workspace Trust in real VS Code (code-server)", () => {
   }
 
   async function countStarts(): Promise<number> {
-    const logs = path.join(server!.userDataDir, "logs");
+    const logs = path.join(bench.server!.userDataDir, "logs");
     const { readdir } = await import("node:fs/promises");
     let count = 0;
     const walk = async (dir: string): Promise<void> => {

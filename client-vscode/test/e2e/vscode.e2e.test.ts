@@ -2,54 +2,23 @@
 // server behind it (provisioned by the extension from the wheels inside the
 // .vsix), against the scripted fake LLM: run Baton commands from the palette,
 // work in the sidebar, open the plan panel, approve, and see the mode change.
-import { existsSync } from "node:fs";
-import { mkdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { Browser, Frame, Page } from "playwright-core";
+import type { Frame, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, SCREENSHOTS } from "../webview/harness";
-import {
-  basePython,
-  printDiagnostics,
-  removeTree,
-  CLIENT_ROOT,
-  killGroup,
-  REPO_ROOT,
-  runCommand,
-  startCodeServer,
-  startFakeLlm,
-  typeInto,
-  webviewFrame,
-  type CodeServer,
-  type FakeLlm,
-} from "./codeServer";
+import { runCommand, typeInto, webviewFrame } from "./codeServer";
+import { closeWorkbench, openWorkbench, type Workbench } from "./workbench";
 
 const skip = process.env.BATON_SKIP_VSCODE_E2E === "1";
-const VSIX = path.join(CLIENT_ROOT, "dist", "baton.vsix");
 
 describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
-  let llm: FakeLlm | undefined;
-  let server: CodeServer | undefined;
-  let browser: Browser | undefined;
+  const bench: Workbench = {};
   let page: Page;
   let sidebar: Frame;
 
   beforeAll(async () => {
-    if (!existsSync(VSIX)) throw new Error(`${VSIX} is missing: run \`npm run package\` first`);
-    const venv = path.join(REPO_ROOT, ".venv", "bin", "python");
-    llm = await startFakeLlm(process.env.BATON_PYTHON ?? (existsSync(venv) ? venv : "python3"));
     // No API key in the environment: the first run has to set one up from the sidebar.
-    const { OPENAI_API_KEY: _key, ...withoutKey } = llm.env;
-    server = await startCodeServer({
-      vsix: VSIX,
-      env: withoutKey,
-      settings: { "baton.pythonPath": basePython() },
-    });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await page.goto(server.url);
-    await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
-    await page.locator(".explorer-folders-view, .part.sidebar").first().waitFor({ timeout: 60_000 });
+    page = await openWorkbench(bench, { env: ({ OPENAI_API_KEY: _key, ...withoutKey }) => withoutKey });
   }, 180_000);
 
   let failed = false;
@@ -58,19 +27,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
   });
 
   afterAll(async () => {
-    if (failed) await printDiagnostics(server, sidebar);
-    if (page && process.env.BATON_E2E_SCREENSHOT !== "0") {
-      await mkdir(SCREENSHOTS, { recursive: true });
-      await page.screenshot({ path: path.join(SCREENSHOTS, "vscode.png") }).catch(() => undefined);
-    }
-    await browser?.close();
-    killGroup(server?.process);
-    if (llm) {
-      llm.process.stdin?.end();
-      killGroup(llm.process);
-    }
-    await new Promise((r) => setTimeout(r, 500));
-    await removeTree(server?.root);
+    await closeWorkbench(bench, { screenshot: "vscode.png", failed, sidebar });
   });
 
   it("first run: the welcome state; Send with no session and no key fails with Set key and Retry; with the key, Retry answers", async () => {
@@ -94,7 +51,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     await card.locator("[data-error-action=setKey]").click();
     const input = page.locator(".quick-input-widget input");
     await input.waitFor({ state: "visible", timeout: 30_000 });
-    await input.fill(llm!.env.OPENAI_API_KEY ?? "sk-fake");
+    await input.fill(bench.llm!.env.OPENAI_API_KEY ?? "sk-fake");
     await page.keyboard.press("Enter");
     await page.locator(".notifications-toasts", { hasText: "OpenAI API key saved" }).first().waitFor({ timeout: 30_000 });
     await card.locator("[data-error-action=retry]").click();
@@ -216,7 +173,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
   }, 180_000);
 
   it("a write is shown in the diff editor: Reject leaves the file, Accept writes it; Undo Last Turn's Changes restores it", async () => {
-    const readme = path.join(server!.workspace, "README.md");
+    const readme = path.join(bench.server!.workspace, "README.md");
     const original = await readFile(readme, "utf8");
     await runCommand(page, "Baton: New Session");
     await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
@@ -257,7 +214,7 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
   }, 240_000);
 
   it("permission choices: 'Always allow this command' covers that command only; another asks, Escape rejects it", async () => {
-    const ran = path.join(server!.workspace, "ran.txt");
+    const ran = path.join(bench.server!.workspace, "ran.txt");
     await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
     await typeInto(page, sidebar, "#prompt", "PLEASE RUN the commands");
     await sidebar.locator("#send").click();
