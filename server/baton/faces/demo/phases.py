@@ -25,6 +25,8 @@ from baton.faces.demo.scenario import (
     BUILD_PROMPT,
     COMPACT_BUDGET,
     COMPACT_INSTRUCTIONS,
+    EXPLORE_PROMPT,
+    EXPLORE_TOOLS,
     FALLBACK_PLAN,
     FIX_PROMPT,
     MEAN_WORDS,
@@ -71,10 +73,11 @@ class Demo(DemoRun):
         self.sid = sid
 
         self.heading("1/7 Plan mode: the agent reads the code, an explore child finds the TODOs")
-        _, called = await self.turn(app, sid, PLAN_PROMPT, PLAN_TOOLS)
+        _, called = await self.turn(app, sid, EXPLORE_PROMPT, EXPLORE_TOOLS)
         self._explored(app, sid, called)
 
         self.heading("2/7 The agent writes the plan to a file, from the child's result")
+        await self.turn(app, sid, PLAN_PROMPT, PLAN_TOOLS)
         plan = await self._plan(rpc, sid, called)
 
         self.heading("3/7 The person edits the plan and approves it")

@@ -27,14 +27,18 @@ EXPLORE_TASK = (
     "whole as grep printed it: `stats.py:<line number>:` and then the text of that line, "
     "its TODO comment."
 )
-PLAN_PROMPT = (
+EXPLORE_PROMPT = (
     "stats.py has three TODO comments. Read stats.py, then send an explore child to find "
     "them: call task with agent `explore`, description `Find the TODOs in stats.py`, and "
-    "this prompt: "
-    f"{EXPLORE_TASK!r}. Then write the plan with plan_write from the child's final "
-    "message: a title line starting with `# `, then for each TODO line of that message, "
-    "in the same order, a step `- [ ] TODO <the rest of that line after `TODO:`>`. Only "
-    "those three steps."
+    f"this prompt: {EXPLORE_TASK!r}."
+)
+# The plan is asked for in a prompt of its own, right after the child's result: asked at
+# the end of the explore prompt, the 1.5B planner once planned the search itself ("- [ ]
+# grep stats.py for `TODO`", 1 of 5 runs on 2026-12-03).
+PLAN_PROMPT = (
+    "Now write the plan with plan_write from the explore child's final message: a title "
+    "line starting with `# `, then for each TODO line of that message, in the same order, "
+    "a step `- [ ] TODO <the rest of that line after `TODO:`>`. Only those three steps."
 )
 # The child's read and grep put the file and its three TODO lines right before its
 # answer; the planner sees only that answer. Without the grep a 1.5B model given the
@@ -54,12 +58,12 @@ EXPLORE_STEPS: tuple[StepChoice, ...] = (
 # The planner reads the file too: with the reading done in the child alone, its context
 # was too short for the manual compaction to shrink (a summary and the plan block came
 # to more than the history they replaced: 1 of 2 bench runs on 2026-12-03). The child's
-# answer comes right before plan_write, as the grep did.
-PLAN_TOOLS = (
+# answer comes right before the plan's prompt, as the grep did.
+EXPLORE_TOOLS = (
     RequiredCall("read", {"path": {"enum": ["stats.py"]}}),
     RequiredCall("task", {"agent": {"enum": ["explore"]}}, child=EXPLORE_STEPS),
-    RequiredCall("plan_write"),
 )
+PLAN_TOOLS = (RequiredCall("plan_write"),)
 # The person's edit before approving: a line the model did not write, which it is
 # then told as a diff and which comes back in the plan block after the compaction.
 PERSON_NOTE = "Keep every docstring as it is."
