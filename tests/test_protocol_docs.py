@@ -41,6 +41,13 @@ def test_every_notification_and_update_kind_is_documented() -> None:
     assert [k for k in kinds if f"`{k}`" not in DOC] == []
 
 
+def test_server_request_params_and_answers_are_documented() -> None:
+    # The permission answer's outcome (`optionId`, `editedContent`) as well as the request.
+    models = [m for pair in p.SERVER_REQUESTS.values() for m in pair] + [p.SelectedOutcome]
+    missing = [f"{m.__name__}.{f}" for m in models for f in _field_names(m) if f not in DOC]
+    assert missing == []
+
+
 def test_record_and_ledger_fields_are_documented() -> None:
     for model in (p.CompactionRecord, p.Ledger, p.Message, p.ContextResult):
         assert [f for f in _field_names(model) if f not in DOC] == [], model.__name__

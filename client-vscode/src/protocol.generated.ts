@@ -679,6 +679,7 @@ export interface PermissionResponse {
  */
 export interface SelectedOutcome {
   optionId: string;
+  editedContent?: string | null;
 }
 /**
  * Extension: the person's note on lines of the plan.

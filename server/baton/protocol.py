@@ -1158,6 +1158,11 @@ class PermissionRequestParams(WireModel):
 class SelectedOutcome(WireModel):
     model_config = ConfigDict(extra="ignore")
     option_id: str
+    # Extension (review issue): with an allow option for `write`/`edit`, the file's whole
+    # text as the person left it after editing the proposal (keeping or undoing hunks,
+    # typing their own); the tool writes exactly this and tells the model how it differs
+    # from its proposal. Ignored with a reject option and for other tools.
+    edited_content: str | None = None
 
 
 class PermissionResponse(WireModel):

@@ -9,6 +9,7 @@ with the options the grants offer; an autonomous round's request may time out.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -18,7 +19,13 @@ from baton.agent.events import ClientChannel
 from baton.agent.grants import permission_category
 from baton.agent.state import SessionState
 from baton.config import Settings
+from baton.tools.base import Allowed
 from baton.tools.policy import protected_reason
+
+log = logging.getLogger(__name__)
+
+# The tools whose answer may carry the person's version of the file.
+EDITABLE_TOOLS = frozenset({"write", "edit"})
 
 
 class Asker(Protocol):
@@ -49,8 +56,9 @@ class PermissionDialog:
         diff: str | None = None,
         *,
         turn: Asker | None = None,
-    ) -> bool:
-        """True when `tool` may run with `input` now."""
+    ) -> bool | Allowed:
+        """True (or `Allowed`, carrying the person's version of a write/edit) when `tool`
+        may run with `input` now."""
         category = permission_category(tool)
         policy = getattr(self.settings().permissions, category, "ask")
         if policy == "deny":
@@ -81,12 +89,14 @@ class PermissionDialog:
         assert isinstance(answer.outcome, p.SelectedOutcome)
         chosen = answer.outcome.option_id
         if chosen == "allow_once":
-            return True
-        if chosen not in {o.option_id for o in options if o.kind == "allow_always"}:
+            allowed = True
+        elif chosen not in {o.option_id for o in options if o.kind == "allow_always"}:
             # Not offered: an "always" answer to a protected path (a client that ignores
             # the options) counts as once; anything else is a rejection.
-            return chosen.startswith("allow_always")
-        return grants.grant(self.workspace, chosen, tool, input)
+            allowed = chosen.startswith("allow_always")
+        else:
+            allowed = grants.grant(self.workspace, chosen, tool, input)
+        return _with_edits(allowed, tool, answer.outcome.edited_content)
 
     async def _answer(
         self, params: p.PermissionRequestParams, turn: Asker | None
@@ -103,3 +113,17 @@ class PermissionDialog:
                 f" within {timeout:g} s"
             )
             return None
+
+
+def _with_edits(allowed: bool, tool: str, edited: str | None) -> bool | Allowed:
+    """The gate's answer: the person's edited version rides along with a yes to a write or
+    edit; with a rejection, or for any other tool, it is ignored (nothing it says runs)."""
+    if edited is None:
+        return allowed
+    if not allowed:
+        log.info("permission answer for %s: editedContent given with a rejection, ignored", tool)
+        return False
+    if tool not in EDITABLE_TOOLS:
+        log.warning("permission answer for %s: editedContent is only for write/edit, ignored", tool)
+        return True
+    return Allowed(edited_content=edited)

@@ -25,7 +25,7 @@ from baton.providers.base import ProviderIdentity, ToolCall
 from baton.providers.windows import context_window
 from baton.session.permissions import PermissionDialog
 from baton.session.seams import Seams
-from baton.tools.base import ToolContext, ToolResult
+from baton.tools.base import Allowed, ToolContext, ToolResult
 from baton.tools.limits import sized_for_window
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class ToolCalls:
 
         async def ask(
             tool: str, tool_call_id: str, input: dict[str, Any], diff: str | None = None
-        ) -> bool:
+        ) -> bool | Allowed:
             return await self.permissions.ask(state, tool, tool_call_id, input, diff, turn=turn)
 
         # Per-turn checkpoints (the review feature): the file tools report what they change.

@@ -40,11 +40,20 @@ class ToolFailure(Exception):
     """A tool could not do what was asked; the message is shown to the model as the output."""
 
 
+@dataclass(frozen=True)
+class Allowed:
+    """A yes from the permission gate that carries more than True: for `write`/`edit`,
+    the file's text as the person edited the proposal before allowing it."""
+
+    edited_content: str | None = None
+
+
 class PermissionGate(Protocol):
     async def __call__(
         self, tool: str, tool_call_id: str, input: dict[str, Any], diff: str | None = None
-    ) -> bool:
-        """Ask whether `tool` may run (per config and, if needed, the client). True = allowed."""
+    ) -> bool | Allowed:
+        """Ask whether `tool` may run (per config and, if needed, the client). True (or an
+        `Allowed`) = allowed; False = refused."""
         ...
 
 

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from baton.tools.base import Fact, ToolContext, ToolFailure, ToolInput, ToolResult
+from baton.tools.base import Allowed, Fact, ToolContext, ToolFailure, ToolInput, ToolResult
 from baton.tools.fileio import (
     SNIFF_BYTES,
     atomic_write,
@@ -42,6 +42,10 @@ _SCAN_STEP = 1 << 16
 # Files larger than this are not loaded whole by write and edit (or read from the
 # editor's buffer): they would hold memory many times their size (text, diff, copy).
 MAX_WHOLE_FILE_BYTES = 16 * 1024 * 1024
+# How much of the diff between the model's proposal and the person's edited version the
+# model is shown (the rest is cut, and it is told so).
+EDITED_DIFF_MAX_LINES = 80
+EDITED_DIFF_MAX_CHARS = 4000
 # Room kept under settings.tools.max_output_chars for read's closing note.
 _NOTE_RESERVE = 300
 
@@ -360,6 +364,25 @@ async def _apply_change(
             f"{shown} changed while waiting for permission; nothing was written. "
             "Read it again and redo the change."
         )
+    edited = allowed.edited_content if isinstance(allowed, Allowed) else None
+    proposed = new
+    if edited is not None:
+        new = edited.encode("utf-8")
+        if len(new) > MAX_WHOLE_FILE_BYTES:
+            raise ToolFailure(
+                f"the person's edited version of {shown} is {len(new)} bytes, over the "
+                f"{MAX_WHOLE_FILE_BYTES}-byte limit of write and edit; nothing was written"
+            )
+        if new == proposed:
+            edited = None  # accepted as proposed: nothing to tell
+        elif new == old:
+            return ToolResult(
+                output=(
+                    f"the person undid every change you proposed to {shown} before accepting, "
+                    "so nothing was written; the file is as it was. Do not make the same "
+                    "change again; ask the person if it is unclear what they want."
+                )
+            )
     if ctx.before_change is not None:
         await ctx.before_change([real])
     # An existing text file goes through the editor when it offers writes (its buffer
@@ -375,7 +398,44 @@ async def _apply_change(
     )
     if ctx.after_change is not None:
         await ctx.after_change([real])
+    output = (
+        describe(created)
+        if edited is None
+        else edited_notice(shown, proposed.decode("utf-8", errors="replace"), edited, created)
+    )
     return ToolResult(
-        output=describe(created),
+        output=output,
         facts=[Fact(kind="modified", path=shown, action="created" if created else "modified")],
+    )
+
+
+def edited_notice(shown: str, proposed: str, written: str, created: bool) -> str:
+    """What the model reads when the person changed its proposal before accepting it: that
+    its own text did not land, and a compact diff from its proposal to what was written."""
+    verb = "created" if created else "wrote"
+    diff_lines = unified_diff(shown, proposed, written).splitlines(keepends=True)
+    # The header names the two sides in words instead of a/ and b/.
+    body = diff_lines[2:] if len(diff_lines) >= 2 else diff_lines
+    shown_lines: list[str] = []
+    used = 0
+    for line in body:
+        if len(shown_lines) >= EDITED_DIFF_MAX_LINES or used + len(line) > EDITED_DIFF_MAX_CHARS:
+            if not shown_lines:  # one huge line: its start, marked
+                shown_lines.append(line[: EDITED_DIFF_MAX_CHARS // 2] + " [... line cut]\n")
+            break
+        shown_lines.append(line)
+        used += len(line)
+    cut = len(body) - len(shown_lines)
+    diff = "".join(shown_lines)
+    if not diff.endswith("\n"):
+        diff += "\n"
+    if cut:
+        diff += f"[... diff cut: {cut} more lines; read {shown} to see what it holds ...]\n"
+    lines = _line_count(written.encode("utf-8"))
+    return (
+        f"{verb} {shown} ({lines} lines) with the person's version: they changed your "
+        "proposal before accepting it, so the file does not hold exactly what you proposed. "
+        f"The differences (--- your proposal, +++ what {shown} now holds):\n"
+        f"--- proposed/{shown}\n+++ written/{shown}\n{diff}"
+        "Take the file as it is now; do not re-apply what the person removed or changed."
     )

@@ -74,8 +74,14 @@ class LspChannel:
             return None
         try:
             return p.PermissionResponse.model_validate(raw)
-        except ValidationError:
-            log.warning("malformed permission answer, treated as rejected: %r", raw)
+        except ValidationError as exc:
+            # Nothing runs on an answer Baton cannot read (an `editedContent` that is not
+            # a string included); the log names the field.
+            fields = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+                for error in exc.errors()
+            )
+            log.warning("malformed permission answer, treated as rejected (%s)", fields)
             return None
 
     def _withdraw(self, msg_id: str) -> None:
