@@ -68,6 +68,9 @@ class CompactionSettings(_Section):
     # past it its oldest entries fold to one line or a count, each one `recall` away.
     ledger_share: float = Field(0.10, gt=0, le=0.5)
     ledger_max_tokens: int = Field(8_000, ge=300)
+    # The person's requests block's budget at most (15% of the usable window below it);
+    # past it its least telling old messages fold to a head or a count, `recall` away.
+    requests_max_tokens: int = Field(6_000, ge=300)
 
 
 class PermissionSettings(_Section):

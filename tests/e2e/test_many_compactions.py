@@ -2,9 +2,9 @@
 times (after each hour's work, a summariser that keeps no fact). Each probe fact of the
 first hour (the person's constraint and values, a config value, a printed version, a
 failure a later run fixed, its exit codes, the hypothesis ruled out in prose) is in the
-view or one `recall` away after the first, third and tenth compaction; the ledger stays
-within its budget and flat once it folds; and the view grows from one compaction to the
-next only by the person's own new words (never cut) and the ledger up to its budget."""
+view or one `recall` away after the first, third and tenth compaction; the ledger and the
+person's requests block stay within their budgets and flat once they fold; and once both
+are flat the view never grows from one compaction to the next."""
 
 from __future__ import annotations
 
@@ -26,11 +26,17 @@ from tests.harness import BatonClient
 
 WINDOW = 32_000
 LEDGER_MAX = 600
+REQUESTS_MAX = 300
 SETTINGS = {
     "permissions": {"bash": "allow", "write": "allow"},
     "contextWindow": WINDOW,
     # A fixed verbatim part and a small ledger budget, so the steady state comes early.
-    "compaction": {"auto": False, "keepRecentTokens": 1_000, "ledgerMaxTokens": LEDGER_MAX},
+    "compaction": {
+        "auto": False,
+        "keepRecentTokens": 1_000,
+        "ledgerMaxTokens": LEDGER_MAX,
+        "requestsMaxTokens": REQUESTS_MAX,
+    },
 }
 CONSTRAINT = "Never touch the vendor/ directory."
 VALUE = "The staging date is 2026-03-14 and the bucket is s3://acme-staging-eu."
@@ -165,19 +171,29 @@ async def test_ten_compactions_keep_the_first_hour_and_never_grow_the_view(
     person = [block_tokens(sent, "requests") for sent in sent_after]
     ledgers = [block_tokens(sent, "ledger") for sent in sent_after]
     # What grows is what must: the person's words (each compaction adds the messages it
-    # summarised to the requests block; they are never cut) and the ledger, until it
-    # reaches its budget. The rest of the view never grows from one compaction to the
-    # next beyond a line's worth (where the cut falls) and does not drift.
+    # summarised to the requests block) and the ledger, until each reaches its budget.
+    # The rest of the view never grows from one compaction to the next beyond a line's
+    # worth (where the cut falls) and does not drift.
     rest = [a - r - g for a, r, g in zip(after, person, ledgers, strict=True)]
     assert all(b <= a + SLACK for a, b in pairwise(rest)), rest
     assert rest[-1] <= rest[0] + SLACK, rest
-    # The ledger stays under its budget and, once it folds, flat.
+    # Each block stays under its budget and, once it folds, flat.
     assert max(ledgers) <= LEDGER_MAX, ledgers
+    assert max(person) <= REQUESTS_MAX, person
     folded = next(i for i, sent in enumerate(sent_after) if "folded [ledger:" in sent)
     assert folded < COMPACTIONS - 3, ledgers
     assert max(ledgers[folded:]) - min(ledgers[folded:]) <= SLACK, ledgers
-    # The view as a whole grows only by the person's new words once the ledger is flat.
-    for k in range(folded + 1, COMPACTIONS):
-        assert after[k] - after[k - 1] <= person[k] - person[k - 1] + SLACK, (after, person)
+    person_folded = next(i for i, sent in enumerate(sent_after) if "[requests:" in sent)
+    assert person_folded < COMPACTIONS - 3, person
+    assert max(person[person_folded:]) - min(person[person_folded:]) <= SLACK, person
+    # Once both are flat, the view as a whole never grows.
+    steady = max(folded, person_folded)
+    assert all(b <= a + SLACK for a, b in pairwise(after[steady:])), after
     # The constraint and the values stay in the view itself, every time.
     assert where[CONSTRAINT] == where[VALUE] == "view"
+    # The person's folded messages come back by the id the count line names.
+    run = re.findall(r"\[(requests:[^\]]+)\]", sent_after[-1])[-1]
+    model.turns.extend([tool_call("recall", {"call_id": run}), text("recalled")])
+    await baton.prompt(sid, "What did I ask first?")
+    recalled = list(llm.model_requests[-1].tool_outputs().values())[-1]
+    assert "Review mod0_0.py." in recalled and "Review mod1_0.py." in recalled, recalled[:400]

@@ -316,19 +316,19 @@ class ContextBuilder:
         return out
 
     def _requests(
-        self, state: SessionState, view: View, candidate: bool, usable: int
+        self, state: SessionState, view: View, candidate: bool, budget: int
     ) -> str | None:
         """The person's messages the view no longer shows (`compaction.requests`), built
         once per view: between compactions they do not change, so neither does the block."""
         cache = state.history_cache
-        key = ((view.signature, len(state.reverted)), usable)
+        key = ((view.signature, len(state.reverted)), budget)
         if candidate:
             cache = None
         elif cache is not None and cache.requests and cache.requests[0] == key:
             return cache.requests[1]
         text = render_requests(
             person_messages(state.messages, view.first_kept_seq, state.reverted),
-            requests_budget(usable),
+            budget,
         )
         if cache is not None and cache.signature == key[0]:
             cache.requests = (key, text)
@@ -423,7 +423,14 @@ class ContextBuilder:
         # A server chain carries the conversation in the server's own artifact (the person's
         # messages too); the block is for native views, where a summary stands in for them.
         requests = (
-            self._requests(state, view, candidate, usable) if view.server_window is None else None
+            self._requests(
+                state,
+                view,
+                candidate,
+                requests_budget(usable, settings.compaction.requests_max_tokens),
+            )
+            if view.server_window is None
+            else None
         )
         if requests:
             block = ContextBlock(name="requests", text=_tag("requests", requests))

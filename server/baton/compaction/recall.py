@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from baton.agent.requests_block import RUN_PREFIX, folded_run, person_words
 from baton.agent.state import SessionState
 from baton.compaction.ledger import folded_record
 from baton.compaction.ledger_fold import ID_PREFIX
@@ -64,6 +65,8 @@ def _hidden_messages(state: SessionState) -> Iterator[StoredMessage]:
 def _output(state: SessionState, call_id: str, offset: int) -> str:
     if call_id.startswith(ID_PREFIX):
         return _ledger_entry(state, call_id, offset)
+    if call_id.startswith(RUN_PREFIX):
+        return _requests_run(state, call_id, offset)
     for message in state.messages:
         result = message.results.get(call_id)
         if result is None:
@@ -93,6 +96,17 @@ def _ledger_entry(state: SessionState, entry: str, offset: int) -> str:
             f"no ledger entry {entry!r} in this session; copy the id in brackets exactly"
         )
     return _page(f"full ledger record {entry}", record, offset)
+
+
+def _requests_run(state: SessionState, run_id: str, offset: int) -> str:
+    """The person's messages a folded count line of `<baton:requests>` stands for."""
+    run = folded_run((m for m in state.messages if m.id not in state.reverted), run_id)
+    if run is None:
+        raise ToolFailure(
+            f"no run of the person's messages {run_id!r}; copy the id in brackets exactly"
+        )
+    text = "\n\n".join(f"[{m.id}] {person_words(m)}" for m in run)
+    return _page(f"the person's {len(run)} folded message(s) {run_id}", text, offset)
 
 
 def _page(what: str, text: str, offset: int) -> str:
