@@ -14,6 +14,7 @@ import { sendStoredKey } from "./commands/serverCommands";
 import { currentSetup } from "./commands/setupCommands";
 import type { Services } from "./services";
 import { ReviewController } from "./review/reviewController";
+import { PROPOSAL_SCHEME, ProposalFiles } from "./review/proposalFiles";
 import { REVIEW_SCHEME, ReviewDocuments } from "./review/reviewDocuments";
 import { SessionState } from "./state/sessionState";
 import { ContextStatus } from "./status/contextStatus";
@@ -81,7 +82,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
   const childTranscripts = new ChildTranscripts(client);
   const sidebar = new SidebarProvider(context.extensionUri, client, state, () => currentSetup(context), trust, childTranscripts);
   const reviewDocuments = new ReviewDocuments();
-  const review = new ReviewController(client, reviewDocuments, (params, token) => sidebar.askPermission(params, token), firstFolder);
+  const proposals = new ProposalFiles();
+  const review = new ReviewController(client, reviewDocuments, (params, token) => sidebar.askPermission(params, token), firstFolder, proposals);
   const plans = new PlanPanels(context.extensionUri, client, state);
   const plansView = new PlansView(client, () => {
     const dir = vscode.workspace.getConfiguration("baton").get<string>("plans.dir");
@@ -108,6 +110,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     reviewDocuments,
     review,
     vscode.workspace.registerTextDocumentContentProvider(REVIEW_SCHEME, reviewDocuments),
+    // The proposed side of a pending write is editable; the sidebar's card follows its edits.
+    proposals,
+    vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, proposals, { isCaseSensitive: true }),
+    review.onDidChangeEdits((state) => sidebar.permissionEdited(state)),
     history,
     vscode.workspace.registerTextDocumentContentProvider(HISTORY_SCHEME, history),
     vscode.languages.registerCodeLensProvider({ scheme: HISTORY_SCHEME }, history),

@@ -160,3 +160,50 @@ async def test_malformed_or_misplaced_edited_content_writes_nothing_it_should_no
     # The server is still there and answers as before.
     llm.add(text("still here"))
     assert (await baton.prompt(sid, "hello?"))["stopReason"] == "end_turn"
+
+
+@pytest.mark.asyncio
+async def test_undoing_one_hunk_of_an_applied_change_is_an_outside_change_a_forced_revert_takes(
+    baton: BatonClient, llm: FakeLLM, workspace: Path
+) -> None:
+    # What the extension's per-hunk undo does: the person's editor writes the file with
+    # one hunk of Baton's change taken back. A later revert of the turn reports it as
+    # changed outside Baton (refused, -32011), and `force` restores the turn's before.
+    before = "".join(f"line {i}\n" for i in range(30))
+    target = workspace / "two_hunks.txt"
+    target.write_text(before)
+    after = before.replace("line 2\n", "line two\n").replace("line 25\n", "line twenty-five\n")
+    baton.permission_policy = lambda _: {"outcome": {"optionId": "allow_once"}}
+    llm.add(tool_call("write", {"path": "two_hunks.txt", "content": after}, call_id="call_2h"))
+    llm.add(text("Done."))
+    sid = await baton.new_session()
+    assert (await baton.prompt(sid, "change two lines"))["stopReason"] == "end_turn"
+    assert target.read_text() == after
+    message_id = await last_user_message_id(baton, sid)
+
+    # One hunk undone in the editor: the first change is gone, the second stays.
+    target.write_text(after.replace("line two\n", "line 2\n"))
+    dry = await baton.request(
+        "baton/session/revert", {"sessionId": sid, "messageId": message_id, "dryRun": True}
+    )
+    assert dry["conflicts"] == [{"path": "two_hunks.txt", "reason": "modified"}]
+    error = await baton.error("baton/session/revert", {"sessionId": sid, "messageId": message_id})
+    assert error.code == -32011
+    assert target.read_text() == after.replace("line two\n", "line 2\n")
+    forced = await baton.request(
+        "baton/session/revert", {"sessionId": sid, "messageId": message_id, "force": True}
+    )
+    assert forced["files"] == [{"path": "two_hunks.txt", "action": "restored"}]
+    assert target.read_text() == before
+
+    # Every hunk undone by hand is the file as it was: a revert finds nothing to restore.
+    llm.add(tool_call("write", {"path": "two_hunks.txt", "content": after}, call_id="call_3"))
+    llm.add(text("Again."))
+    assert (await baton.prompt(sid, "again"))["stopReason"] == "end_turn"
+    target.write_text(before)
+    again = await baton.request(
+        "baton/session/revert",
+        {"sessionId": sid, "messageId": await last_user_message_id(baton, sid)},
+    )
+    assert again["conflicts"] == []
+    assert again["files"] == [{"path": "two_hunks.txt", "action": "unchanged"}]

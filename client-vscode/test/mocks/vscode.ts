@@ -119,6 +119,27 @@ export enum FileType {
   Directory = 2,
 }
 
+export enum FileChangeType {
+  Changed = 1,
+  Created = 2,
+  Deleted = 3,
+}
+
+export class FileSystemError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+  static FileNotFound(uri?: unknown): FileSystemError {
+    return new FileSystemError(`not found: ${String(uri)}`, "FileNotFound");
+  }
+  static NoPermissions(uri?: unknown): FileSystemError {
+    return new FileSystemError(`no permissions: ${String(uri)}`, "NoPermissions");
+  }
+}
+
 /** The fake disk behind workspace.fs, keyed by Uri.toString(). */
 export const fakeFiles = new Map<string, string>();
 
@@ -174,6 +195,8 @@ export const configuration: Record<string, { globalValue?: unknown; workspaceVal
 export const secretStore = new Map<string, string>();
 export const configurationChanged = new EventEmitter<{ affectsConfiguration(section: string): boolean }>();
 export const documentSaved = new EventEmitter<unknown>();
+/** Fire with `{ document }` when a fake document's text changes (an edit in an editor). */
+export const documentChanged = new EventEmitter<{ document: { uri: Uri } }>();
 /** VS Code's onDidGrantWorkspaceTrust: fire it after setting workspace.isTrusted = true. */
 export const trustGranted = new EventEmitter<void>();
 
@@ -344,6 +367,8 @@ export const workspace = {
   }),
   onDidChangeConfiguration: configurationChanged.event,
   onDidSaveTextDocument: documentSaved.event,
+  onDidChangeTextDocument: documentChanged.event,
+  registerFileSystemProvider: vi.fn((_scheme: string, _provider: unknown, _options?: unknown) => new Disposable()),
   createFileSystemWatcher: vi.fn((pattern: RelativePattern) => {
     const w: FakeWatcher = { pattern, created: new EventEmitter<Uri>(), changed: new EventEmitter<Uri>(), deleted: new EventEmitter<Uri>() };
     createdWatchers.push(w);
@@ -351,7 +376,7 @@ export const workspace = {
   }),
   openTextDocument: vi.fn(async (arg: unknown) => ({ uri: arg, getText: () => "" })),
   registerTextDocumentContentProvider: vi.fn((_scheme: string, _provider: unknown) => new Disposable()),
-  textDocuments: [] as Array<{ uri: Uri; isDirty: boolean; isUntitled: boolean; getText(): string }>,
+  textDocuments: [] as Array<{ uri: Uri; isDirty: boolean; isUntitled: boolean; getText(): string; save?(): Promise<boolean> }>,
   fs: {
     readFile: vi.fn(async (uri: Uri) => {
       const text = fakeFiles.get(uri.toString());

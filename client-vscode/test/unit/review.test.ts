@@ -2,7 +2,7 @@
 // editor (Accept / Reject answer the permission request), completed changes
 // reopened from the checkpoint store, Undo Last Turn's Changes with its
 // conflict flow, and editor context (Add Selection to Prompt, @file mentions).
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { proposedContent } from "../../src/review/proposed";
 import type { Services } from "../../src/services";
 import { fake } from "../mocks/languageclient";
@@ -56,6 +56,26 @@ function contentOf(uri: vscode.Uri): string {
   return provider.provideTextDocumentContent(uri);
 }
 
+/** The proposal file's saved text (the editable right side of a pending write); undefined once forgotten. */
+function proposalOf(uri: vscode.Uri): string | undefined {
+  const provider = vscode.workspace.registerFileSystemProvider.mock.calls[0]?.[1] as { readFile(uri: vscode.Uri): Uint8Array };
+  try {
+    return new TextDecoder().decode(provider.readFile(uri));
+  } catch {
+    return undefined;
+  }
+}
+
+/** An editor on `uri` holding `text`, as VS Code's text documents are (unsaved edits included). */
+function editDocument(uri: vscode.Uri, text: string) {
+  const doc = { uri, isDirty: true, isUntitled: false, getText: () => text, save: vi.fn(async () => true) };
+  const index = vscode.workspace.textDocuments.findIndex((d) => d.uri.toString() === uri.toString());
+  if (index >= 0) vscode.workspace.textDocuments.splice(index, 1, doc);
+  else vscode.workspace.textDocuments.push(doc);
+  vscode.documentChanged.fire({ document: doc });
+  return doc;
+}
+
 const contextCalls = (key: string) =>
   vscode.commands.executeCommand.mock.calls.filter((c) => c[0] === "setContext" && c[1] === key).map((c) => c[2]);
 
@@ -81,7 +101,7 @@ describe("diffs before edits", () => {
     };
     void handler(request, new vscode.CancellationTokenSource().token);
     await tick();
-    expect(opened[0]!.title).toBe("Baton wants to overwrite .baton/config.toml (protected path: always asks) (Accept ✓ / Reject ✗)");
+    expect(opened[0]!.title).toBe("Baton wants to overwrite .baton/config.toml (protected path: always asks) (edit the right side to change it; Accept ✓ / Reject ✗)");
   });
 
   it("a write is shown in the diff editor; Reject answers it (nothing allowed), asked again Accept allows it", async () => {
@@ -98,9 +118,11 @@ describe("diffs before edits", () => {
     const [view] = opened;
     expect(view!.left.scheme).toBe("baton-review");
     expect(view!.right.path).toMatch(/\/greeting\.txt$/);
-    expect(view!.title).toBe("Baton wants to overwrite greeting.txt (Accept ✓ / Reject ✗)");
+    expect(view!.title).toBe("Baton wants to overwrite greeting.txt (edit the right side to change it; Accept ✓ / Reject ✗)");
     expect(contentOf(view!.left)).toBe("hello\nworld\n");
-    expect(contentOf(view!.right)).toBe("hello\nthere\n");
+    // The proposal is an editable file (not a read-only virtual document).
+    expect(view!.right.scheme).toBe("baton-proposal");
+    expect(proposalOf(view!.right)).toBe("hello\nthere\n");
     expect(contextCalls("baton.pendingReviewPaths").at(-1)).toEqual([view!.left.path, view!.right.path]);
     expect(contextCalls("baton.hasPendingReview").at(-1)).toBe(true);
     // The sidebar shows the same request, with its diff.
@@ -113,7 +135,7 @@ describe("diffs before edits", () => {
     expect(vscode.openTabs).toHaveLength(0);
     expect(posted(webview, "permissionClosed")).toHaveLength(1);
     expect(contextCalls("baton.pendingReviewPaths").at(-1)).toEqual([]);
-    expect(contentOf(view!.right)).toBe(""); // forgotten
+    expect(proposalOf(view!.right)).toBeUndefined(); // forgotten
 
     // Asked again: Accept from the palette acts on the active diff editor.
     const second = handler(writeRequest("call_w2", diff, input), new vscode.CancellationTokenSource().token) as Promise<unknown>;
@@ -137,8 +159,8 @@ describe("diffs before edits", () => {
       new vscode.CancellationTokenSource().token,
     ) as Promise<unknown>;
     await tick();
-    expect(opened[0]!.title).toBe("Baton wants to edit a.txt (Accept ✓ / Reject ✗)");
-    expect(contentOf(opened[0]!.right)).toBe("1\r\n2\r\nthree");
+    expect(opened[0]!.title).toBe("Baton wants to edit a.txt (edit the right side to change it; Accept ✓ / Reject ✗)");
+    expect(proposalOf(opened[0]!.right)).toBe("1\r\n2\r\nthree");
     vscode.commands.executeCommand("baton.acceptChange", opened[0]!.left);
     await expect(answer).resolves.toEqual({ outcome: { optionId: "allow" } });
   });
@@ -172,7 +194,7 @@ describe("diffs before edits", () => {
       new vscode.CancellationTokenSource().token,
     ) as Promise<unknown>;
     await tick();
-    expect(vscode.openTabs[0]?.label).toBe("Baton wants to create new.txt (Accept ✓ / Reject ✗)");
+    expect(vscode.openTabs[0]?.label).toBe("Baton wants to create new.txt (edit the right side to change it; Accept ✓ / Reject ✗)");
     const prompt = posted(webview, "permission")[0]!;
     webview.receive({ type: "permissionAnswer", requestId: prompt.requestId, optionId: "always" });
     await expect(answer).resolves.toEqual({ outcome: { optionId: "always" } });
@@ -224,6 +246,150 @@ describe("diffs before edits", () => {
     expect(contentOf(opened[0]!.right)).toBe("x = 2\n");
     // Nothing waits for a decision: Accept / Reject stay hidden for this diff.
     expect(services.review.pendingReviews).toHaveLength(0);
+  });
+});
+
+describe("editing a proposal before accepting it", () => {
+  let services: Services;
+  beforeEach(async () => {
+    ({ services } = await activateExtension());
+    await services.client.ensureStarted();
+  });
+
+  const diff = "--- a/greeting.txt\n+++ b/greeting.txt\n@@ -1,2 +1,3 @@\n hello\n-world\n+there\n+friend\n";
+  const input = { path: "greeting.txt", content: "hello\nthere\nfriend\n" };
+
+  it("the proposal is an editable file; the card is told of edits; Accept in the sidebar sends the person's text", async () => {
+    const webview = resolveSidebar(services);
+    const opened = fakeDiffEditor();
+    vscode.fakeFiles.set("file:///workspace/greeting.txt", "hello\nworld\n");
+    const handler = fake.last.requestHandlers.get("baton/permission/request")!;
+    const answer = handler(writeRequest("call_ed", diff, input), new vscode.CancellationTokenSource().token) as Promise<unknown>;
+    await tick();
+    const right = opened[0]!.right;
+    // Served by a registered file system (editable in VS Code), not the read-only content provider.
+    expect(vscode.workspace.registerFileSystemProvider).toHaveBeenCalledWith("baton-proposal", expect.anything(), { isCaseSensitive: true });
+    const provider = vscode.workspace.registerFileSystemProvider.mock.calls[0]![1] as {
+      writeFile(uri: vscode.Uri, data: Uint8Array): void;
+      stat(uri: vscode.Uri): { type: number };
+    };
+    expect(provider.stat(right).type).toBe(vscode.FileType.File);
+    // Saving in the diff editor keeps the text in memory.
+    provider.writeFile(right, new TextEncoder().encode("saved\n"));
+    expect(proposalOf(right)).toBe("saved\n");
+    expect(() => provider.writeFile(vscode.Uri.from({ scheme: "baton-proposal", path: "/other/x" }), new Uint8Array())).toThrow();
+    provider.writeFile(right, new TextEncoder().encode(input.content));
+
+    // The person undoes the second hunk line ("friend") and changes another: the card hears of it once.
+    editDocument(right, "hello\nthere, you\n");
+    const doc = editDocument(right, "hello\nthere, you!\n");
+    expect(posted(webview, "permissionEdited")).toEqual([{ type: "permissionEdited", toolCallId: "call_ed", edited: true }]);
+    const prompt = posted(webview, "permission")[0]!;
+    webview.receive({ type: "permissionAnswer", requestId: prompt.requestId, optionId: "allow" });
+    await expect(answer).resolves.toEqual({ outcome: { optionId: "allow", editedContent: "hello\nthere, you!\n" } });
+    await tick();
+    // The edited document was saved (to memory) before its tab closed, so closing asks nothing.
+    expect(doc.save).toHaveBeenCalled();
+    expect(vscode.openTabs).toHaveLength(0);
+    expect(proposalOf(right)).toBeUndefined();
+  });
+
+  it("edited back to the proposal: the card is told, and Accept sends no edits", async () => {
+    const webview = resolveSidebar(services);
+    const opened = fakeDiffEditor();
+    vscode.fakeFiles.set("file:///workspace/greeting.txt", "hello\nworld\n");
+    const handler = fake.last.requestHandlers.get("baton/permission/request")!;
+    const answer = handler(writeRequest("call_back", diff, input), new vscode.CancellationTokenSource().token) as Promise<unknown>;
+    await tick();
+    editDocument(opened[0]!.right, "mine\n");
+    editDocument(opened[0]!.right, input.content);
+    expect(posted(webview, "permissionEdited").map((m) => m.edited)).toEqual([true, false]);
+    await vscode.commands.executeCommand("baton.acceptChange", opened[0]!.right);
+    await expect(answer).resolves.toEqual({ outcome: { optionId: "allow" } });
+  });
+
+  it("Accept in the diff editor's title bar sends the edits; Reject never does", async () => {
+    resolveSidebar(services);
+    const opened = fakeDiffEditor();
+    vscode.fakeFiles.set("file:///workspace/greeting.txt", "hello\nworld\n");
+    const handler = fake.last.requestHandlers.get("baton/permission/request")!;
+    const first = handler(writeRequest("call_a", diff, input), new vscode.CancellationTokenSource().token) as Promise<unknown>;
+    await tick();
+    editDocument(opened[0]!.right, "hello\nworld\nand more\n");
+    await vscode.commands.executeCommand("baton.acceptChange", opened[0]!.right);
+    await expect(first).resolves.toEqual({ outcome: { optionId: "allow", editedContent: "hello\nworld\nand more\n" } });
+
+    const second = handler(writeRequest("call_r", diff, input), new vscode.CancellationTokenSource().token) as Promise<unknown>;
+    await tick();
+    editDocument(opened[1]!.right, "not sent\n");
+    await vscode.commands.executeCommand("baton.rejectChange", opened[1]!.right);
+    await expect(second).resolves.toEqual({ outcome: { optionId: "reject" } });
+  });
+
+  it("a diff that no longer applies is shown read-only and is never sent as edits", async () => {
+    resolveSidebar(services);
+    const opened = fakeDiffEditor();
+    vscode.fakeFiles.set("file:///workspace/a.txt", "changed meanwhile\n");
+    const stale = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n";
+    const handler = fake.last.requestHandlers.get("baton/permission/request")!;
+    const answer = handler(
+      writeRequest("call_s", stale, { path: "a.txt", old_string: "a", new_string: "b" }, "edit"),
+      new vscode.CancellationTokenSource().token,
+    ) as Promise<unknown>;
+    await tick();
+    expect(opened[0]!.right.scheme).toBe("baton-review");
+    expect(opened[0]!.title).toBe("Baton wants to edit a.txt (Accept ✓ / Reject ✗)");
+    editDocument(opened[0]!.right, "typed into a read-only view\n");
+    await vscode.commands.executeCommand("baton.acceptChange", opened[0]!.right);
+    await expect(answer).resolves.toEqual({ outcome: { optionId: "allow" } });
+  });
+});
+
+describe("undoing one hunk of an applied change", () => {
+  let services: Services;
+  beforeEach(async () => {
+    ({ services } = await activateExtension());
+    await services.client.ensureStarted();
+  });
+
+  it("a change the file still holds opens against the workspace file itself (its arrows undo a hunk)", async () => {
+    const webview = resolveSidebar(services);
+    const opened = fakeDiffEditor();
+    fake.responders.set("baton/session/changes", () => ({
+      changes: [{ path: "src/app.py", existedBefore: true, existsAfter: true, before: "x = 1\ny = 1\n", after: "x = 2\ny = 2\n", reverted: false }],
+    }));
+    vscode.fakeFiles.set("file:///workspace/src/app.py", "x = 2\ny = 2\n");
+    webview.receive({ type: "openChange", sessionId: SESSION, toolCallId: "call_9" });
+    await tick(5);
+    expect(opened[0]!.right.toString()).toBe("file:///workspace/src/app.py");
+    expect(contentOf(opened[0]!.left)).toBe("x = 1\ny = 1\n");
+    expect(opened[0]!.title).toBe("src/app.py: changed by Baton (your file: undo a hunk with its arrow, then save)");
+
+    // Changed since (a later turn, or a hunk already undone): the recorded after, read-only.
+    vscode.fakeFiles.set("file:///workspace/src/app.py", "x = 1\ny = 2\n");
+    webview.receive({ type: "openChange", sessionId: SESSION, toolCallId: "call_9" });
+    await tick(5);
+    expect(opened[1]!.right.scheme).toBe("baton-review");
+    expect(contentOf(opened[1]!.right)).toBe("x = 2\ny = 2\n");
+    expect(opened[1]!.title).toBe("src/app.py: changed by Baton");
+    // An open editor with unsaved text counts as the file.
+    editDocument(vscode.Uri.parse("file:///workspace/src/app.py"), "x = 2\ny = 2\n");
+    webview.receive({ type: "openChange", sessionId: SESSION, toolCallId: "call_9" });
+    await tick(5);
+    expect(opened[2]!.right.scheme).toBe("file");
+  });
+
+  it("a reverted change stays read-only", async () => {
+    const webview = resolveSidebar(services);
+    const opened = fakeDiffEditor();
+    fake.responders.set("baton/session/changes", () => ({
+      changes: [{ path: "b.txt", existedBefore: true, existsAfter: true, before: "b\n", after: "B\n", reverted: true }],
+    }));
+    vscode.fakeFiles.set("file:///workspace/b.txt", "B\n");
+    webview.receive({ type: "openChange", sessionId: SESSION, toolCallId: "call_b" });
+    await tick(5);
+    expect(opened[0]!.right.scheme).toBe("baton-review");
+    expect(opened[0]!.title).toBe("b.txt: changed by Baton (reverted)");
   });
 });
 

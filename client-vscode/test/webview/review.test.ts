@@ -195,6 +195,51 @@ describe("sidebar review and undo", () => {
     await page.close();
   });
 
+  it("a write the person edited in the diff editor says so: Accept with your edits, and back when edited back", async () => {
+    const page = await sidebar();
+    await send(page, {
+      type: "permission",
+      requestId: "perm-4",
+      sessionId: SESSION,
+      toolCall: { toolCallId: "call_e", name: "write", input: { path: "cache.py", content: "y" } },
+      options: [
+        { optionId: "allow", kind: "allow_once" },
+        { optionId: "always", kind: "allow_always", scope: "path" },
+        { optionId: "reject", kind: "reject_once" },
+      ],
+      diff: "--- a/cache.py\n+++ b/cache.py\n@@ -1 +1 @@\n-x\n+y\n",
+    });
+    const card = page.locator("[data-request-id=perm-4]");
+    const allow = card.locator(".permission-option.allow_once .permission-label");
+    expect(await allow.innerText()).toBe("Allow once");
+    // Another call's edits, and a malformed message, change nothing here.
+    await send(page, { type: "permissionEdited", toolCallId: "call_other", edited: true });
+    await send(page, { type: "permissionEdited", toolCallId: "call_e", edited: "yes" });
+    await page.waitForTimeout(50);
+    expect(await card.getAttribute("data-edited")).toBeNull();
+
+    await send(page, { type: "permissionEdited", toolCallId: "call_e", edited: true });
+    await card.locator(".permission-edited").waitFor();
+    expect(await card.getAttribute("data-edited")).toBe("true");
+    expect(await allow.innerText()).toBe("Accept with your edits");
+    expect(await card.locator(".permission-edited").innerText()).toContain("allowing writes your version");
+    expect(await card.locator(".permission-option.allow_always").getAttribute("title")).toMatch(/writes your edited version$/);
+    // The diff shown stays the agent's, bounded as before.
+    expect(await card.locator(".permission-diff").innerText()).toContain("+y");
+
+    await send(page, { type: "permissionEdited", toolCallId: "call_e", edited: false });
+    await card.locator(".permission-edited").waitFor({ state: "detached" });
+    expect(await allow.innerText()).toBe("Allow once");
+    expect(await card.locator(".permission-option.allow_always").getAttribute("title")).not.toMatch(/edited/);
+
+    // Edited again and accepted: the answer is the allow option (the host adds the text).
+    await send(page, { type: "permissionEdited", toolCallId: "call_e", edited: true });
+    await card.locator(".permission-edited").waitFor();
+    await card.locator(".permission-option.allow_once").click();
+    expect(await waitForPosted(page, "permissionAnswer")).toEqual({ type: "permissionAnswer", requestId: "perm-4", optionId: "allow" });
+    await page.close();
+  });
+
   it("drops malformed review messages", async () => {
     const page = await sidebar();
     await send(page, { type: "attach", attachment: { uri: 5 } });

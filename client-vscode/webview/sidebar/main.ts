@@ -21,7 +21,7 @@ import { interceptLinks } from "../shared/links";
 import { connectHost } from "../shared/vscodeApi";
 import { ChildCards } from "./children";
 import { contextLine, contextTooltip } from "./numbers";
-import { renderPermission } from "./permissions";
+import { markEdited, renderPermission } from "./permissions";
 import { foldRetriedAttempts } from "./attempts";
 import { ReviewUi } from "./review";
 import { SlashMenu } from "./slashMenu";
@@ -394,6 +394,11 @@ function handle(message: SidebarInbound): void {
       review.applyMarks(message.sessionId, message.messages);
       foldRetriedAttempts(transcriptRoot);
       return;
+    case "permissionEdited": {
+      const card = permissions.querySelector<HTMLElement>(`[data-for-call="${CSS.escape(message.toolCallId)}"]`);
+      if (card) markEdited(card, message.edited);
+      return;
+    }
     case "permissionClosed": {
       const card = permissions.querySelector<HTMLElement>(`[data-request-id="${CSS.escape(message.requestId)}"]`);
       if (card?.dataset.forCall) transcript.askingPermission(card.dataset.forCall, false);

@@ -2,7 +2,9 @@
 // The prompt names the tool in words and says what each choice grants, narrowest
 // first: this exact command, this one file, or every call of the kind, for the rest
 // of the session. Keyboard: Enter answers the focused choice (Allow once when the
-// prompt opens), 1–9 pick a choice by its number, Escape rejects.
+// prompt opens), 1–9 pick a choice by its number, Escape rejects. A write or edit
+// whose proposal the person changed in the diff editor says so: Allow once becomes
+// "Accept with your edits", and every allow choice writes their version.
 import type { PermissionOption, PermissionToolCall } from "../../src/protocol";
 import { el } from "../shared/dom";
 import { visibleNodes } from "../shared/visible";
@@ -138,4 +140,29 @@ export function renderPermission(prompt: PermissionPrompt, answer: (optionId: st
   });
   card.append(buttons, el("div", { class: "permission-hint", "aria-hidden": "true" }, "Enter: the highlighted choice · 1–" + Math.min(9, prompt.options.length) + ": pick · Esc: reject"));
   return card;
+}
+
+export const EDITED_ALLOW_LABEL = "Accept with your edits";
+const EDITED_NOTE =
+  "You edited the proposal in the diff editor: allowing writes your version, not the agent's (the diff above is the agent's; the agent is told what you changed).";
+
+/** Marks a write/edit card as edited in the diff editor (or not any more). */
+export function markEdited(card: HTMLElement, edited: boolean): void {
+  if (edited) card.dataset.edited = "true";
+  else delete card.dataset.edited;
+  card.querySelector(".permission-edited")?.remove();
+  if (edited) {
+    const note = el("div", { class: "permission-edited", role: "note" }, EDITED_NOTE);
+    card.querySelector(".permission-actions")?.before(note);
+  }
+  for (const button of card.querySelectorAll<HTMLButtonElement>("button.permission-option")) {
+    const kind = button.dataset.optionKind;
+    if (kind !== "allow_once" && kind !== "allow_always") continue;
+    const label = button.querySelector<HTMLElement>(".permission-label");
+    if (!label) continue;
+    if (button.dataset.label === undefined) button.dataset.label = label.textContent ?? "";
+    if (button.dataset.tip === undefined) button.dataset.tip = button.title;
+    if (kind === "allow_once") label.textContent = edited ? EDITED_ALLOW_LABEL : button.dataset.label;
+    button.title = edited ? `${button.dataset.tip}; writes your edited version` : button.dataset.tip;
+  }
 }

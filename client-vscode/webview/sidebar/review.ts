@@ -181,7 +181,11 @@ export class ReviewUi {
   /** A permission prompt with a diff gets "Open diff" (the diff editor shows it too). */
   decoratePermission(card: Element | null, toolCall: PermissionToolCall, diff: string | undefined): void {
     if (!card || !diff || !CHANGING_TOOLS.has(toolCall.name)) return;
-    const button = el("button", { type: "button", class: "open-diff", title: "Show the proposed change in the diff editor" }, "Open diff");
+    const button = el(
+      "button",
+      { type: "button", class: "open-diff", title: "Show the proposed change in the diff editor, where you can edit it or undo hunks before accepting" },
+      "Open diff",
+    );
     button.addEventListener("click", () => this.o.post({ type: "showPendingChange", toolCallId: toolCall.toolCallId }));
     card.querySelector(".permission-title")?.after(button);
   }

@@ -98,6 +98,8 @@ export type SidebarInbound =
       agent?: string;
     }
   | { type: "permissionClosed"; requestId: string }
+  /** The proposal of tool call `toolCallId` was edited in the diff editor (false: edited back). */
+  | { type: "permissionEdited"; toolCallId: string; edited: boolean }
   | { type: "error"; message: string }
   /** A turn ended with this answer: the session can be forked after it. */
   | { type: "forkPoint"; sessionId: string; messageId: string }
@@ -245,6 +247,7 @@ const INBOUND_TYPES = [
   "mode",
   "permission",
   "permissionClosed",
+  "permissionEdited",
   "error",
   "sessionInfo",
   "forkPoint",
@@ -282,6 +285,10 @@ export function parseSidebarInbound(value: unknown): SidebarInbound | undefined 
         : undefined;
     case "permissionClosed":
       return isId(m.requestId) ? (value as unknown as SidebarInbound) : undefined;
+    case "permissionEdited":
+      return isId(m.toolCallId) && typeof m.edited === "boolean"
+        ? { type: "permissionEdited", toolCallId: m.toolCallId, edited: m.edited }
+        : undefined;
     case "error":
       return isString(m.message) ? (value as unknown as SidebarInbound) : undefined;
     case "sessionInfo":

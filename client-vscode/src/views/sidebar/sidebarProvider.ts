@@ -167,6 +167,12 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     });
   }
 
+  /** The person edited a pending proposal in the diff editor (or edited it back): the card says
+   * whether allowing writes their version. */
+  permissionEdited(state: { toolCallId: string; edited: boolean }): void {
+    this.post({ type: "permissionEdited", toolCallId: state.toolCallId, edited: state.edited });
+  }
+
   private post(message: SidebarInbound): void {
     void this.view?.webview.postMessage(message);
   }
