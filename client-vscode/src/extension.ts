@@ -83,7 +83,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
   const sidebar = new SidebarProvider(context.extensionUri, client, state, () => currentSetup(context), trust, childTranscripts);
   const reviewDocuments = new ReviewDocuments();
   const proposals = new ProposalFiles();
-  const review = new ReviewController(client, reviewDocuments, (params, token) => sidebar.askPermission(params, token), firstFolder, proposals);
+  const review = new ReviewController(client, reviewDocuments, (params, token, options) => sidebar.askPermission(params, token, options), firstFolder, proposals);
   const plans = new PlanPanels(context.extensionUri, client, state);
   const plansView = new PlansView(client, () => {
     const dir = vscode.workspace.getConfiguration("baton").get<string>("plans.dir");

@@ -22,7 +22,11 @@ import { ReviewDocuments } from "./reviewDocuments";
 /** Context key: the paths of the virtual documents of changes waiting for a decision. */
 export const PENDING_CONTEXT = "baton.pendingReviewPaths";
 
-export type AskPermission = (params: PermissionRequestParams, token: vscode.CancellationToken) => Promise<PermissionResponse>;
+export type AskPermission = (
+  params: PermissionRequestParams,
+  token: vscode.CancellationToken,
+  options?: { editable?: boolean },
+) => Promise<PermissionResponse>;
 
 export interface PendingReview {
   key: string;
@@ -102,7 +106,7 @@ export class ReviewController implements vscode.Disposable {
     const source = new vscode.CancellationTokenSource();
     const forward = token.onCancellationRequested(() => source.cancel());
     try {
-      const fromPrompt = this.ask(params, source.token);
+      const fromPrompt = this.ask(params, source.token, { editable: review.proposed !== undefined });
       const fromDiff = review.decision.then((optionId): PermissionResponse => ({ outcome: { optionId } }));
       const answer = await Promise.race([fromPrompt, fromDiff]);
       source.cancel(); // the sidebar card (or the notification's wait) closes

@@ -326,6 +326,27 @@ describe("editing a proposal before accepting it", () => {
     await expect(second).resolves.toEqual({ outcome: { optionId: "reject" } });
   });
 
+  it("with the sidebar hidden an editable proposal is asked in the sidebar's card, not a modal dialog that would block editing", async () => {
+    const webview = vscode.fakeWebview();
+    const view = { webview, visible: false, onDidDispose: new vscode.EventEmitter<void>().event };
+    services.sidebar.resolveWebviewView(view as never);
+    const opened = fakeDiffEditor();
+    const focus = vi.fn(() => {
+      view.visible = true;
+    });
+    vscode.registeredCommands.set("baton.agent.focus", focus);
+    vscode.fakeFiles.set("file:///workspace/greeting.txt", "hello\nworld\n");
+    const handler = fake.last.requestHandlers.get("baton/permission/request")!;
+    const answer = handler(writeRequest("call_h", diff, input), new vscode.CancellationTokenSource().token) as Promise<unknown>;
+    await tick(5);
+    expect(focus).toHaveBeenCalled();
+    expect(vscode.window.showWarningMessage).not.toHaveBeenCalled();
+    editDocument(opened[0]!.right, "mine\n");
+    const prompt = posted(webview, "permission")[0]!;
+    webview.receive({ type: "permissionAnswer", requestId: prompt.requestId, optionId: "allow" });
+    await expect(answer).resolves.toEqual({ outcome: { optionId: "allow", editedContent: "mine\n" } });
+  });
+
   it("a diff that no longer applies is shown read-only and is never sent as edits", async () => {
     resolveSidebar(services);
     const opened = fakeDiffEditor();

@@ -135,7 +135,17 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   }
 
   /** Answers baton/permission/request in the sidebar when it is showing, else in a notification. */
-  async askPermission(params: PermissionRequestParams, token: vscode.CancellationToken): Promise<PermissionResponse> {
+  async askPermission(
+    params: PermissionRequestParams,
+    token: vscode.CancellationToken,
+    /** `editable`: its proposal is open for editing in the diff editor, which a modal dialog would block. */
+    options: { editable?: boolean } = {},
+  ): Promise<PermissionResponse> {
+    if ((!this.view || !this.view.visible) && options.editable) {
+      // The person may want to edit the proposal before answering: ask in the card, not a modal.
+      await vscode.commands.executeCommand(`${SIDEBAR_VIEW_ID}.focus`);
+      if (token.isCancellationRequested) return { outcome: "cancelled" };
+    }
     if (!this.view || !this.view.visible) {
       const answer = await askInDialog(params, token, this.childTranscripts?.describe(params.sessionId));
       if (answer !== "sidebar") return answer;
