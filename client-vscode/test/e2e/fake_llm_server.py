@@ -6,6 +6,8 @@ stdin closes or it is terminated.
 Replies, decided per request so the order of requests does not matter:
 - a request offering no tools (a summary for native compaction): a summary;
 - the last user message contains PLEASE PLAN: plan_write, then plan_exit, then a line;
+- plan feedback containing PLEASE REVISE: plan_write of PLAN with one more step
+  (REVISED_PLAN), then a line with plan_exit;
 - the order to build an approved plan: tick its first step (plan_edit), then a line
   that says whether the planning conversation was still in view (a fresh context
   has no plan_write call in it);
@@ -50,6 +52,8 @@ from tests.fake_llm.script import reply, stall, text, tool_call  # noqa: E402
 GREETING = "Hello from the fake model."
 NEW_README = "# e2e workspace\n\nRewritten by the agent.\n"
 PLAN = "# Plan: greet the world\n\n- [ ] Write `hello.txt`\n- [ ] Check it\n"
+REVISED_STEP = "- [ ] Say it aloud"
+REVISED_PLAN = PLAN + REVISED_STEP + "\n"
 RUN_COMMANDS = ["echo one >> ran.txt", "echo one >> ran.txt", "echo two >> ran.txt"]
 CODE_ANSWER = (
     "Here is a small greeting function:\n\n```python\ndef greet(name: str) -> str:\n"
@@ -177,6 +181,12 @@ def answer(req: Any) -> Any:
     last = req.last_user_text() or ""
     if "ECHO REVIEW" in last:
         return text(echo_review(req, last))
+    if "PLEASE REVISE" in last:
+        called = [c.get("name") for c in req.function_calls()]
+        if called.count("plan_write") < 2:
+            return tool_call("plan_write", {"content": REVISED_PLAN})
+        # plan_exit ends the turn: the last words come with it.
+        return reply(text("The revised plan is ready for your review."), tool_call("plan_exit", {}))
     if "PLEASE PLAN" in last:
         called = [c.get("name") for c in req.function_calls()]
         if "plan_write" not in called:

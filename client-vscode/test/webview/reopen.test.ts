@@ -155,4 +155,60 @@ describe("a reopened session", () => {
     expect(await page.locator("text=Answer 39").isVisible()).toBe(true);
     await page.close();
   });
+
+  it("keeps the end in view when a shown entry grows later (a code block or an element laid out after the load)", async () => {
+    const page = await sidebar();
+    const long = Array.from({ length: 30 }, (_, i) => [
+      { id: `u${i}`, role: "user", createdAt: "t", parts: text(`question ${i}`) },
+      { id: `a${i}`, role: "assistant", createdAt: "t", parts: text(`Answer ${i}: ${"words ".repeat(30)}`) },
+    ]).flat();
+    await send(page, { type: "history", sessionId: SESSION, title: "Reopen me", mode: "build", running: false, messages: long });
+    await page.waitForSelector("text=Answer 29");
+    await page.waitForTimeout(100);
+    // No scroll event and no new entry: the last entries only get taller.
+    await page.evaluate(() => {
+      for (const node of Array.from(document.querySelectorAll<HTMLElement>("#transcript > *")).slice(-3)) {
+        node.style.minHeight = "400px";
+      }
+    });
+    await page.waitForTimeout(200);
+    const gap = await page.evaluate(() => {
+      const root = document.getElementById("transcript")!;
+      return root.scrollHeight - root.scrollTop - root.clientHeight;
+    });
+    expect(gap).toBeLessThan(4);
+    await page.close();
+  });
+
+  it("stays where the person scrolled up to while entries below grow and stream; what they send brings the end back", async () => {
+    const page = await sidebar();
+    const long = Array.from({ length: 30 }, (_, i) => [
+      { id: `u${i}`, role: "user", createdAt: "t", parts: text(`question ${i}`) },
+      { id: `a${i}`, role: "assistant", createdAt: "t", parts: text(`Answer ${i}: ${"words ".repeat(30)}`) },
+    ]).flat();
+    await send(page, { type: "history", sessionId: SESSION, title: "Reopen me", mode: "build", running: false, messages: long });
+    await page.waitForSelector("text=Answer 29");
+    await page.waitForTimeout(100);
+    await page.locator("#transcript").hover();
+    await page.mouse.wheel(0, -600);
+    await page.waitForTimeout(200);
+    const top = await page.evaluate(() => document.getElementById("transcript")!.scrollTop);
+    await page.evaluate(() => {
+      const last = document.querySelector<HTMLElement>("#transcript > :last-child")!;
+      last.style.minHeight = "400px";
+    });
+    await send(page, update({ kind: "agent_message_chunk", content: { type: "text", text: "More words. ".repeat(40) } }));
+    await page.waitForTimeout(200);
+    expect(await page.evaluate(() => document.getElementById("transcript")!.scrollTop)).toBe(top);
+    // What the person sends brings the end back, and the answer is followed again.
+    await send(page, { type: "userMessage", sessionId: SESSION, text: "one more" });
+    await send(page, update({ kind: "agent_message_chunk", content: { type: "text", text: "An answer. ".repeat(40) } }));
+    await page.waitForTimeout(200);
+    const gap = await page.evaluate(() => {
+      const root = document.getElementById("transcript")!;
+      return root.scrollHeight - root.scrollTop - root.clientHeight;
+    });
+    expect(gap).toBeLessThan(4);
+    await page.close();
+  });
 });

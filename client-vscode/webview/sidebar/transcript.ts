@@ -52,19 +52,35 @@ export class Transcript {
     private readonly root: HTMLElement,
     private readonly handlers: TranscriptHandlers = {},
   ) {
-    // Unpinned only by scrolling up: a scroll event that comes after the transcript lost
-    // height (the scroll position unchanged, the end now below) must not unpin it.
-    let lastTop = root.scrollTop;
+    // Unpinned only by the person scrolling up. A scroll event is dispatched a frame late:
+    // when the view grew (its position clamped) or its entries changed height in between,
+    // the lower position is the layout's doing, not theirs (after Reload Window the view is
+    // laid out while the Markdown renders, and the end was left 82 px below).
+    let last = { top: root.scrollTop, height: root.scrollHeight, client: root.clientHeight };
     root.addEventListener("scroll", () => {
-      if (root.scrollHeight - root.scrollTop - root.clientHeight < 24) this.pinned = true;
-      else if (root.scrollTop < lastTop) this.pinned = false;
-      lastTop = root.scrollTop;
+      const now = { top: root.scrollTop, height: root.scrollHeight, client: root.clientHeight };
+      const relaid = now.height !== last.height || now.client !== last.client;
+      if (now.height - now.top - now.client < 24) this.pinned = true;
+      else if (relaid && this.pinned) root.scrollTop = root.scrollHeight;
+      else if (now.top < last.top) this.pinned = false;
+      last = { top: root.scrollTop, height: root.scrollHeight, client: root.clientHeight };
     });
     // A permission prompt or attachment chips below take room from the transcript: keep
     // its latest messages in view, unless the person scrolled up to read.
-    new ResizeObserver(() => {
+    const keepEnd = new ResizeObserver(() => {
       if (this.pinned) root.scrollTop = root.scrollHeight;
-    }).observe(root);
+    });
+    keepEnd.observe(root);
+    // The entries grow after they are added, with no scroll event: Markdown and code
+    // render later, custom elements upgrade, and a reopened webview lays out only once it
+    // is shown (after Reload Window the end was left below the fold). Each entry's own
+    // growth keeps the end in view too.
+    new MutationObserver((changes) => {
+      for (const change of changes) {
+        for (const node of change.addedNodes) if (node instanceof HTMLElement) keepEnd.observe(node);
+        for (const node of change.removedNodes) if (node instanceof HTMLElement) keepEnd.unobserve(node);
+      }
+    }).observe(root, { childList: true });
   }
 
   clear(): void {
@@ -156,6 +172,8 @@ export class Transcript {
     this.open = undefined;
     const node = el("div", { class: `msg user${compacted ? " compacted" : ""}`, "data-kind": "user" }, text);
     this.root.append(node);
+    // What the person just sent: they follow the answer from here.
+    this.pinned = true;
     this.scroll();
   }
 
@@ -163,6 +181,7 @@ export class Transcript {
   command(typed: string, expanded: string, compacted = false): void {
     this.open = undefined;
     this.root.append(this.commandCard(typed, expanded, compacted));
+    this.pinned = true;
     this.scroll();
   }
 
@@ -537,8 +556,9 @@ export class Transcript {
     return node;
   }
 
+  /** The end in view as the transcript grows, unless the person scrolled up to read. */
   private scroll(): void {
-    this.root.scrollTop = this.root.scrollHeight;
+    if (this.pinned) this.root.scrollTop = this.root.scrollHeight;
     this.handlers.changed?.();
   }
 }
