@@ -15,6 +15,7 @@
 import * as vscode from "vscode";
 import type { BatonClient } from "../client/batonClient";
 import type { PermissionOption, PermissionRequestParams, PermissionResponse } from "../protocol";
+import { diffColumn } from "./diffColumn";
 import type { ProposalFiles } from "./proposalFiles";
 import { isReviewable, proposedContent, toolPath } from "./proposed";
 import { ReviewDocuments } from "./reviewDocuments";
@@ -260,7 +261,9 @@ export class ReviewController implements vscode.Disposable {
   }
 
   private async showDiff(before: vscode.Uri, after: vscode.Uri, title: string): Promise<void> {
-    await vscode.commands.executeCommand("vscode.diff", before, after, title, { preview: true });
+    const groups = vscode.window.tabGroups;
+    const viewColumn = diffColumn(groups?.all ?? [], groups?.activeTabGroup);
+    await vscode.commands.executeCommand("vscode.diff", before, after, title, { preview: true, ...(viewColumn ? { viewColumn } : {}) });
   }
 
   private async updateContext(): Promise<void> {

@@ -3,7 +3,8 @@
 // a revised plan marks what changed in the one panel the plan has, titled with its session,
 // and the sidebar's plan line is current once the build ends (point 9); and after Reload
 // Window the transcript shows what it showed live, the compaction's figures included,
-// scrolled to the latest (point 1).
+// scrolled to the latest (point 1); and a build's write opens its diff beside the plan,
+// not over it (point 2).
 import type { Frame, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runCommand, typeInto, webviewFrame } from "./codeServer";
@@ -11,6 +12,14 @@ import { closeWorkbench, openWorkbench, type Workbench } from "./workbench";
 
 const skip = process.env.BATON_SKIP_VSCODE_E2E === "1";
 const NARROW = 300;
+// The screenshot session's workspace (the fake model's "hello politely" script edits greet.py).
+const FILES: Record<string, string> = {
+  "greet.py": 'def greet(name):\n    return "Hello " + name\n',
+  "tests/__init__.py": "",
+  "tests/test_greet.py":
+    "import unittest\n\nfrom greet import greet\n\n\nclass GreetTest(unittest.TestCase):\n" +
+    '    def test_polite(self):\n        self.assertEqual(greet("Ada"), "Hello, Ada!")\n',
+};
 
 describe.skipIf(skip)("The sidebar every day in real VS Code (code-server)", () => {
   const bench: Workbench = {};
@@ -18,7 +27,7 @@ describe.skipIf(skip)("The sidebar every day in real VS Code (code-server)", () 
   let sidebar: Frame;
 
   beforeAll(async () => {
-    page = await openWorkbench(bench);
+    page = await openWorkbench(bench, { files: FILES });
   }, 180_000);
 
   let failed = false;
@@ -177,5 +186,34 @@ describe.skipIf(skip)("The sidebar every day in real VS Code (code-server)", () 
     const reopened = await shown();
     expect(reopened.items).toEqual(live.items);
     expect(reopened.atEnd, JSON.stringify(reopened.geometry)).toBe(true);
+  }, 300_000);
+
+  it("during a plan's build the write's diff opens beside the plan panel, which stays in view", async () => {
+    await runCommand(page, "Baton: New Session");
+    await sidebar.waitForFunction(() => document.getElementById("plan-line")?.hidden === true, undefined, { timeout: 30_000 });
+    await sidebar.locator("#mode-plan").click();
+    await sidebar.waitForSelector('#app[data-mode="plan"]', { timeout: 30_000 });
+    await prompt("Make greet() say hello politely, and check it with the tests");
+    const plan = await webviewFrame(page, "#plan-app", 90_000);
+    await plan.waitForSelector('#plan-app[data-status="awaiting_approval"]', { timeout: 60_000 });
+    await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 60_000 });
+    // Approve from the plan panel: its group is the active one when the build's edit asks.
+    await plan.locator("#approve").click();
+    await page.locator(".tabs-container .tab", { hasText: "Baton wants to" }).first().waitFor({ timeout: 60_000 });
+    await sidebar.locator(".permission[data-tool=edit]").waitFor({ timeout: 60_000 });
+    const groups = await page.evaluate(() =>
+      Array.from(document.querySelectorAll(".editor-group-container")).map((group) => group.querySelector(".tab.active")?.textContent ?? ""),
+    );
+    const planGroup = groups.findIndex((active) => active.includes("Plan:") && active.includes("polite"));
+    const diffGroup = groups.findIndex((active) => active.includes("Baton wants to"));
+    expect(planGroup, JSON.stringify(groups)).toBeGreaterThanOrEqual(0);
+    expect(diffGroup, JSON.stringify(groups)).toBeGreaterThanOrEqual(0);
+    expect(diffGroup).not.toBe(planGroup);
+    expect(await plan.locator("#plan-content").isVisible()).toBe(true);
+    // Let the build finish: the edit, then the test command.
+    await sidebar.locator(".permission[data-tool=edit] button.permission-option").first().click();
+    await sidebar.locator(".permission[data-tool=bash]").waitFor({ timeout: 60_000 });
+    await sidebar.locator(".permission[data-tool=bash] button.permission-option").first().click();
+    await sidebar.locator("[data-kind=assistant]", { hasText: "says hello politely" }).waitFor({ timeout: 60_000 });
   }, 300_000);
 });
