@@ -47,6 +47,7 @@ LABELS = shingles(
             ledger_text.RECALL_HINT,
             ledger_text.FOLDED_HINT,
             requests_block.HEADER,
+            requests_block.FOLD_NOTE,
             RECALL_LINE,
             *SECTIONS,
         ]
@@ -135,4 +136,43 @@ async def test_a_model_summary_copying_the_person_and_the_ledger_is_said_once(
     assert "check.sh was rewritten to print the passing count." in kept  # its own fact
     assert any("already shows" in n for n in record["notes"]), record["notes"]
     sent = await next_request(baton, llm, sid)
+    assert repeats(sent) == {}
+
+
+FOLDED_FACT = "The fallback region is ap-south-2 for the export job, as agreed with ops."
+
+
+@pytest.mark.asyncio
+async def test_a_summary_may_restate_what_the_requests_block_folded_away(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    """Once is once in the request: a message of the person's that the block counted away
+    is not shown beside the summary, so the summary keeps a sentence restating it."""
+    settings = {**SETTINGS, "compaction": {"requestsMaxTokens": 300, "keepRecentTokens": 200}}
+    baton = await start_baton(settings=settings)
+    sid = await baton.new_session()
+    llm.add(text("Noted."))
+    await baton.prompt(sid, f"Prepare the export. {CONSTRAINT}")
+    llm.add(text("Noted."))
+    await baton.prompt(sid, FOLDED_FACT)
+    for n in range(40):
+        llm.add(text(f"Part {n} reviewed. " + "Notes. " * 20))
+        await baton.prompt(sid, f"Review part {n} of the export module with care.")
+    summary = "\n\n".join(
+        [
+            f"## {SECTIONS[0]}\n- Prepare the export.",
+            f"## {SECTIONS[1]}\n- {FOLDED_FACT}",
+            f"## {SECTIONS[2]}\n- none",
+            f"## {SECTIONS[3]}\n- none",
+            f"## {SECTIONS[4]}\nReview the next part.",
+        ]
+    )
+    llm.add(text(summary))
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert record["committed"] is True, record["notes"]
+    assert FOLDED_FACT in record["summary"], record["notes"]
+    sent = await next_request(baton, llm, sid)
+    requests = sent[sent.index("<baton:requests>") : sent.index("</baton:requests>")]
+    assert "folded [requests:" in requests and FOLDED_FACT not in requests
+    assert sent.count(FOLDED_FACT) == 1
     assert repeats(sent) == {}

@@ -23,7 +23,13 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from baton.agent.requests_block import PERSON_KINDS, person_messages, person_words
+from baton.agent.requests_block import (
+    PERSON_KINDS,
+    person_messages,
+    person_words,
+    render_requests,
+)
+from baton.agent.requests_block import budget as requests_budget
 from baton.agent.state import View
 from baton.agent.tokens import ITEM_OVERHEAD, estimate
 from baton.compaction import guard
@@ -68,11 +74,15 @@ def transcript_rate(job: CompactionJob) -> float:
 
 def shown_beside(job: CompactionJob, boundary: int | None) -> list[str]:
     """What the request after this compaction shows next to the summary: the person's
-    messages before the cut (verbatim in `<baton:requests>`) and the ledger."""
-    person = person_messages(job.state.messages, boundary, job.state.reverted)
+    messages before the cut as `<baton:requests>` shows them (a message the block folded
+    away may be restated) and the ledger."""
     if boundary is None:
         person = [m for m in job.state.messages if m.role == "user" and m.kind in PERSON_KINDS]
-    return [*(person_words(m) for m in person), job.ledger_text]
+        return [*(person_words(m) for m in person), job.ledger_text]
+    person = person_messages(job.state.messages, boundary, job.state.reverted)
+    budget = requests_budget(job.before.usable_window, job.settings.compaction.requests_max_tokens)
+    block = render_requests(person, budget)
+    return [block, job.ledger_text] if block else [job.ledger_text]
 
 
 def _short(line: str, limit: int = 160) -> str:
