@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Takes the README's screenshots (media/screenshot-*-{dark,light}.png) in real
+# Takes the README's screenshots (media/screenshot-*-{dark,light,high-contrast}.png) in real
 # VS Code: code-server from the cache (scripts/setup-code-server.sh), the
 # extension packaged from this checkout, the repository's server (.venv) and the
 # scripted fake model. The run writes only to temporary folders (VS Code's
-# profile, the workspace, Baton's store, HOME), dist/ (the build) and media/, and
+# profile, the workspace, Baton's store, HOME), dist/ (the build), media/ and
+# docs/screenshots/sidebar/, and
 # uses loopback only; setup-code-server.sh downloads into its cache once, the
 # first time. It also takes the sidebar's everyday situations (reopened session,
-# write prompt, retry countdown, error titles, first run, retry in place, the
+# edited proposal, write prompt, retry countdown, error titles, first run, retry in place, the
 # composer at 300 px, tool output, plan line, context meter) in dark, light and
 # high contrast from the webview bundle (test/screenshots/situations.screenshots.ts)
-# into dist/screenshots/situations/. Usage: npm run screenshots [-- -t dark]
+# into dist/screenshots/situations/, copied to docs/screenshots/sidebar/.
+# Usage: npm run screenshots [-- -t dark]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,4 +27,8 @@ trap 'rm -rf "$out"' EXIT
 node_modules/.bin/vsce package --no-dependencies --no-rewrite-relative-links --allow-missing-repository -o "$out/baton.vsix" >/dev/null
 BATON_SCREENSHOT_VSIX="$out/baton.vsix" node_modules/.bin/vitest run --config vitest.screenshots.config.mts "$@"
 ls -l media/screenshot-*.png
-ls dist/screenshots/situations/*.png
+# The situations are kept beside the docs (not in the .vsix, which ships media/).
+rm -rf ../docs/screenshots/sidebar
+mkdir -p ../docs/screenshots/sidebar
+cp dist/screenshots/situations/*.png ../docs/screenshots/sidebar/
+ls ../docs/screenshots/sidebar/*.png

@@ -6,7 +6,7 @@
 // settings file (`workbench.colorTheme` is written before VS Code starts).
 //
 // Run with `npm run screenshots` (scripts/screenshots.sh builds the .vsix first).
-// Writes media/screenshot-{vscode,sidebar,plan,review}-{dark,light}.png.
+// Writes media/screenshot-{vscode,sidebar,plan,review,sessions}-{dark,light,high-contrast}.png.
 // Everything else lives in a temporary folder: the workspace, VS Code's profile,
 // Baton's store, HOME; only loopback network.
 import { existsSync } from "node:fs";
@@ -38,7 +38,9 @@ const VENV_PYTHON = path.join(REPO_ROOT, ".venv", "bin", "python");
 const THEMES = {
   dark: "Default Dark Modern",
   light: "Default Light Modern",
+  "high-contrast": "Default High Contrast",
 } as const;
+const WORKBENCH_CLASS: Record<keyof typeof THEMES, string> = { dark: "vs-dark", light: "vs", "high-contrast": "hc-black" };
 
 /** The workspace the agent works in. */
 const FILES: Record<string, string> = {
@@ -101,7 +103,7 @@ for (const [theme, colorTheme] of Object.entries(THEMES)) {
         headless: true,
         env: { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), XDG_CACHE_HOME: path.join(home, ".cache") },
       });
-      page = await browser.newPage({ viewport: VIEWPORT, colorScheme: theme === "dark" ? "dark" : "light" });
+      page = await browser.newPage({ viewport: VIEWPORT, colorScheme: theme === "light" ? "light" : "dark" });
       await page.goto(server.url);
       await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
       await page.locator(".part.sidebar").first().waitFor({ timeout: 60_000 });
@@ -127,8 +129,8 @@ for (const [theme, colorTheme] of Object.entries(THEMES)) {
         const body = page.locator(".monaco-workbench");
         // The theme is the one the settings file asked for, before anything is taken.
         await page.waitForFunction(
-          (dark) => document.querySelector(".monaco-workbench")?.classList.contains(dark ? "vs-dark" : "vs") === true,
-          theme === "dark",
+          (cls) => document.querySelector(".monaco-workbench")?.classList.contains(cls) === true,
+          WORKBENCH_CLASS[theme as keyof typeof THEMES],
           { timeout: 30_000 },
         );
 
@@ -175,6 +177,21 @@ for (const [theme, colorTheme] of Object.entries(THEMES)) {
         // Let the session finish, so the run ends with nothing waiting.
         await view.locator(".permission[data-tool=bash] button.permission-option").first().click();
         await view.locator("[data-kind=assistant]", { hasText: "says hello politely" }).waitFor({ timeout: 60_000 });
+
+        // A second session, then the sessions list: each row's title, mode, tokens, first
+        // prompt and last activity.
+        await runCommand(page, "Baton: New Session");
+        await view.waitForFunction(() => document.getElementById("plan-line")?.hidden === true, undefined, { timeout: 30_000 });
+        await view.locator("#mode-build").click();
+        await typePrompt(page, view, "Say hello to the new teammate");
+        await view.locator("[data-kind=assistant]", { hasText: "Hello from the fake model." }).waitFor({ timeout: 60_000 });
+        await view.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
+        await runCommand(page, "Baton: Sessions…");
+        const rows = page.locator(".quick-input-list .monaco-list-row");
+        await rows.nth(2).waitFor({ state: "visible", timeout: 30_000 });
+        await settle(page);
+        await page.locator(".quick-input-widget").screenshot({ path: shot("sessions") });
+        await page.keyboard.press("Escape");
       } catch (error) {
         failed = true;
         throw error;

@@ -1,7 +1,9 @@
 // The sidebar's everyday situations, each in dark, light and high contrast, from the
-// real webview bundle in headless Chromium (no code-server needed): a reopened session,
-// the write prompt, a retry countdown, error titles, the first run, a retry in place,
-// the composer at 300 px, tool output, the plan line and the context meter.
+// real webview bundle in headless Chromium (no code-server needed), one or more for each
+// point of issue 39: a reopened session (1), an edited proposal (2), the write prompt
+// (3), a retry countdown and error titles (4), the first run (5), a retry in place (6),
+// the composer at 300 px (7), tool output (8), the plan line (9) and the context meter
+// (10). The sessions list (11) is VS Code's quick pick: readme.screenshots.ts takes it.
 // Written to dist/screenshots/situations/<situation>-<theme>.png.
 // Run: npm run build && npx vitest run --config vitest.screenshots.config.mts test/screenshots/situations.screenshots.ts
 import { mkdir } from "node:fs/promises";
@@ -97,6 +99,22 @@ const SITUATIONS: Record<string, (page: Page) => Promise<void>> = {
       ],
       diff: ["--- a/src/cache.py", "+++ b/src/cache.py", ...Array.from({ length: 120 }, (_, i) => `+line ${i}`)].join("\n"),
     });
+  },
+  "edited-proposal": async (page) => {
+    await session(page, [{ id: "u1", role: "user", createdAt: "t", parts: text("tidy the cache") }]);
+    await send(page, {
+      type: "permission",
+      requestId: "r1",
+      toolCall: { toolCallId: "c1", name: "edit", input: { path: "src/cache.py", old_string: "ttl = 60", new_string: "ttl = 300" } },
+      options: [
+        { optionId: "allow_once", kind: "allow_once", name: "Allow" },
+        { optionId: "allow_always", kind: "allow_always", name: "Allow writes this session" },
+        { optionId: "reject_once", kind: "reject_once", name: "Reject" },
+      ],
+      diff: ["--- a/src/cache.py", "+++ b/src/cache.py", "@@ -1,3 +1,3 @@", " import time", "-ttl = 60", "+ttl = 300", " cache = {}"].join("\n"),
+    });
+    // The person kept one hunk and changed the value in the diff editor.
+    await send(page, { type: "permissionEdited", toolCallId: "c1", edited: true });
   },
   "retry-countdown": async (page) => {
     await session(page);
