@@ -60,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
 from baton import protocol as p
 from baton.agent.events import NullChannel
 from baton.compaction.engine import CompactRequest
-from baton.providers.base import Finished, ModelRequest, StreamEvent, Usage
+from baton.providers.base import Finished, ModelRequest, Progress, StreamEvent, TextDelta, Usage
 from baton.store.model import StoredText, ToolResultRecord, part_from_json
 from baton.tools.base import Fact
 
@@ -449,6 +449,13 @@ class Counting:
                         "cached": event.cached_tokens,
                         "output": event.output_tokens,
                     }
+                elif isinstance(event, Progress) and event.phase == "reading":
+                    # What a call stopped before its usage report had read, and from the cache.
+                    entry |= {"read": event.done, "prompt": event.total, "cached": event.cached}
+                    entry["read_seconds"] = round(time.monotonic() - started, 1)
+                elif isinstance(event, TextDelta):
+                    entry["chars"] = entry.get("chars", 0) + len(event.text)
+                    entry.setdefault("first_text_seconds", round(time.monotonic() - started, 1))
                 yield event
         finally:
             entry["seconds"] = round(time.monotonic() - started, 1)
