@@ -51,7 +51,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -528,9 +528,10 @@ async def measure(
     scripted: Any,
     window: int | None = None,
 ) -> dict[str, Any]:
-    """Build one session, ask the probes on the full transcript (when the model is used:
-    as a session's last request would, it leaves the prefix in llama.cpp's cache), compact
-    it by hand, ask them on Baton's view; return the figures."""
+    """Build one session, ask the probes on the full transcript (when the model is used),
+    send the session's last request as a turn would (it leaves the prefix, tools included,
+    in llama.cpp's cache), compact it by hand, ask them on Baton's view; return the
+    figures."""
     from baton.app import build_app
     from baton.compaction.recall import RecallSource
 
@@ -567,6 +568,14 @@ async def measure(
                 result["newest_answers"] = answer_newest(
                     model, full.request, session.probes, result["full_answers"]["tokens"]
                 )
+        if model is not None and model_summary:
+            # The probes are sent without tools; a turn is not. A session's last step as
+            # Baton sent it (tools and all, one token answered) is what the summary request
+            # extends, so it is in the engine's cache when a compaction comes after a turn.
+            warm_started = time.monotonic()
+            async for _ in provider.inner.stream(replace(full.request, max_output_tokens=1)):
+                pass
+            result["warm_seconds"] = round(time.monotonic() - warm_started, 1)
         started = time.monotonic()
         record = await app.compaction.engine.compact(state, CompactRequest("manual"))
         seconds = time.monotonic() - started
@@ -768,6 +777,11 @@ def run(
             print_row(m)
             for note in m["notes"]:
                 print(f"    note: {note}", file=sys.stderr)
+            if "warm_seconds" in m:
+                print(
+                    f"    the session's last request sent first: {m['warm_seconds']} s",
+                    file=sys.stderr,
+                )
             for call in m["summary_log"]:
                 print(f"    summary call: {call}", file=sys.stderr)
             for side in ("full_answers", "newest_answers", "baton_answers"):
