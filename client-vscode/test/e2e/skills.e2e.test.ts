@@ -57,10 +57,11 @@ describe.skipIf(skip)("Slash commands in real VS Code (code-server)", () => {
     await frame.waitForFunction(() => (document.querySelector("#prompt") as (Element & { value?: string }) | null)?.value === "/greet-world Ada");
     await page.keyboard.press("Enter");
 
+    // The answer streams in: wait for the turn to end before reading it, or a prefix is read.
     const answer = frame.locator("[data-kind=assistant]", { hasText: "Skill greet-world said:" });
     await answer.waitFor({ timeout: 90_000 });
+    await frame.waitForSelector('#app[data-running="false"]', { timeout: 60_000 });
     expect(await answer.innerText()).toContain("Skill greet-world said: Greet Ada warmly, then stop.");
-    await frame.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
     // Live, before any reload: one message, as typed, with what the agent was sent one click away.
     const sent = frame.locator(".msg.command");
     expect(await frame.locator("[data-kind=user]").count()).toBe(1);
