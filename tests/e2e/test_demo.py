@@ -4,6 +4,7 @@ as JSON-RPC requests, a failed phase said and the exit code 1."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -203,11 +204,9 @@ def test_a_phase_that_fails_is_said_plainly_and_the_demo_exits_non_zero(
     )
     assert "4 of 7 phases failed: explore, plan, edit, tick" in out
     # The second try was asked for, with what the check found, mean() read again first.
-    assert "gives it one more try" in out
+    assert "The person undoes the edit and shows the model what the check found" in out
     [again, fix] = [r for r in llm.model_requests if not r.is_summary][8:10]
-    assert "I checked stats.py after your edit: the edit did not change stats.py" in (
-        again.last_user_text() or ""
-    )
+    assert "took it back: the edit did not change stats.py" in (again.last_user_text() or "")
     assert again.get("tool_choice") == {"type": "function", "name": "read"}
     assert fix.get("tool_choice") == {"type": "function", "name": "edit"}
 
@@ -284,35 +283,35 @@ def test_an_edit_that_only_rewords_the_comment_is_not_a_build(
     assert "[edit: FAILED: the edit changed only comments or layout, not the code]" in done.stdout
 
 
-def test_an_edit_the_check_finds_wrong_gets_one_more_try_with_what_was_found(
+def test_an_edit_the_check_finds_wrong_is_undone_and_gets_one_more_try_with_what_was_found(
     llm: FakeLLM, workspace: Path, home: Path
 ) -> None:
     steps = good_model()
     ret = "    return sum(values) / len(values)"
+    wrong = tool_call(
+        "edit", {"path": "stats.py", "old_string": ret, "new_string": "    return 0.0"}
+    )
     steps[7:8] = [
-        tool_call("edit", {"path": "stats.py", "old_string": ret, "new_string": "    return 0.0"}),
+        wrong,
         tool_call("read", {"path": "stats.py", "offset": 13, "limit": 4}),
-        tool_call(
-            "edit",
-            {
-                "path": "stats.py",
-                "old_string": OLD.splitlines()[0] + "\n    return 0.0",
-                "new_string": "    return sum(values) / len(values) if values else 0.0",
-            },
-        ),
+        tool_call("edit", {"path": "stats.py", "old_string": OLD, "new_string": NEW}),
     ]
     serve(llm, steps)
     done = run_demo(llm, workspace, home)
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
-    # The check read mean() and ran it; the model was shown what it found.
+    # The check read mean() and ran it; the person undid the edit (baton/session/revert)
+    # and showed the model what was found.
     assert "mean([1, 2, 3]) returns 0.0, not 2.0" in out
+    assert "undone: stats.py restored; the turn is out of the model's view" in out
     [again] = [r for r in llm.model_requests if not r.is_summary][8:9]
     asked = again.last_user_text() or ""
+    assert asked.startswith("I checked your edit of stats.py and took it back: ")
     assert "mean() no longer divides the sum by the count" in asked
     assert "mean([1, 2, 3]) returns 0.0, not 2.0" in asked
-    # mean() is now 4 lines from line 13 again (the edit kept the count).
     assert "read with offset 13 and limit 4" in asked
+    # The undone turn is out of the retry's view: its edit is not there to be copied.
+    assert '"new_string": "    return 0.0"' not in json.dumps(again.body)
     assert "it does what the step asks" in out
     assert "the edit passed the demo's check on its second try" in out
     assert EVERY_PHASE_OK in out
@@ -342,32 +341,53 @@ def test_mean_results_run_the_edited_function(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stats.py"]
 
 
-def test_the_build_edit_is_narrowed_to_stats_py_and_the_lines_of_mean() -> None:
-    from baton.faces.demo.scenario import edit_call, function_lines, read_span
+def test_the_build_edit_is_narrowed_to_mean_s_todo_and_a_guard() -> None:
+    from baton.faces.demo.scenario import GUARD_PATTERN, edit_call, function_lines, read_span
 
     source = (Path(__file__).parents[2] / "server/baton/demo_project/stats.py").read_text()
     first, lines = function_lines(source, "mean")
     assert first == 13 and lines[0].startswith("def mean(") and len(lines) == 4
     assert read_span(source) == {"offset": 13, "limit": 4}
     call = edit_call(source)
-    assert not isinstance(call, str)
     assert call.narrowed["path"] == {"enum": ["stats.py"]}
-    # The lines of its code: not the `def` line nor the docstring.
-    assert call.narrowed["old_string"] == {"enum": lines[2:]}
+    # old_string: mean()'s TODO comment; new_string: a guard, matched (as llama.cpp does)
+    # against the string as the call's JSON writes it.
+    assert call.narrowed["old_string"] == {"enum": [lines[2]]}
     assert lines[2].strip().startswith("# TODO")
+    assert call.narrowed["new_string"]["pattern"] == GUARD_PATTERN
+
+    def written(new_string: str) -> bool:
+        return re.fullmatch(GUARD_PATTERN.strip("^$"), json.dumps(new_string)[1:-1]) is not None
+
+    assert written("    if not values:\n        return 0.0")
+    assert written("    if len(values) == 0:\n        return 0")
+    assert not written("    return 0.0")
+    assert not written("    if not values: return 0.0; return sum(values) / len(values)")
+    assert not written("if not values:\n    return 0.0")
+    assert not written('    if not values:\n        return "0"')
+    assert not written("    if not values:\n        return 0.0\n    return 1")
+
+
+def test_with_the_todo_gone_the_edit_is_one_of_mean_s_code_lines() -> None:
+    from baton.faces.demo.scenario import edit_call, function_lines
+
+    source = (Path(__file__).parents[2] / "server/baton/demo_project/stats.py").read_text()
+    _, lines = function_lines(source, "mean")
+    no_todo = source.replace(lines[2] + "\n", "", 1)
+    assert edit_call(no_todo).narrowed["old_string"] == {"enum": [lines[3]]}
+    assert "new_string" not in edit_call(no_todo).narrowed
     # A line found elsewhere too comes with the lines above it that make it unique: the
     # edit refuses an old_string found more than once.
-    after = source.replace("    return sum(values) / len(values)", "    return 0.0", 1)
+    after = source.replace(lines[2], "    return 0.0", 1)
     choices = edit_call(after).narrowed["old_string"]["enum"]  # type: ignore[union-attr]
-    assert choices == [lines[2], lines[2] + "\n    return 0.0"]
+    assert choices == [lines[1] + "\n    return 0.0", lines[3]]
     # A docstring over several lines is left out whole.
-    long_doc = source.replace(
+    long_doc = no_todo.replace(
         '    """The arithmetic mean of `values`."""',
         '    """The arithmetic mean\n    of `values`.\n    """',
         1,
     )
-    choices = edit_call(long_doc).narrowed["old_string"]["enum"]  # type: ignore[union-attr]
-    assert choices == lines[2:]
+    assert edit_call(long_doc).narrowed["old_string"] == {"enum": [lines[3]]}
 
 
 def test_mean_departures_read_the_edited_code() -> None:

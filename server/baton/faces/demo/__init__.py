@@ -12,7 +12,8 @@ three TODOs) it runs, through the same core the editor uses:
 4. plan back: the next request carries the plan, re-read from its file;
 5. edit: the agent builds the first step (`read`, then `edit`); the demo checks
    the edit as a person reviewing it would (reads mean(), runs it on a few
-   lists) and, when it falls short, shows the model what it found: one more try;
+   lists) and, when it falls short, the person takes the turn back
+   (`baton/session/revert`) and shows the model what was found: one more try;
 6. tick: and ticks it off in the plan (`plan_edit`).
 
 Where a person would act, the demo sends the JSON-RPC request an editor sends,
@@ -20,10 +21,10 @@ to the server's own method handlers (params validated, the result serialised as
 on the wire), and prints both. Each of the agent's model steps is told the one
 tool it needs (`tool_choice` naming it; for llama.cpp a JSON schema of that
 tool's calls only): what makes a 1.5B model on a CPU do the step. The build's calls
-are narrowed further (`RequiredCall`): the path is stats.py, and the edit's
-old_string one of mean()'s lines as they are, so the model chooses where to edit
-among text that is there. What each step does is still the model's (the plan, the
-line to replace, the code of the edit). A phase that does
+are narrowed further (`RequiredCall`): the path is stats.py, the edit's
+old_string mean()'s TODO comment and its new_string the shape of a guard (`if …:`
+then `return …`, indented as in the file). What each step does is still the
+model's (the plan, the test and the value of the guard). A phase that does
 not succeed is said plainly, the demo stands in where the rest needs it (a plan
 written as a person would), and it exits 1.
 

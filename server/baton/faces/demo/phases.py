@@ -29,6 +29,7 @@ from baton.faces.demo.scenario import (
     EXPLORE_TOOLS,
     FALLBACK_PLAN,
     FIX_PROMPT,
+    KEPT,
     MEAN_WORDS,
     OTHER_WORDS,
     PERSON_NOTE,
@@ -36,6 +37,7 @@ from baton.faces.demo.scenario import (
     PLAN_TOOLS,
     TICK_PROMPT,
     TICK_TOOLS,
+    UNDONE,
     edit_call,
     open_steps,
     read_call,
@@ -90,7 +92,7 @@ class Demo(DemoRun):
         step = self._plan_back(app, sid)
 
         self.heading("6/7 Build mode, after the compaction: the agent builds the first step")
-        await self._build(app, sid, step, originals)
+        await self._build(app, rpc, sid, step, originals)
 
         self.heading("What the model is sent next")
         self.show_context(app, sid)
@@ -222,7 +224,9 @@ class Demo(DemoRun):
         blocks = [i for i in built.request.items if getattr(i, "name", None) == "plan"]
         return str(getattr(blocks[0], "text", "")) if blocks else None
 
-    async def _build(self, app: App, sid: str, step: str | None, originals: dict[str, str]) -> None:
+    async def _build(
+        self, app: App, rpc: MethodCaller, sid: str, step: str | None, originals: dict[str, str]
+    ) -> None:
         stats = self.project / "stats.py"
         original = originals["stats.py"]
         plan = app.plans.get(sid)
@@ -234,15 +238,18 @@ class Demo(DemoRun):
         )
         found = self._check_edit(original)
         if found:
-            self.say("  It shows the model what it found, and gives it one more try:")
+            self.say("  The person undoes the edit and shows the model what the check found:")
+            undone = await self._undo_turn(rpc, app, sid)
             now = stats.read_text(encoding="utf-8")
-            fix = FIX_PROMPT.format(found="; ".join(found), **read_span(now))
+            fix = FIX_PROMPT.format(
+                checked=UNDONE if undone else KEPT, found="; ".join(found), **read_span(now)
+            )
             await self.turn(app, sid, fix, (read_call(), edit_call(now)))
             found = self._check_edit(original)
             if not found:
                 self.notes.append(
-                    "the edit passed the demo's check on its second try, after the model was "
-                    "shown what its first edit missed"
+                    "the edit passed the demo's check on its second try, after the person "
+                    "undid the first and showed the model what it missed"
                 )
         tick = TICK_PROMPT.format(step=step, done=step.replace("[ ]", "[x]", 1))
         await self.turn(app, sid, tick, TICK_TOOLS)
@@ -267,6 +274,29 @@ class Demo(DemoRun):
         elif plan is not None:
             self.say(f"  plan v{plan.version}: ticked off: {clip(ticked[0], 100)}")
         self.outcome("tick", tick_failure)
+
+    async def _undo_turn(self, rpc: MethodCaller, app: App, sid: str) -> bool:
+        """Take back the last turn as the person would in the editor (`baton/session/revert`
+        from its prompt): its file changes undone, the turn out of the model's view. False
+        when it could not be."""
+        prompts = [m for m in app.sessions.state(sid).messages if m.kind == "prompt"]
+        if not prompts:
+            return False
+        try:
+            answer = await rpc.request(
+                "baton/session/revert", {"sessionId": sid, "messageId": prompts[-1].id}
+            )
+        except RpcError as exc:
+            self.say(f"  [could not undo the edit: {exc.message}]")
+            return False
+        reverted = p.RevertResult.model_validate(answer)
+        if reverted.conflicts:
+            said = ", ".join(f"{c.path} ({c.reason})" for c in reverted.conflicts)
+            self.say(f"  [could not undo the edit: {said}]")
+            return False
+        files = ", ".join(f"{f.path} {f.action}" for f in reverted.files) or "no file changed"
+        self.say(f"  undone: {files}; the turn is out of the model's view")
+        return True
 
     def _check_edit(self, original: str) -> list[str]:
         """Check the edit as a person reviewing it would (`edit_departures`: read mean(),

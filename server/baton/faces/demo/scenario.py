@@ -69,33 +69,44 @@ PLAN_TOOLS = (RequiredCall("plan_write"),)
 PERSON_NOTE = "Keep every docstring as it is."
 BUILD_PROMPT = (
     "Build the plan's first step now: the TODO in mean(). Read mean() in stats.py (read "
-    "with offset {offset} and limit {limit}), then call edit to do what its TODO says: "
-    "old_string is the line of mean()'s code that your code replaces (its TODO comment "
-    "or its return line), new_string your code, each line indented as in the file. "
-    "mean() must still return the mean of a non-empty list."
+    "with offset {offset} and limit {limit}), then call edit to replace its TODO comment "
+    "with the code the TODO asks for: an `if` that returns 0.0 when the list is empty, "
+    "indented as in the file. The return line after it stays: mean() must still return "
+    "the mean of a non-empty list."
 )
 # A few lines to read (mean() alone) rather than the file: less for the model to read
-# before the edit. The edit's old_string is one of those lines (a RequiredCall: for
-# llama.cpp an enum in the call's schema), so the model chooses where, among text that is
-# there, and writes the code itself. Copying a line exactly was what the 1.5B model got
-# wrong most; told to copy two lines it replaced the return line with `return 0.0`.
+# before the edit. The edit's old_string is mean()'s TODO comment and its new_string has
+# the shape of a guard (`if …:` then `return …` on the next line, indented as in the file),
+# both held by the call's schema (for llama.cpp, a grammar), so the model writes the test
+# and the value, and the return line stays. Left to choose the line and write any code,
+# the 1.5B model replaced the TODO with an unconditional `return 0.0` (1 of 3 runs on
+# 2026-12-04) and pasted the TODO's words as code (1 of 3).
 # The tick is a turn of its own: with the plan line in the same prompt, the 1.5B model
 # copied it into the edit's old_string.
 TICK_PROMPT = 'Now tick the step off with plan_edit: old_string "{step}", new_string "{done}".'
 TICK_TOOLS = (RequiredCall("plan_edit"),)
 # After the edit the demo checks it, as a person reviewing it would (the checks of
-# edit_departures), and when it falls short shows the model what it found: one more try,
-# mean() as it is now in front of the model.
+# edit_departures), and when it falls short the person undoes it (`baton/session/revert`)
+# and shows the model what was found: one more try at the same edit. Left in view, a bad
+# edit was copied: the 1.5B model's retry added a guard and kept the `return 0.0` its first
+# try wrote (2026-12-04).
 FIX_PROMPT = (
-    "I checked stats.py after your edit: {found}. Fix mean() so that it returns 0.0 for "
-    "an empty list and still returns the mean of a non-empty list: read mean() again "
-    "(read with offset {offset} and limit {limit}), then call edit: old_string is the one "
-    "line of mean() to replace, new_string the code that replaces it, indented as in the "
-    "file."
+    "{checked}: {found}. Try again: read mean() (read with offset {offset} and limit "
+    "{limit}), then call edit to replace its TODO comment with an `if` that returns 0.0 "
+    "for an empty list, indented as in the file. The return line after it stays, for a "
+    "non-empty list."
 )
+UNDONE = "I checked your edit of stats.py and took it back"
+KEPT = "I checked stats.py after your edit (it could not be taken back)"
 # The path the build's calls are held to, where the schema is enforced: after the
 # compaction the 1.5B model read and edited the plan file, the path it had last seen.
 STATS_PATH: dict[str, Any] = {"enum": ["stats.py"]}
+# The edit's new_string: a guard, one line for the test and one for its return, indented
+# as in mean(). llama.cpp matches a pattern against the string as the call's JSON writes
+# it (its newline is `\\n`); no `:` in the test and no `;` in the value, or the model
+# wrote the whole guard, then more code, on the first line (2026-12-04).
+GUARD_PATTERN = r'^    if [^"\\:]+:\\n        return [^"\\;]+$'
+GUARD: dict[str, Any] = {"pattern": GUARD_PATTERN, "description": "`if …:` then `return …`"}
 # Words that tell the plan line for mean()'s TODO apart (its name, or what the TODO says).
 MEAN_WORDS = ("mean", "empty", "zerodivision", "0.0")
 # Per function, words of what its TODO asks (not of its docstring): a plan whose steps
@@ -193,13 +204,22 @@ def body_start(lines: list[str]) -> int:
 
 
 def edit_call(source: str) -> RequiredCall:
-    """The edit the build step must make: in stats.py, its old_string one of the lines of
-    mean()'s code as they are (not its `def` line nor its docstring: in 2 of 2 bench runs
-    the 1.5B model replaced the `def` line, putting the new code above the docstring), the
-    new_string the model's. A line found elsewhere too (`return 0.0` after an edit) comes
-    with the lines above it that make it unique: the edit tool refuses an old_string found
-    more than once."""
+    """The edit the build step must make: in stats.py, its old_string mean()'s TODO
+    comment and its new_string a guard (GUARD), whose test and value are the model's.
+
+    With no TODO comment left (an edit that could not be undone), the old_string is one of
+    the lines of mean()'s code as they are (not its `def` line nor its docstring: in 2 of 2
+    bench runs the 1.5B model replaced the `def` line, putting the new code above the
+    docstring) and the new_string free. A line found elsewhere too (`return 0.0` after an
+    edit) comes with the lines above it that make it unique: the edit tool refuses an
+    old_string found more than once."""
     _, lines = function_lines(source, "mean")
+    code = lines[body_start(lines) :]
+    todo = [line for line in code if line.strip().startswith("# TODO")]
+    if todo and source.count(todo[0]) == 1:
+        return RequiredCall(
+            "edit", {"path": STATS_PATH, "old_string": {"enum": todo[:1]}, "new_string": GUARD}
+        )
     choices: list[str] = []
     for end in range(body_start(lines), len(lines)):
         if not lines[end].strip():
@@ -238,6 +258,8 @@ def _narrowed(call: RequiredCall) -> str:
         if len(schema.get("enum", ())) == 1
         else f"{key} one of {len(schema['enum'])} lines"
         if "enum" in schema
+        else f"{key} {schema['description']}"
+        if "description" in schema
         else key
         for key, schema in call.narrowed.items()
     )
