@@ -2,7 +2,7 @@
 // diff opened in the active group (the plan's, after Approve) covered the plan, so the
 // diff goes to another group, or beside it when the plan's group is the only one.
 import * as vscode from "vscode";
-import { PLAN_VIEW_TYPE } from "../views/plan/planPanels";
+import { PLAN_VIEW_TYPE } from "../views/plan/viewType";
 
 interface GroupLike {
   readonly viewColumn: vscode.ViewColumn;

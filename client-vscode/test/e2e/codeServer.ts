@@ -227,6 +227,31 @@ export async function runCommand(page: Page, title: string): Promise<void> {
  * holds exactly `text`. Keys sent while the webview moves focus (a re-render, a rAF focus) can be
  * lost; then the box is cleared and typed again, up to three times.
  */
+/**
+ * Drags the sash at the side bar's edge until the side bar is `width` px wide, as a
+ * person would; returns the width it has then (unchanged when no sash is found there).
+ */
+export async function dragSideBar(page: Page, width: number): Promise<number> {
+  const part = page.locator(".part.sidebar").first();
+  const box = await part.boundingBox();
+  if (!box) return 0;
+  const edge = box.x + box.width;
+  for (const sash of await page.locator(".monaco-sash.vertical").all()) {
+    const s = await sash.boundingBox();
+    if (!s || s.height < box.height / 2 || Math.abs(s.x + s.width / 2 - edge) > 6) continue;
+    const x = s.x + s.width / 2;
+    const y = s.y + s.height / 2;
+    await page.mouse.move(x, y);
+    await page.mouse.down();
+    // A first small move starts the drag before the long one.
+    await page.mouse.move(x + Math.sign(width - box.width) * 20, y, { steps: 4 });
+    await page.mouse.move(box.x + width, y, { steps: 8 });
+    await page.mouse.up();
+    break;
+  }
+  return (await part.boundingBox())?.width ?? 0;
+}
+
 export async function typeInto(page: Page, frame: Frame, selector: string, text: string): Promise<void> {
   const box = frame.locator(selector);
   for (let attempt = 0; attempt < 3; attempt++) {

@@ -7,7 +7,7 @@
 // not over it (point 2).
 import type { Frame, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { runCommand, typeInto, webviewFrame } from "./codeServer";
+import { dragSideBar, runCommand, typeInto, webviewFrame } from "./codeServer";
 import { closeWorkbench, openWorkbench, type Workbench } from "./workbench";
 
 const skip = process.env.BATON_SKIP_VSCODE_E2E === "1";
@@ -51,28 +51,9 @@ describe.skipIf(skip)("The sidebar every day in real VS Code (code-server)", () 
     await sidebar.locator("#send").click();
   }
 
-  /** Drags the sash between the side bar and the editor until the side bar is `width` px wide. */
-  async function sideBarWidth(width: number): Promise<number> {
-    const part = page.locator(".part.sidebar");
-    const box = (await part.boundingBox())!;
-    const sashes = page.locator(".monaco-sash.vertical");
-    const edge = box.x + box.width;
-    for (let i = 0; i < (await sashes.count()); i++) {
-      const sash = (await sashes.nth(i).boundingBox())!;
-      if (!sash || Math.abs(sash.x + sash.width / 2 - edge) > 6 || sash.height < box.height / 2) continue;
-      const y = sash.y + sash.height / 2;
-      await page.mouse.move(sash.x + sash.width / 2, y);
-      await page.mouse.down();
-      await page.mouse.move(box.x + width, y, { steps: 8 });
-      await page.mouse.up();
-      break;
-    }
-    return (await part.boundingBox())!.width;
-  }
-
   it("at a 300 px side bar the composer shows Build, Plan and Send whole and keeps the rest in the … menu", async () => {
     sidebar = await openSidebar();
-    const width = await sideBarWidth(NARROW);
+    const width = await dragSideBar(page, NARROW);
     expect(Math.abs(width - NARROW), `side bar ${width} px`).toBeLessThanOrEqual(12);
     await sidebar.waitForFunction((w) => document.documentElement.clientWidth <= w, NARROW, { timeout: 10_000 });
     const controls = await sidebar.evaluate(() => {

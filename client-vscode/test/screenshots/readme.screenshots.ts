@@ -19,6 +19,7 @@ import { chromium } from "playwright-core";
 import { CHROMIUM_ARGS } from "../webview/harness";
 import {
   CLIENT_ROOT,
+  dragSideBar,
   killGroup,
   printDiagnostics,
   REPO_ROOT,
@@ -206,24 +207,13 @@ async function typePrompt(page: Page, view: Frame, text: string): Promise<void> 
   await view.locator("#send").click();
 }
 
-/** The sidebar a little wider than VS Code's default, by dragging the sash at its edge. */
+/** The sidebar a little wider than VS Code's default. */
 async function widenSidebar(page: Page): Promise<void> {
   const box = await page.locator(".part.sidebar").first().boundingBox();
   if (!box || box.width >= SIDEBAR_WIDTH) return;
-  const edge = box.x + box.width;
-  for (const sash of await page.locator(".monaco-sash.vertical").all()) {
-    const s = await sash.boundingBox();
-    if (!s || s.height < box.height / 2 || Math.abs(s.x + s.width / 2 - edge) > 6) continue;
-    const x = s.x + s.width / 2;
-    const y = s.y + s.height / 2;
-    await page.mouse.move(x, y);
-    await page.mouse.down();
-    await page.mouse.move(x + 20, y, { steps: 4 });
-    await page.mouse.move(x + (SIDEBAR_WIDTH - box.width), y, { steps: 8 });
-    await page.mouse.up();
-    return;
+  if ((await dragSideBar(page, SIDEBAR_WIDTH)) === box.width) {
+    console.warn("screenshots: no sash found at the sidebar's edge; keeping its width");
   }
-  console.warn("screenshots: no sash found at the sidebar's edge; keeping its width");
 }
 
 /** No bottom panel, secondary side bar or notifications in the pictures. */

@@ -16,8 +16,8 @@ import { openLink } from "../sidebar/sidebarProvider";
 import { PLAN_BODY } from "./planBody";
 import { countSteps } from "./steps";
 import { parseChildProgress } from "../sidebar/children";
+import { PLAN_VIEW_TYPE } from "./viewType";
 
-export const PLAN_VIEW_TYPE = "baton.plan";
 
 /**
  * The tab's title: the plan file, the session it is shown for and the plan's
