@@ -125,11 +125,11 @@ def test_quoted_output_naming_a_file_is_not_a_change_claim() -> None:
 def test_only_the_contradicted_sentence_of_a_line_is_taken_out() -> None:
     summary = (
         "## Changed files and work in progress\n"
-        "- The goal is to fix the failing tests. The retries use tenacity with 3 attempts. "
+        "- The tests still fail. The retries use tenacity with 3 attempts. "
         "The first run failed with `TypeError`, e.g. on `None` inputs."
     )
     text, found = check_summary(summary, ledger())
-    assert [c.line for c in found] == ["- The goal is to fix the failing tests."]
+    assert [c.line for c in found] == ["- The tests still fail."]
     lines = text.splitlines()
     # The true sentences stay on the line, under its bullet; the correction follows it.
     assert lines[1] == (
@@ -138,6 +138,20 @@ def test_only_the_contradicted_sentence_of_a_line_is_taken_out() -> None:
     )
     assert lines[2].startswith("- [Baton] Removed a summary statement the ledger contradicts:")
     assert "`pytest -q` → 1, 0" in lines[2]
+
+
+def test_the_failing_tests_as_the_task_are_not_a_claim_that_they_fail() -> None:
+    # The goal stays true once the tests pass: a summary keeps its task.
+    for goal in (
+        "- The goal is to fix the failing tests.",
+        "- Task: make the failing test in tests/test_calc.py pass.",
+        "- We are debugging why the tests fail on `None` inputs.",
+    ):
+        text, found = check_summary(goal, ledger())
+        assert (text, found) == (goal, []), goal
+    # Said of the tests now, it is still a claim the ledger contradicts.
+    _, found = check_summary("- The tests fail after the fix.", ledger())
+    assert [c.line for c in found] == ["- The tests fail after the fix."]
 
 
 def test_a_stop_inside_backticks_or_after_an_abbreviation_does_not_split() -> None:

@@ -4,7 +4,10 @@
 // and the sidebar's plan line is current once the build ends (point 9); and after Reload
 // Window the transcript shows what it showed live, the compaction's figures included,
 // scrolled to the latest (point 1); and a build's write opens its diff beside the plan,
-// not over it (point 2).
+// not over it, and a proposal the person edits before accepting is written as they left it
+// (point 2).
+import { readFile } from "node:fs/promises";
+import path from "node:path";
 import type { Frame, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { dragSideBar, runCommand, typeInto, webviewFrame } from "./codeServer";
@@ -197,4 +200,24 @@ describe.skipIf(skip)("The sidebar every day in real VS Code (code-server)", () 
     await sidebar.locator(".permission[data-tool=bash] button.permission-option").first().click();
     await sidebar.locator("[data-kind=assistant]", { hasText: "says hello politely" }).waitFor({ timeout: 60_000 });
   }, 300_000);
+  it("a proposal the person edits in the diff editor is written as they left it", async () => {
+    const readme = path.join(bench.server!.workspace, "README.md");
+    await runCommand(page, "Baton: New Session");
+    await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
+    await prompt("PLEASE WRITE the readme");
+    const card = sidebar.locator(".permission[data-tool=write]");
+    await card.waitFor({ timeout: 60_000 });
+    await page.locator(".tabs-container .tab", { hasText: "Baton wants to overwrite README.md" }).first().waitFor({ timeout: 60_000 });
+    // The diff's right side is the proposal: the person types a line at its end.
+    await page.locator(".monaco-diff-editor .editor.modified .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type("Edited by the person.", { delay: 5 });
+    // The card says so, and its allow choice now writes their version.
+    await card.locator(".permission-edited").waitFor({ timeout: 30_000 });
+    const allow = card.locator("button[data-option-kind=allow_once]");
+    expect(await allow.locator(".permission-label").innerText()).toBe("Accept with your edits");
+    await allow.click();
+    await sidebar.locator("[data-kind=assistant]", { hasText: "README.md is rewritten." }).last().waitFor({ timeout: 60_000 });
+    expect(await readFile(readme, "utf8")).toBe("# e2e workspace\n\nRewritten by the agent.\nEdited by the person.");
+  }, 240_000);
 });

@@ -70,6 +70,14 @@ _FAILS_NOW = re.compile(
     re.I,
 )
 _TESTS = re.compile(r"\btests?\b|\bsuite\b", re.I)
+# The failing tests as the work's object ("the goal is to fix the failing tests"): the
+# task, still true once they pass. Model summaries lost their goal line to the tests
+# claim (3 of 4 bench summaries, 2026-12-04).
+_FAILING_AS_TASK = re.compile(
+    r"\b(?:fix|fixing|fixes|repair|repairing|debug|debugging|investigate|investigating|"
+    r"make|making)\b[^.;]*?\bfail\w*",
+    re.I,
+)
 _TEST_COMMAND = re.compile(r"\b(pytest|test|tests|jest|vitest|mocha|tox|nox|unittest)\b")
 _RULED_OUT = re.compile(
     r"\b(ruled out|rejected|not the cause|was wrong|disproved|is not why|was not why|"
@@ -275,7 +283,7 @@ def _tests_claim(line: str, runs: dict[str, list[int | None]]) -> str | None:
     """ "The tests fail" when every test command's latest run passed."""
     if _COMMAND.search(line) or not (_TESTS.search(line) and _FAILS_NOW.search(line)):
         return None
-    if _NEGATION.search(line) or _PASS.search(line):
+    if _NEGATION.search(line) or _PASS.search(line) or _FAILING_AS_TASK.search(line):
         return None
     tests = {c: codes for c, codes in runs.items() if _TEST_COMMAND.search(c)}
     if not tests or any(codes[-1] != 0 for codes in tests.values()):
