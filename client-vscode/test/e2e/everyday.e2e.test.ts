@@ -11,18 +11,11 @@ import path from "node:path";
 import type { Frame, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { dragSideBar, runCommand, typeInto, webviewFrame } from "./codeServer";
+import { POLITE_FILES } from "./politeWorkspace";
 import { closeWorkbench, openWorkbench, type Workbench } from "./workbench";
 
 const skip = process.env.BATON_SKIP_VSCODE_E2E === "1";
 const NARROW = 300;
-// The screenshot session's workspace (the fake model's "hello politely" script edits greet.py).
-const FILES: Record<string, string> = {
-  "greet.py": 'def greet(name):\n    return "Hello " + name\n',
-  "tests/__init__.py": "",
-  "tests/test_greet.py":
-    "import unittest\n\nfrom greet import greet\n\n\nclass GreetTest(unittest.TestCase):\n" +
-    '    def test_polite(self):\n        self.assertEqual(greet("Ada"), "Hello, Ada!")\n',
-};
 
 describe.skipIf(skip)("The sidebar every day in real VS Code (code-server)", () => {
   const bench: Workbench = {};
@@ -30,7 +23,7 @@ describe.skipIf(skip)("The sidebar every day in real VS Code (code-server)", () 
   let sidebar: Frame;
 
   beforeAll(async () => {
-    page = await openWorkbench(bench, { files: FILES });
+    page = await openWorkbench(bench, { files: POLITE_FILES });
   }, 180_000);
 
   let failed = false;

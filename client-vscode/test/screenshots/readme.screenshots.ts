@@ -17,6 +17,7 @@ import type { Browser, Frame, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { chromium } from "playwright-core";
 import { CHROMIUM_ARGS } from "../webview/harness";
+import { POLITE_FILES } from "../e2e/politeWorkspace";
 import {
   CLIENT_ROOT,
   dragSideBar,
@@ -43,14 +44,6 @@ const THEMES = {
 } as const;
 const WORKBENCH_CLASS: Record<keyof typeof THEMES, string> = { dark: "vs-dark", light: "vs", "high-contrast": "hc-black" };
 
-/** The workspace the agent works in. */
-const FILES: Record<string, string> = {
-  "greet.py": 'def greet(name):\n    return "Hello " + name\n',
-  "tests/__init__.py": "",
-  "tests/test_greet.py":
-    "import unittest\n\nfrom greet import greet\n\n\nclass GreetTest(unittest.TestCase):\n" +
-    '    def test_polite(self):\n        self.assertEqual(greet("Ada"), "Hello, Ada!")\n',
-};
 const PROMPT = "Make greet() say hello politely, and check it with the tests";
 
 const VIEWPORT = { width: 1280, height: 800 };
@@ -95,7 +88,7 @@ for (const [theme, colorTheme] of Object.entries(THEMES)) {
           "diffEditor.renderSideBySide": true,
           "diffEditor.useInlineViewWhenSpaceIsLimited": false,
         },
-        files: FILES,
+        files: POLITE_FILES,
       });
       // Chromium with the throwaway HOME too (it keeps an NSS database and caches there).
       browser = await chromium.launch({
