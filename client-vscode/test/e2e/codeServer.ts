@@ -223,11 +223,6 @@ export async function runCommand(page: Page, title: string): Promise<void> {
 }
 
 /**
- * Clicks a text box in a webview and types into it as a person would, then waits until the box
- * holds exactly `text`. Keys sent while the webview moves focus (a re-render, a rAF focus) can be
- * lost; then the box is cleared and typed again, up to three times.
- */
-/**
  * Drags the sash at the side bar's edge until the side bar is `width` px wide, as a
  * person would; returns the width it has then (unchanged when no sash is found there).
  */
@@ -252,6 +247,11 @@ export async function dragSideBar(page: Page, width: number): Promise<number> {
   return (await part.boundingBox())?.width ?? 0;
 }
 
+/**
+ * Clicks a text box in a webview and types into it as a person would, then waits until the box
+ * holds exactly `text`. Keys sent while the webview moves focus (a re-render, a rAF focus) can be
+ * lost; then the box is cleared and typed again, up to three times.
+ */
 export async function typeInto(page: Page, frame: Frame, selector: string, text: string): Promise<void> {
   const box = frame.locator(selector);
   for (let attempt = 0; attempt < 3; attempt++) {

@@ -214,14 +214,14 @@ def edit_call(source: str) -> RequiredCall:
     edit) comes with the lines above it that make it unique: the edit tool refuses an
     old_string found more than once."""
     _, lines = function_lines(source, "mean")
-    code = lines[body_start(lines) :]
-    todo = [line for line in code if line.strip().startswith("# TODO")]
+    first = body_start(lines)
+    todo = [line for line in lines[first:] if line.strip().startswith("# TODO")]
     if todo and source.count(todo[0]) == 1:
         return RequiredCall(
             "edit", {"path": STATS_PATH, "old_string": {"enum": todo[:1]}, "new_string": GUARD}
         )
     choices: list[str] = []
-    for end in range(body_start(lines), len(lines)):
+    for end in range(first, len(lines)):
         if not lines[end].strip():
             continue
         for start in range(end, -1, -1):
