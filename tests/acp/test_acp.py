@@ -51,9 +51,17 @@ async def test_initialize_sessions_modes_models_and_auth(
     assert init["protocolVersion"] == 1  # negotiated down to the SDK's version
     caps = init["agentCapabilities"]
     assert caps["loadSession"] is True
-    assert caps["promptCapabilities"] == {"image": False, "audio": False, "embeddedContext": True}
+    assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
     assert caps["mcpCapabilities"]["http"] is True
-    assert caps["sessionCapabilities"]["list"] == {}
+    session_caps = caps["sessionCapabilities"]
+    assert {k: session_caps[k] for k in ("list", "resume", "close", "delete")} == {
+        "list": {},
+        "resume": {},
+        "close": {},
+        "delete": {},
+    }
+    # Subagent sessions only for a client that opted in.
+    assert "subagents" not in session_caps
     [method] = init["authMethods"]
     assert (method["id"], method["type"], method["vars"][0]["name"]) == (
         "openai-api-key",
@@ -92,10 +100,11 @@ async def test_initialize_sessions_modes_models_and_auth(
     assert acp.client.text(sid) == "ok"
     [used] = acp.client.of(sid, "usage_update")
     assert used["used"] == 127 and used["size"] > 0
-    assert answer.usage is not None and (answer.usage.input_tokens, answer.usage.output_tokens) == (
-        120,
-        7,
-    )
+    # The turn's tokens in `_meta` (the stable schema's result has no `usage`).
+    assert answer.usage is None
+    assert answer.field_meta is not None
+    turn_usage = answer.field_meta["usage"]
+    assert (turn_usage["inputTokens"], turn_usage["outputTokens"]) == (120, 7)
 
     # The key travels as baton/auth/set's does and is used from then on.
     await acp.conn.authenticate(method_id="openai-api-key", apiKey="sk-acp-key-000111222333")
@@ -523,7 +532,8 @@ async def test_compact_with_instructions_then_load_the_compacted_session(
     assert [u["content"]["text"] for u in users][:2] == ["first question", "second question"]
     assert all(u.get("_meta", {}).get("baton", {}).get("compacted") for u in users[:1])
     [compaction] = [u for u in replayed if u["sessionUpdate"] == "compaction_update"]
-    assert compaction["status"] == "completed" and compaction["summary"] == SUMMARY
+    assert compaction["status"] == "completed"
+    assert compaction["summary"] == [{"type": "text", "text": SUMMARY}]
     agent = [u["content"]["text"] for u in replayed if u["sessionUpdate"] == "agent_message_chunk"]
     assert [a.split(" ", 2)[:2] for a in agent[:2]] == [["First", "answer."], ["Second", "answer."]]
 
@@ -535,6 +545,32 @@ async def test_compact_with_instructions_then_load_the_compacted_session(
     live = again.client.of(sid, "compaction_update")[1:]
     assert [u["status"] for u in live] == ["in_progress", "completed"]
     assert live[0]["compactionId"] == live[1]["compactionId"]
+    # The summary streamed into it in between, as the schema's summary chunk.
+    [chunk] = again.client.of(sid, "compaction_summary_chunk")
+    assert chunk["compactionId"] == live[0]["compactionId"]
+    assert chunk["content"] == {"type": "text", "text": SUMMARY}
+    kinds = [u["sessionUpdate"] for u in again.client.of(sid)]
+    assert kinds.index("compaction_summary_chunk") < len(kinds) - 1 - kinds[::-1].index(
+        "compaction_update"
+    )
+
+    # A client asks for one itself, with instructions, by Baton's extension method:
+    # reported with the same updates, answered with the record's id.
+    llm.add(text("Fourth answer. " + detail))
+    await again.say(sid, "fourth question")
+    llm.add(text(SUMMARY))
+    asked = await again.client.raw(
+        "_baton/session/compact", {"sessionId": sid, "instructions": "keep the HERON notes"}
+    )
+    assert "keep the HERON notes" in llm.model_requests[-1].input_text()
+    assert asked["committed"] is True and asked["compactionId"]
+    third = again.client.of(sid, "compaction_update")[3:]
+    assert [u["status"] for u in third] == ["in_progress", "completed"]
+    assert third[1]["_meta"]["baton"]["compactionId"] == asked["compactionId"]
+    bad = await error_of(again.client.raw("_baton/session/compact", {"sessionId": 7}))
+    assert bad.code == -32602
+    unknown = await error_of(again.client.raw("_baton/session/nothing", {"sessionId": sid}))
+    assert unknown.code == -32601
 
 
 @pytest.mark.asyncio

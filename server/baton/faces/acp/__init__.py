@@ -45,6 +45,9 @@ def _refuse_stdio() -> int:
 async def serve() -> int:
     """Serve one ACP client on stdin/stdout until it closes the connection."""
     from acp.agent.connection import AgentSideConnection
+    from acp.meta import AGENT_METHODS
+    from acp.router import MessageRouter
+    from acp.schema import DeleteSessionRequest
     from acp.stdio import stdio_streams
 
     from baton.faces.acp.agent import BatonAgent
@@ -58,9 +61,18 @@ async def serve() -> int:
         return _refuse_stdio()
     transport = LineTransport(reader, writer)
     agent = BatonAgent(transport)
-    # BatonAgent implements the stable methods; the SDK answers the unstable ones it
-    # lacks (fork, resume, close) with "method not found".
-    conn = AgentSideConnection(cast("Agent", agent), transport, listening=False)
+    # The SDK (0.12.1) routes `session/resume` and `session/close` only with its unstable
+    # switch (they are stable in the protocol's schema since), and `session/delete` not at
+    # all: it is added to the SDK's router here. `session/fork`, which BatonAgent does not
+    # implement, is answered "method not found".
+    conn = AgentSideConnection(
+        cast("Agent", agent), transport, listening=False, use_unstable_protocol=True
+    )
+    router = conn._conn._handler
+    if isinstance(router, MessageRouter):
+        router.route_request(
+            AGENT_METHODS["session_delete"], DeleteSessionRequest, agent, "delete_session"
+        )
     try:
         await conn.listen()
     finally:

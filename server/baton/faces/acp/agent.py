@@ -16,8 +16,10 @@ import os
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
@@ -25,10 +27,13 @@ from acp.schema import (
     AuthenticateResponse,
     AuthEnvVar,
     AvailableCommandsUpdate,
+    CloseSessionResponse,
+    DeleteSessionResponse,
     EmbeddedResourceContentBlock,
     EnvVarAuthMethod,
     FileEditToolCallContent,
     HttpMcpServer,
+    ImageContentBlock,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -39,19 +44,22 @@ from acp.schema import (
     PromptCapabilities,
     PromptResponse,
     ResourceContentBlock,
+    ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
+    SessionDeleteCapabilities,
     SessionInfo,
     SessionInfoUpdate,
     SessionListCapabilities,
     SessionMode,
     SessionModeState,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     TextContentBlock,
     TextResourceContents,
-    Usage,
 )
 from pydantic import ValidationError
 
@@ -65,6 +73,9 @@ from baton.faces.acp.files import AcpEditorFiles
 from baton.faces.acp.history import replay
 from baton.faces.acp.terminal import AcpEditorTerminal
 from baton.logs import register_secret
+from baton.session.manage import SessionManager
+from baton.tools.base import ToolFailure
+from baton.tools.sandbox import resolve_in_workspace
 from baton.trust import decide
 
 if TYPE_CHECKING:
@@ -88,6 +99,18 @@ STOP_REASONS: dict[str, Any] = {
     "refusal": "refusal",
     "max_steps": "max_turn_requests",
 }
+
+
+# Baton's extension method for a compaction the client asks for (ACP has none yet): its
+# name starts with `_` as the protocol's extension rules ask, and it is reported with
+# the compaction updates.
+COMPACT_METHOD = "_baton/session/compact"
+
+
+class BatonSessionCapabilities(SessionCapabilities):
+    """The SDK's session capabilities and the subagent sessions' (no model for it yet)."""
+
+    subagents: dict[str, Any] | None = None
 
 
 def _error(exc: BatonError) -> RequestError:
@@ -212,6 +235,7 @@ class BatonAgent:
             channel.opt_ins.compaction = isinstance(session_caps, dict) and bool(
                 session_caps.get("compaction") is not None
             )
+            channel.opt_ins.subagents = isinstance(raw_caps.get("subagents"), dict)
         fs = getattr(client_capabilities, "fs", None)
         if fs is not None and (fs.read_text_file or fs.write_text_file):
             self.editor_files = AcpEditorFiles(
@@ -237,10 +261,16 @@ class BatonAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(
-                    image=False, audio=False, embedded_context=True
+                    image=True, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=BatonSessionCapabilities(
+                    list=SessionListCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    close=SessionCloseCapabilities(),
+                    delete=SessionDeleteCapabilities(),
+                    subagents={} if channel.opt_ins.subagents else None,
+                ),
             ),
             auth_methods=[
                 EnvVarAuthMethod(
@@ -346,6 +376,84 @@ class BatonAgent:
         ]
         # Every session is in one page.
         return ListSessionsResponse(sessions=sessions)
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> ResumeSessionResponse:
+        """`session/load` without the replay: the editor still shows the history."""
+        app = self._app(cwd)
+        async with core_errors():
+            app.sessions.load(session_id)
+        left_out = self._add_mcp_servers(app, mcp_servers)
+        self.session_apps[session_id] = app
+        self._after_reply(lambda: self._tell_left_out(session_id, left_out))
+        self._after_reply(lambda: self._announce(session_id))
+        return ResumeSessionResponse(
+            modes=self._modes(app, session_id), config_options=await self._options(app, session_id)
+        )
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """Stop the session's work (as `session/cancel`) and let go of it; it stays on disk
+        for `session/load` or `session/resume`."""
+        app = self._session(session_id)
+        state = app.sessions.state(session_id)
+        task = state.turn_task
+        if state.busy:
+            app.sessions.cancel(session_id)
+        if task is not None and not task.done():
+            # The cancelled turn ends (and its answer is sent) before the session goes.
+            await asyncio.wait([task], timeout=10)
+        await self._channel().flush()
+        if not app.sessions.state(session_id).busy:
+            app.sessions.forget(session_id)
+        self.session_apps.pop(session_id, None)
+        self._channel().forget(session_id)
+        return CloseSessionResponse()
+
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
+        """Delete the session (and its children) from the store and from `session/list`; a
+        session whose turn runs is refused as busy."""
+        app = self._session(session_id)
+        async with core_errors():
+            SessionManager(app.sessions, app.plans).delete(session_id)
+        self.session_apps.pop(session_id, None)
+        self._channel().forget(session_id)
+        return DeleteSessionResponse()
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Baton's `_baton/...` extension requests (the router strips the leading `_`)."""
+        if f"_{method}" != COMPACT_METHOD:
+            raise RequestError.method_not_found(f"_{method}")
+        session_id = params.get("sessionId")
+        instructions = params.get("instructions")
+        if not isinstance(session_id, str) or not session_id:
+            raise RequestError.invalid_params({"sessionId": "a session id"})
+        if instructions is not None and (
+            not isinstance(instructions, str) or len(instructions) > 20_000
+        ):
+            raise RequestError.invalid_params(
+                {"instructions": "a string of at most 20,000 characters"}
+            )
+        app = self._session(session_id)
+        async with core_errors():
+            record = await app.compaction.compact(session_id, instructions=instructions or None)
+        # Its compaction updates reach the editor before the answer.
+        await self._channel().flush()
+        return {
+            "compactionId": record.compaction_id,
+            "committed": record.committed,
+            "tokensBefore": record.tokens_before,
+            "tokensAfter": record.tokens_after,
+            "notes": list(record.notes),
+        }
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        log.info("ignored extension notification _%s", method)
 
     def _after_reply(self, callback: Any) -> None:
         # Scheduled now, run once the handler has returned: the answer is queued for
@@ -469,8 +577,9 @@ class BatonAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         app = self._session(session_id)
         channel = self._channel()
-        text, context = prompt_parts(prompt)
-        command = commands.parse(text) if not context else None
+        parts = prompt_parts(prompt, app.workspace)
+        text, context, images = parts.text, parts.context, parts.images
+        command = commands.parse(text) if not (context or images) else None
         channel.take_usage(session_id)
         title = app.sessions.state(session_id).row.title
         try:
@@ -479,7 +588,12 @@ class BatonAgent:
                     stop = await self._command(app, session_id, *command)
                 else:
                     result = await app.sessions.prompt(
-                        p.PromptParams(session_id=session_id, text=text, context=context or None)
+                        p.PromptParams(
+                            session_id=session_id,
+                            text=text,
+                            context=context or None,
+                            images=images or None,
+                        )
                     )
                     stop = self._stop(result, app, session_id)
         finally:
@@ -495,17 +609,21 @@ class BatonAgent:
                 )
             await channel.flush()
         usage = channel.take_usage(session_id)
-        return PromptResponse(
-            stop_reason=stop,
-            usage=Usage(
-                total_tokens=usage.input_tokens + usage.output_tokens,
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cached_read_tokens=usage.cached_tokens,
-            )
+        # The stable schema's prompt result has no `usage` (only the unstable one has):
+        # the turn's tokens go in `_meta`, in the unstable shape's names.
+        meta = (
+            {
+                "usage": {
+                    "totalTokens": usage.input_tokens + usage.output_tokens,
+                    "inputTokens": usage.input_tokens,
+                    "outputTokens": usage.output_tokens,
+                    "cachedReadTokens": usage.cached_tokens,
+                }
+            }
             if usage.input_tokens or usage.output_tokens
-            else None,
+            else None
         )
+        return PromptResponse(stop_reason=stop, field_meta=meta)
 
     def _needs_key(self, app: App, session_id: str) -> bool:
         settings = app.sessions.settings()
@@ -559,7 +677,8 @@ class BatonAgent:
         return self._stop(await asyncio.shield(task), app, sid) if task is not None else "end_turn"
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
-        app = self.session_apps.get(session_id)
+        # A child shown as a session of its own is cancelled alone (its parent goes on).
+        app = self.session_apps.get(self._channel().root_of(session_id))
         if app is None:
             log.warning("session/cancel for an unknown session %s", session_id)
             return
@@ -603,19 +722,43 @@ def mcp_settings(server: Any) -> McpServerSettings:
     raise ValueError(f"{server.name}: only stdio and http MCP servers are supported")
 
 
-def prompt_parts(blocks: list[Any]) -> tuple[str, list[p.ContextAttachment]]:
-    """The prompt's text, and its resources as the editor context the core attaches."""
+@dataclass
+class PromptParts:
+    text: str
+    context: list[p.ContextAttachment]
+    images: list[p.ImageAttachment]
+
+
+def prompt_parts(blocks: list[Any], workspace: Path) -> PromptParts:
+    """The prompt's text, its resources as the editor context the core attaches, and its
+    images. A link to a file outside the workspace is not read: the model is told of it
+    as a link it cannot open."""
     texts: list[str] = []
     context: list[p.ContextAttachment] = []
+    images: list[p.ImageAttachment] = []
     for index, block in enumerate(blocks):
         if isinstance(block, TextContentBlock):
             texts.append(block.text)
         elif isinstance(block, ResourceContentBlock):
-            context.append(p.ContextAttachment(uri=block.uri))
+            if _outside(workspace, block.uri):
+                texts.append(unreadable_link(block.uri, block.name))
+            else:
+                context.append(p.ContextAttachment(uri=block.uri))
         elif isinstance(block, EmbeddedResourceContentBlock) and isinstance(
             block.resource, TextResourceContents
         ):
             context.append(p.ContextAttachment(uri=block.resource.uri, text=block.resource.text))
+        elif isinstance(block, ImageContentBlock):
+            try:
+                images.append(
+                    p.ImageAttachment.model_validate(
+                        {"mimeType": block.mime_type, "data": block.data}
+                    )
+                )
+            except ValidationError as exc:
+                raise RequestError.invalid_params(
+                    {f"prompt.{index}": f"an image Baton cannot take: {exc.errors()[0]['msg']}"}
+                ) from None
         else:
             raise RequestError.invalid_params(
                 {f"prompt.{index}": f"{getattr(block, 'type', 'this')} content is not supported"}
@@ -623,4 +766,28 @@ def prompt_parts(blocks: list[Any]) -> tuple[str, list[p.ContextAttachment]]:
     text = "\n".join(texts)
     if not text.strip():
         raise RequestError.invalid_params({"prompt": "a prompt needs some text"})
-    return text, context
+    return PromptParts(text, context, images)
+
+
+def _outside(workspace: Path, uri: str) -> bool:
+    """A `file:` link (or a plain path) that resolves outside the workspace."""
+    parsed = urlsplit(uri)
+    if parsed.scheme not in ("", "file") or (len(uri) > 2 and uri[1] == ":"):
+        return False
+    raw = unquote(parsed.path) if parsed.scheme == "file" else uri
+    try:
+        resolve_in_workspace(workspace, raw)
+    except ToolFailure as exc:
+        # Only an escape is a link to keep: a missing file inside is still an error.
+        return "escapes the workspace" in str(exc)
+    return False
+
+
+def unreadable_link(uri: str, name: str | None) -> str:
+    """Baton's note, in the prompt, of a link the model is not allowed to read."""
+    shown = " ".join(uri.split())[:1000]
+    return (
+        f"[Baton: the person linked {shown}"
+        + (f" ({' '.join(name.split())[:200]})" if name and name.strip() else "")
+        + "; it is outside the workspace, so you cannot read it. Ask for what you need.]"
+    )

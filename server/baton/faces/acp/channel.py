@@ -61,7 +61,11 @@ class ClientOptIns:
     """What the client said it can take beyond the stable protocol (initialize)."""
 
     plan_file: bool = False  # `plan_update` / `plan_removed` (capability `plan`)
-    compaction: bool = False  # `compaction_update` (capability `session.compaction`)
+    # `compaction_update` / `compaction_summary_chunk` (capability `session.compaction`)
+    compaction: bool = False
+    # Children as sessions of their own: `subagent_spawned`, the child's updates under its
+    # own id, `subagent_state_update` (capability `subagents`)
+    subagents: bool = False
 
 
 @dataclass
@@ -105,6 +109,8 @@ class AcpChannel:
         self._views: dict[str, _SessionView] = {}
         # Each `task` child by its session id: shown in its parent's `task` call.
         self._children: dict[str, children.ChildView] = {}
+        # A child session's parent (any depth), for children shown as sessions of their own.
+        self.parents: dict[str, str] = {}
         self._compaction_seq = itertools.count(1)
 
     # ------------------------------------------------------------------ outbox
@@ -154,6 +160,24 @@ class AcpChannel:
         }
         self._put(lambda: self.transport.send(payload))
 
+    def root_of(self, session_id: str) -> str:
+        """The editor's own session a (child) session belongs to."""
+        seen = 0
+        while session_id in self.parents and seen < 64:
+            session_id, seen = self.parents[session_id], seen + 1
+        return session_id
+
+    def _app_of(self, session_id: str) -> App | None:
+        return self.app_of(self.root_of(session_id))
+
+    def forget(self, session_id: str) -> None:
+        """A closed or deleted session's view goes (its children's links with it)."""
+        self._views.pop(session_id, None)
+        for child, parent in list(self.parents.items()):
+            if parent == session_id:
+                self.parents.pop(child, None)
+                self._children.pop(child, None)
+
     def view(self, session_id: str) -> _SessionView:
         return self._views.setdefault(session_id, _SessionView())
 
@@ -169,6 +193,11 @@ class AcpChannel:
     ) -> None:
         try:
             if parent_id is not None:
+                if self.opt_ins.subagents:
+                    # The child's updates as its own session's, once it was announced.
+                    if session_id in self.parents:
+                        self._translate(session_id, update)
+                    return
                 # A `task` child's own progress: shown in its parent's `task` call.
                 self._child_progress(session_id, update)
                 return
@@ -268,7 +297,7 @@ class AcpChannel:
     async def _send_tool_started(self, sid: str, update: p.ToolCallStarted) -> None:
         view = self.view(sid)
         view.tool_names[update.tool_call_id] = update.name
-        app = self.app_of(sid)
+        app = self._app_of(sid)
         content: list[Any] = []
         locations = []
         if app is not None:
@@ -338,8 +367,16 @@ class AcpChannel:
         view = self._children.get(update.child_id)
         if view is None:
             view = self._children[update.child_id] = children.ChildView(sid, update)
+            if self.opt_ins.subagents:
+                # Announced on its parent before any update of its own.
+                self.parents[update.child_id] = sid
+                self.raw_update(sid, children.spawned(update))
         view.update = update
         self._put(lambda: self._send_child(view))
+        if self.opt_ins.subagents and update.status != "running" and not view.ended:
+            # After the child's own updates (the outbox keeps their order).
+            view.ended = True
+            self.raw_update(sid, children.state_update(update))
 
     def _child_progress(self, child_id: str, update: p.WireModel) -> None:
         view = self._children.get(child_id)
@@ -423,7 +460,19 @@ class AcpChannel:
 
     def _compaction_finished(self, sid: str, record: p.CompactionRecord) -> None:
         if self.opt_ins.compaction:
-            self.raw_update(sid, compaction_update(self._compaction_id(sid), record))
+            compaction_id = self._compaction_id(sid)
+            if record.summary:
+                # The summary streamed into the running compaction, then the terminal
+                # update that carries it whole (a client may show either).
+                self.raw_update(
+                    sid,
+                    {
+                        "sessionUpdate": "compaction_summary_chunk",
+                        "compactionId": compaction_id,
+                        "content": {"type": "text", "text": record.summary},
+                    },
+                )
+            self.raw_update(sid, compaction_update(compaction_id, record))
             return
         self._compaction_id(sid)
         self.update(sid, agent_text(compaction_announcement(record)))
@@ -436,7 +485,7 @@ class AcpChannel:
                     "sessionUpdate": "compaction_update",
                     "compactionId": self._compaction_id(sid),
                     "status": "failed",
-                    "_meta": {"baton": {"error": error}},
+                    "error": error,
                 },
             )
             return
@@ -453,7 +502,7 @@ class AcpChannel:
 
     def send_plan(self, sid: str) -> None:
         """The plan's checklist as a `plan` update (and the file, where the client opts in)."""
-        app = self.app_of(sid)
+        app = self._app_of(sid)
         if app is None:
             return
         try:
@@ -491,17 +540,20 @@ class AcpChannel:
         title = translate.tool_title(call.name, call.input)
         meta: dict[str, Any] | None = None
         if params.parent_id is not None:
-            # A child asks: the editor knows only the parent's session; the title says
-            # which child, and the diff is made here (a child's calls are not shown).
+            # A child asks: the title says which child. An editor that shows children as
+            # sessions is asked on the child's own session (its tool call is there);
+            # otherwise on the parent's, with the diff made here (the child's calls are not
+            # shown there).
             child = self._children.get(sid)
             agent = params.agent or (child.update.agent if child else "child")
             about = f" ({child.update.description})" if child else ""
             title = f"{agent} child{about}: {title}"
             meta = {"baton": {"childSessionId": sid, "agent": agent}}
-            app = self.app_of(params.parent_id)
-            if app is not None:
-                diff = translate.file_diff(app.workspace, call.name, call.input)
-            sid = params.parent_id
+            if not (self.opt_ins.subagents and sid in self.parents):
+                app = self._app_of(params.parent_id)
+                if app is not None:
+                    diff = translate.file_diff(app.workspace, call.name, call.input)
+                sid = params.parent_id
         tool_call = AcpToolCallUpdate(
             tool_call_id=call.tool_call_id,
             title=title,
@@ -544,24 +596,39 @@ def agent_text(text: str, **meta: Any) -> AgentMessageChunk:
 
 
 def compaction_update(compaction_id: str, record: p.CompactionRecord) -> dict[str, Any]:
-    """The draft `compaction_update` of a finished compaction, Baton's record id in `_meta`."""
+    """The `compaction_update` of a finished compaction (the schema's shape: the summary as
+    content blocks), Baton's record in `_meta.baton`."""
+    baton: dict[str, Any] = {
+        "compactionId": record.compaction_id,
+        "trigger": record.trigger,
+        "strategy": record.strategy,
+        "tokensBefore": record.tokens_before,
+        "tokensAfter": record.tokens_after,
+    }
+    baton.update(fidelity_fields(record))
     update: dict[str, Any] = {
         "sessionUpdate": "compaction_update",
         "compactionId": compaction_id,
         "status": "completed",
-        "_meta": {
-            "baton": {
-                "compactionId": record.compaction_id,
-                "trigger": record.trigger,
-                "strategy": record.strategy,
-                "tokensBefore": record.tokens_before,
-                "tokensAfter": record.tokens_after,
-            }
-        },
+        "_meta": {"baton": baton},
     }
     if record.summary:
-        update["summary"] = record.summary
+        update["summary"] = [{"type": "text", "text": record.summary}]
     return update
+
+
+def fidelity_fields(record: p.CompactionRecord) -> dict[str, Any]:
+    """The record's fidelity score, where the record has one (its wire names, read
+    defensively: a record written before the score existed has none)."""
+    try:
+        wire = record.wire()
+    except Exception:
+        return {}
+    return {
+        key: value
+        for key, value in wire.items()
+        if ("fidelity" in key.lower() or "score" in key.lower()) and value is not None
+    }
 
 
 def compaction_announcement(record: p.CompactionRecord) -> str:

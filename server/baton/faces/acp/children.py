@@ -1,10 +1,14 @@
 """A `task` child's progress as an ACP editor sees it.
 
-The ACP SDK (0.12) has no subagent update, so a child shows as the content of its
-parent's `task` tool call: one text block that says which agent works on what, its
-status, its tokens, the step of a plan it builds, and its latest tool calls. A step
-Baton itself started (a plan built step by step) has no `task` call of the model's:
-it becomes a tool call of its own, titled "Step k of n: …". Pure: the channel sends.
+A child always shows as the content of its parent's `task` tool call: one text block
+that says which agent works on what, its status, its tokens, the step of a plan it
+builds, and its latest tool calls. A step Baton itself started (a plan built step by
+step) has no `task` call of the model's: it becomes a tool call of its own, titled
+"Step k of n: …". An editor that opted in to subagents (`clientCapabilities.subagents`)
+also gets the child as a session of its own: announced on its parent with
+`subagent_spawned`, ended with `subagent_state_update` (the protocol's subagent
+sessions draft; the SDK has no models for them, so they are plain dicts). Pure: the
+channel sends.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ class ChildView:
     # The call is Baton's own (a plan step), started here as a tool call of its own.
     own_call: bool = False
     announced: bool = False
+    # Its terminal `subagent_state_update` was sent (once, whatever follows).
+    ended: bool = False
     steps: list[str] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)  # child's tool call id -> line
 
@@ -67,6 +73,39 @@ def text(view: ChildView) -> str:
         lines.append(f"… {hidden:,} earlier tool call{'s' if hidden != 1 else ''}")
     lines.extend(view.steps[-SHOWN_STEPS:])
     return "\n".join(lines)
+
+
+# Baton's child states as the subagent draft's terminal states.
+TERMINAL_STATES = {
+    "done": "completed",
+    "failed": "failed",
+    "cancelled": "cancelled",
+    "max_steps": "failed",
+}
+
+
+def spawned(update: p.ChildUpdate) -> dict[str, object]:
+    """The `subagent_spawned` update that announces a child on its parent's session."""
+    return {
+        "sessionUpdate": "subagent_spawned",
+        "subagentSessionId": update.child_id,
+        "name": update.agent,
+        "task": update.description,
+        # `session/cancel` on the child's id stops only the child; Baton closes no child
+        # on its own (it ends with its parent's turn).
+        "capabilities": {"cancel": True, "close": False},
+        "_meta": {"baton": {"callId": update.call_id}},
+    }
+
+
+def state_update(update: p.ChildUpdate) -> dict[str, object]:
+    """The `subagent_state_update` that ends a child, on its parent's session."""
+    return {
+        "sessionUpdate": "subagent_state_update",
+        "subagentSessionId": update.child_id,
+        "state": TERMINAL_STATES.get(update.status, "failed"),
+        "_meta": {"baton": {"status": update.status, "tokens": update.tokens}},
+    }
 
 
 def meta(view: ChildView) -> dict[str, object]:
