@@ -37,6 +37,7 @@ from acp.schema import (
 )
 from acp.stdio import spawn_agent_process
 
+from tests.acp import schema_check
 from tests.fake_llm import FakeLLM
 from tests.harness import TEST_KEY, server_env
 
@@ -65,6 +66,11 @@ class AcpTestClient:
         self.fs_calls: list[tuple[str, str]] = []
         # Terminals the editor ran for the agent: id -> (request, process, output).
         self.terminals: dict[str, dict[str, Any]] = {}
+        # What the agent sent that the protocol's schema refuses (tests/acp/schema_check.py),
+        # and how many of its messages were checked.
+        self.schema_errors: list[str] = []
+        self.checked: dict[str, int] = {}
+        self._sent: dict[Any, str] = {}  # our request ids -> method, to check the answers
 
     # The SDK calls these (acp.interfaces.Client).
     async def request_permission(
@@ -165,12 +171,30 @@ class AcpTestClient:
 
     def observe(self, event: StreamEvent) -> None:
         message = event.message
-        if (
-            event.direction is StreamDirection.INCOMING
-            and message.get("method") == "session/update"
-        ):
+        if event.direction is StreamDirection.OUTGOING:
+            if "method" in message and "id" in message:
+                self._sent[message["id"]] = message["method"]
+            return
+        self._check(message)
+        if message.get("method") == "session/update":
             self.updates.append(message["params"])
             self._changed.set()
+
+    def _check(self, message: dict[str, Any]) -> None:
+        """Every message from the agent against the vendored schema."""
+        if "method" in message:
+            what = message["method"]
+            if what == "session/update":
+                what = f"session/update {message['params'].get('update', {}).get('sessionUpdate')}"
+            errors = schema_check.request_errors(message["method"], message.get("params"))
+        elif "result" in message and message.get("id") in self._sent:
+            method = self._sent.pop(message["id"])
+            what = f"answer to {method}"
+            errors = schema_check.response_errors(method, message["result"])
+        else:
+            return  # an error answer: JSON-RPC's own shape
+        self.checked[what] = self.checked.get(what, 0) + 1
+        self.schema_errors.extend(f"{what}: {e}" for e in errors)
 
     # Helpers for tests.
     def of(self, session_id: str, kind: str | None = None) -> list[dict[str, Any]]:
@@ -226,6 +250,7 @@ StartAcp = Callable[..., Awaitable[Acp]]
 @pytest_asyncio.fixture
 async def start_acp(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterator[StartAcp]:
     stack = contextlib.AsyncExitStack()
+    clients: list[AcpTestClient] = []
 
     async def start(
         *,
@@ -240,6 +265,7 @@ async def start_acp(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterator[
         if api_key:
             llm_env["OPENAI_API_KEY"] = api_key
         client = AcpTestClient()
+        clients.append(client)
         conn, process = await stack.enter_async_context(
             spawn_agent_process(
                 client,
@@ -273,3 +299,6 @@ async def start_acp(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterator[
 
     yield start
     await stack.aclose()
+    # Whatever the test checked, everything the agent sent must be the protocol's shape.
+    errors = [e for client in clients for e in client.schema_errors]
+    assert not errors, "baton acp sent messages the ACP schema refuses:\n" + "\n".join(errors)

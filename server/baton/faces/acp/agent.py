@@ -107,12 +107,6 @@ STOP_REASONS: dict[str, Any] = {
 COMPACT_METHOD = "_baton/session/compact"
 
 
-class BatonSessionCapabilities(SessionCapabilities):
-    """The SDK's session capabilities and the subagent sessions' (no model for it yet)."""
-
-    subagents: dict[str, Any] | None = None
-
-
 def _error(exc: BatonError) -> RequestError:
     """A core error as a JSON-RPC error with Baton's message (ACP codes where they differ)."""
     if isinstance(exc, SessionNotFound):
@@ -226,7 +220,7 @@ class BatonAgent:
         client_capabilities: Any = None,
         client_info: Any = None,
         **kwargs: Any,
-    ) -> InitializeResponse:
+    ) -> dict[str, Any]:
         channel = self._channel()
         raw_caps = self.transport.initialize_params.get("clientCapabilities") or {}
         if isinstance(raw_caps, dict):
@@ -256,7 +250,7 @@ class BatonAgent:
                 # The editor's own Baton settings, as the VS Code extension's initialization
                 # options: the person's configuration, layered over the files.
                 self.client_settings = baton_meta["settings"]
-        return InitializeResponse(
+        response = InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
@@ -264,12 +258,11 @@ class BatonAgent:
                     image=True, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
-                session_capabilities=BatonSessionCapabilities(
+                session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
                     resume=SessionResumeCapabilities(),
                     close=SessionCloseCapabilities(),
                     delete=SessionDeleteCapabilities(),
-                    subagents={} if channel.opt_ins.subagents else None,
                 ),
             ),
             auth_methods=[
@@ -286,6 +279,13 @@ class BatonAgent:
             ],
             agent_info=Implementation(name="baton", title="Baton", version=__version__),
         )
+        answer = response.model_dump(
+            mode="json", by_alias=True, exclude_none=True, exclude_unset=True
+        )
+        if channel.opt_ins.subagents:
+            # The subagent sessions' capability: the SDK has no model for it yet.
+            answer["agentCapabilities"]["sessionCapabilities"]["subagents"] = {}
+        return answer
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
         if method_id != AUTH_METHOD:

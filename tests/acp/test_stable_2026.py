@@ -1,0 +1,288 @@
+"""ACP's 2026 parts through the real `baton acp`: children as sessions of their own,
+session/resume, session/close, session/delete, image prompts, links outside the
+workspace; and the schema check every ACP test runs (tests/acp/schema_check.py) can
+fail."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, RequestError
+from acp.schema import (
+    AudioContentBlock,
+    ImageContentBlock,
+    ResourceContentBlock,
+    TextContentBlock,
+)
+
+from baton import protocol as p
+from baton.faces.acp.channel import compaction_update
+from tests.acp import schema_check
+from tests.acp.conftest import StartAcp, allow_once
+from tests.acp.test_acp import error_of
+from tests.e2e.test_cli_delegation import script_child
+from tests.e2e.test_prompt_images import PNG_B64
+from tests.fake_llm import FakeLLM, stall, text, tool_call
+
+SUBAGENTS = {"subagents": {}}
+
+
+@pytest.mark.asyncio
+async def test_a_child_is_a_session_of_its_own_for_a_client_that_opted_in(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    (workspace / "app.py").write_text("# TODO: one\n")
+    acp = await start_acp(capabilities=SUBAGENTS)
+    init = await acp.client.raw(
+        "initialize", {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": SUBAGENTS}
+    )
+    assert init["agentCapabilities"]["sessionCapabilities"]["subagents"] == {}
+    sid = await acp.new()
+    acp.client.policy = allow_once
+    script_child(llm)
+    assert (await acp.say(sid, "look for TODOs with a child")).stop_reason == "end_turn"
+
+    [spawned] = acp.client.of(sid, "subagent_spawned")
+    child = spawned["subagentSessionId"]
+    assert child != sid
+    assert (spawned["name"], spawned["task"]) == ("explore", "find the TODOs")
+    assert spawned["capabilities"] == {"cancel": True, "close": False}
+    # The child's own tool calls arrive under its id, not the parent's.
+    assert [c["title"] for c in acp.client.of(child, "tool_call")] == [
+        "Search 'TODO'",
+        "Run `wc -l app.py`",
+    ]
+    assert "CHILD-WORDS" in acp.client.text(child)
+    assert [c["title"] for c in acp.client.of(sid, "tool_call")] == [
+        "Delegate to explore: find the TODOs"
+    ]
+    # Its permission request is asked on its own session, saying which child asks.
+    [request] = acp.client.permission_requests
+    assert request["sessionId"] == child
+    assert request["toolCall"]["_meta"]["baton"]["childSessionId"] == child
+    # Announced before its first update, ended after its last.
+    order = [(u["sessionId"], u["update"]["sessionUpdate"]) for u in acp.client.updates]
+    first_child = next(i for i, (s, _) in enumerate(order) if s == child)
+    last_child = max(i for i, (s, _) in enumerate(order) if s == child)
+    assert order.index((sid, "subagent_spawned")) < first_child
+    [ended] = acp.client.of(sid, "subagent_state_update")
+    assert ended["subagentSessionId"] == child and ended["state"] == "completed"
+    assert order.index((sid, "subagent_state_update")) > last_child
+    # Checked against the schema (the fixture fails the test on any refusal).
+    assert acp.client.checked["session/update subagent_spawned"] == 1
+    assert acp.client.checked["session/request_permission"] == 1
+
+
+@pytest.mark.asyncio
+async def test_cancelling_a_child_stops_only_that_child(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    acp = await start_acp(capabilities=SUBAGENTS)
+    sid = await acp.new()
+    llm.add(
+        tool_call(
+            "task", {"agent": "explore", "description": "a long look", "prompt": "Look long."}
+        )
+    )
+    llm.add(text("looking", " and", " looking"), stall(30, after=3))
+    llm.add(text("The parent carries on."))
+    turn = asyncio.ensure_future(acp.say(sid, "delegate a long look"))
+    await llm.wait_for_requests_async(2)
+    await acp.client.wait(lambda: acp.client.of(sid, "subagent_spawned"), what="the child")
+    [spawned] = acp.client.of(sid, "subagent_spawned")
+    await acp.conn.cancel(session_id=spawned["subagentSessionId"])
+    result = await asyncio.wait_for(turn, 15)
+    # The parent's turn went on to its end; the child alone was cancelled.
+    assert result.stop_reason == "end_turn"
+    assert "The parent carries on." in acp.client.text(sid)
+    [ended] = acp.client.of(sid, "subagent_state_update")
+    assert ended["state"] == "cancelled"
+    assert len(llm.model_requests) == 3
+
+
+@pytest.mark.asyncio
+async def test_without_the_opt_in_children_stay_in_the_parents_task_call(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    (workspace / "app.py").write_text("# TODO: one\n")
+    acp = await start_acp()
+    sid = await acp.new()
+    acp.client.policy = allow_once
+    script_child(llm)
+    await acp.say(sid, "look for TODOs with a child")
+    assert {u["sessionId"] for u in acp.client.updates} == {sid}
+    assert acp.client.of(sid, "subagent_spawned") == []
+
+
+@pytest.mark.asyncio
+async def test_resume_close_and_delete(start_acp: StartAcp, llm: FakeLLM, workspace: Path) -> None:
+    acp = await start_acp()
+    sid = await acp.new()
+    llm.add(text("first answer"))
+    await acp.say(sid, "first question")
+
+    # Close while a turn runs: the turn is cancelled, the session stays listed.
+    llm.add(text("slow"), stall(30, after=1))
+    turn = asyncio.ensure_future(acp.say(sid, "a slow one"))
+    await llm.wait_for_requests_async(2)
+    await acp.client.raw("session/close", {"sessionId": sid})
+    assert (await asyncio.wait_for(turn, 10)).stop_reason == "cancelled"
+    listed = await acp.conn.list_sessions(cwd=str(workspace))
+    assert [s.session_id for s in listed.sessions] == [sid]
+
+    # A new editor process resumes it: no history replayed, and it answers prompts.
+    again = await start_acp()
+    resumed = await again.client.raw(
+        "session/resume", {"sessionId": sid, "cwd": str(workspace), "mcpServers": []}
+    )
+    assert resumed["modes"]["currentModeId"] == "build"
+    await again.client.wait(lambda: again.client.of(sid, "available_commands_update"))
+    assert again.client.of(sid, "user_message_chunk") == []
+    llm.add(text("resumed answer"))
+    await again.say(sid, "go on")
+    assert "first question" in llm.model_requests[-1].input_text()
+    assert again.client.text(sid) == "resumed answer"
+    missing = await error_of(
+        again.client.raw(
+            "session/resume", {"sessionId": "nope", "cwd": str(workspace), "mcpServers": []}
+        )
+    )
+    assert missing.code == -32002
+
+    # Delete: gone from the list and from load.
+    await again.client.raw("session/delete", {"sessionId": sid})
+    assert (await again.conn.list_sessions(cwd=str(workspace))).sessions == []
+    gone = await error_of(
+        again.conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+    )
+    assert gone.code == -32002
+    assert again.client.checked["answer to session/delete"] == 1
+    assert acp.client.checked["answer to session/close"] == 1
+
+
+@pytest.mark.asyncio
+async def test_an_image_prompt_reaches_the_model(start_acp: StartAcp, llm: FakeLLM) -> None:
+    acp = await start_acp()
+    sid = await acp.new()
+    llm.add(text("One pixel."))
+    answer = await acp.conn.prompt(
+        session_id=sid,
+        prompt=[
+            TextContentBlock(type="text", text="What is this?"),
+            ImageContentBlock(type="image", mime_type="image/png", data=PNG_B64),
+        ],
+    )
+    assert answer.stop_reason == "end_turn"
+    assert PNG_B64 in str(llm.model_requests[-1].body)
+    requests = len(llm.model_requests)
+    for bad in (
+        ImageContentBlock(type="image", mime_type="image/tiff", data=PNG_B64),
+        AudioContentBlock(type="audio", mime_type="audio/wav", data="AAAA"),
+    ):
+        refused = await error_of(
+            acp.conn.prompt(
+                session_id=sid, prompt=[TextContentBlock(type="text", text="and this?"), bad]
+            )
+        )
+        assert refused.code == -32602
+    assert len(llm.model_requests) == requests
+
+
+@pytest.mark.asyncio
+async def test_a_link_outside_the_workspace_is_told_not_read(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere" / "secret.txt"
+    outside.parent.mkdir()
+    outside.write_text("OUTSIDE-CONTENT\n")
+    acp = await start_acp()
+    sid = await acp.new()
+    llm.add(text("I cannot open it."))
+    answer = await acp.conn.prompt(
+        session_id=sid,
+        prompt=[
+            TextContentBlock(type="text", text="Look at this"),
+            ResourceContentBlock(type="resource_link", uri=outside.as_uri(), name="secret.txt"),
+        ],
+    )
+    assert answer.stop_reason == "end_turn"
+    sent = llm.model_requests[-1].input_text()
+    assert "OUTSIDE-CONTENT" not in sent
+    assert f"linked {outside.as_uri()} (secret.txt); it is outside the workspace" in sent
+    # A missing file inside the workspace is still refused.
+    missing = await error_of(
+        acp.conn.prompt(
+            session_id=sid,
+            prompt=[
+                TextContentBlock(type="text", text="and this"),
+                ResourceContentBlock(
+                    type="resource_link", uri=(workspace / "nope.py").as_uri(), name="nope.py"
+                ),
+            ],
+        )
+    )
+    assert missing.code == -32602
+
+
+# ---------------------------------------------------------------- the schema check itself
+
+
+def test_the_schema_check_refuses_what_the_schema_refuses() -> None:
+    update = {
+        "sessionId": "s1",
+        "update": {
+            "sessionUpdate": "compaction_update",
+            "compactionId": "c1",
+            "status": "completed",
+        },
+    }
+    assert schema_check.update_errors(update) == []
+    # The earlier draft's summary, a plain string, is not the schema's content blocks.
+    update["update"]["summary"] = "the summary"
+    assert schema_check.update_errors(update)
+    assert schema_check.update_errors({"sessionId": "s1", "update": {"sessionUpdate": "nope"}})
+    # A root `usage` in a prompt result is the unstable schema's only.
+    assert schema_check.response_errors("session/prompt", {"stopReason": "end_turn"}) == []
+    assert schema_check.response_errors(
+        "session/prompt",
+        {"stopReason": "end_turn", "usage": {"totalTokens": 1}, "unknown": 1},
+    ) or schema_check.response_errors("session/prompt", {"stopReason": "finished"})
+    assert schema_check.response_errors("session/prompt", {"stopReason": "finished"})
+    spawned = {
+        "sessionId": "s1",
+        "update": {"sessionUpdate": "subagent_spawned", "subagentSessionId": "c", "name": "x"},
+    }
+    assert schema_check.update_errors(spawned)  # no task, no capabilities
+
+
+def test_the_compaction_update_carries_a_fidelity_score_when_the_record_has_one() -> None:
+    class ScoredRecord(p.CompactionRecord):
+        fidelity_score: float | None = None
+
+    fields: dict[str, Any] = {
+        "compactionId": "r1",
+        "sessionId": "s1",
+        "trigger": "manual",
+        "strategy": "native",
+        "tokensBefore": 100,
+        "tokensAfter": 10,
+        "firstKeptMessageId": None,
+        "summary": "S",
+        "ledger": {},
+        "createdAt": "2026-12-07T00:00:00Z",
+    }
+    try:
+        scored = ScoredRecord.model_validate({**fields, "fidelityScore": 0.9})
+        plain = p.CompactionRecord.model_validate(fields)
+    except Exception as exc:  # the record's required fields changed: say which
+        raise AssertionError(f"build a record for this test: {exc}") from exc
+    update = compaction_update("c1", scored)
+    assert update["_meta"]["baton"]["fidelityScore"] == 0.9
+    assert "fidelityScore" not in compaction_update("c1", plain)["_meta"]["baton"]
+    assert schema_check.update_errors({"sessionId": "s1", "update": update}) == []
+
+
+_ = RequestError  # errors are RequestError (error_of)
