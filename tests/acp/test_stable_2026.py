@@ -286,3 +286,66 @@ def test_the_compaction_update_carries_a_fidelity_score_when_the_record_has_one(
 
 
 _ = RequestError  # errors are RequestError (error_of)
+
+
+@pytest.mark.asyncio
+async def test_additional_directories_are_read_only_roots(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path, tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "api.md").write_text("SHARED-API-NOTES\n")
+    (tmp_path / "private.txt").write_text("PRIVATE\n")
+    acp = await start_acp(env={"BATON_PERMISSIONS__WRITE": "allow"})
+    init = await acp.client.raw("initialize", {"protocolVersion": PROTOCOL_VERSION})
+    assert init["agentCapabilities"]["sessionCapabilities"]["additionalDirectories"] == {}
+    # A bad directory is refused and no session is made.
+    bad = await error_of(
+        acp.client.raw(
+            "session/new",
+            {"cwd": str(workspace), "mcpServers": [], "additionalDirectories": ["relative/dir"]},
+        )
+    )
+    assert bad.code == -32602 and "additionalDirectories.0" in str(bad.data)
+    assert (await acp.conn.list_sessions(cwd=str(workspace))).sessions == []
+
+    new = await acp.client.raw(
+        "session/new",
+        {"cwd": str(workspace), "mcpServers": [], "additionalDirectories": [str(shared)]},
+    )
+    sid = new["sessionId"]
+    listed = await acp.conn.list_sessions(cwd=str(workspace))
+    assert listed.sessions[0].additional_directories == [str(shared.resolve())]
+
+    llm.add(tool_call("read", {"path": str(shared / "api.md")}))
+    llm.add(tool_call("write", {"path": str(shared / "api.md"), "content": "changed\n"}))
+    llm.add(tool_call("read", {"path": str(tmp_path / "private.txt")}))
+    llm.add(text("Done."))
+    await acp.say(sid, "read the shared notes")
+    outputs = [u.get("rawOutput") or "" for u in acp.client.of(sid, "tool_call_update")]
+    assert any("SHARED-API-NOTES" in o for o in outputs)
+    assert any("is in an additional directory" in o and "read-only" in o for o in outputs)
+    assert any("escapes the workspace" in o for o in outputs)
+    assert not any("PRIVATE" in o for o in outputs)
+    assert (shared / "api.md").read_text() == "SHARED-API-NOTES\n"
+
+    # A link into it is not attached, but the model is told it may read it.
+    llm.add(text("Noted."))
+    await acp.conn.prompt(
+        session_id=sid,
+        prompt=[
+            TextContentBlock(type="text", text="see"),
+            ResourceContentBlock(
+                type="resource_link", uri=(shared / "api.md").as_uri(), name="api.md"
+            ),
+        ],
+    )
+    sent = llm.model_requests[-1].input_text()
+    assert f"read it with read and the path {shared.resolve() / 'api.md'}" in sent
+    # Resumed without them: none are active any more.
+    await acp.client.raw(
+        "session/resume", {"sessionId": sid, "cwd": str(workspace), "mcpServers": []}
+    )
+    assert (await acp.conn.list_sessions(cwd=str(workspace))).sessions[
+        0
+    ].additional_directories is None

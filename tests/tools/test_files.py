@@ -424,3 +424,41 @@ async def test_a_path_that_repeats_the_workspace_folder_gets_a_hint(
     with pytest.raises(SandboxError) as other:
         await _read(ctx, "elsewhere/stats.py")
     assert str(other.value).endswith("use glob to find files")
+
+
+# ----------------------------------------------------------------------------- read roots
+
+
+@pytest.mark.asyncio
+async def test_read_roots_are_read_by_absolute_path_and_never_written(
+    workspace: Path, outside: Path, root: Path, ctx: Any
+) -> None:
+    import dataclasses
+
+    shared = root / "shared"
+    shared.mkdir()
+    (shared / "api.md").write_text("notes\n")
+    # A link inside the root that leads out of it stays refused.
+    (shared / "leak.txt").symlink_to(outside / "secret.txt")
+    with_roots = dataclasses.replace(ctx, read_roots=(shared,))
+
+    result = await _read(with_roots, str(shared / "api.md"))
+    assert result.output == "     1\tnotes"
+    assert result.facts == [Fact(kind="read", path=str(shared / "api.md"))]
+    with pytest.raises(SandboxError, match="symbolic link"):
+        await _read(with_roots, str(shared / "leak.txt"))
+    with pytest.raises(SandboxError, match="escapes the workspace"):
+        await _read(with_roots, str(outside / "secret.txt"))
+    # Without the root, the same read is an escape.
+    with pytest.raises(SandboxError, match="escapes the workspace"):
+        await _read(ctx, str(shared / "api.md"))
+    for change in (
+        WriteTool().run(WriteInput(path=str(shared / "api.md"), content="x\n"), with_roots),
+        EditTool().run(
+            EditInput(path=str(shared / "api.md"), old_string="notes", new_string="x"),
+            with_roots,
+        ),
+    ):
+        with pytest.raises(ToolFailure, match="read-only"):
+            await change
+    assert (shared / "api.md").read_text() == "notes\n"

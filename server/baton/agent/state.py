@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from baton import protocol as p
@@ -78,6 +79,9 @@ class SessionState:
     compacting: bool = False
     # What the person allowed "always" for this session (commands, files, categories).
     grants: Grants = field(default_factory=Grants)
+    # Directories outside the workspace `read` may read (an ACP editor's additional
+    # roots, set by the face for this connection); never written.
+    read_roots: tuple[Path, ...] = ()
     # Messages taken back by `baton/session/revert`: out of the model's view (it only grows).
     reverted: set[str] = field(default_factory=set)
     # Tokens per estimated token, from the provider's last usage report.

@@ -309,6 +309,8 @@ class Delegation:
         settings = self.sessions.settings().delegation
         # The person's answers ("Always allow") hold in the children of their session.
         child.grants = parent.grants
+        # And what they may read outside the workspace (never more than the parent).
+        child.read_roots = parent.read_roots
         readers, writer = self._gates()
         gate: asyncio.Semaphore | asyncio.Lock = writer if agent.writes else readers
         live = LiveChild(call_id, parent.id, child.id, agent.name, description, step=step)

@@ -99,6 +99,7 @@ class ToolCalls:
             files=services.files,
             terminal=services.terminal,
             required=turn.required if turn.required and turn.required.name == call.name else None,
+            read_roots=state.read_roots,
         )
 
     def tool_settings(self, state: SessionState) -> Settings:

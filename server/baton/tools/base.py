@@ -194,6 +194,9 @@ class ToolContext:
     progress: Callable[[str], None] | None = None
     # The call this one was held to (`Turn.require_tools`), None when the model chose freely.
     required: RequiredCall | None = None
+    # Directories outside the workspace `read` may read by absolute path (an editor's
+    # additional workspace roots); read-only: nothing writes there.
+    read_roots: tuple[Path, ...] = ()
 
 
 class Tool(Protocol):

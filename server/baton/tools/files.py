@@ -29,7 +29,7 @@ from baton.tools.fileio import (
 )
 from baton.tools.policy import permission_denied, refuse_in_plan_mode
 from baton.tools.replace import replace_exact
-from baton.tools.sandbox import display_path, resolve_in_workspace
+from baton.tools.sandbox import display_path, read_root, resolve_in_workspace
 from baton.tools.write_guards import refuse_sketch, strip_wrapping_fence
 
 # Characters of one line that read shows; the rest is replaced by a note.
@@ -81,6 +81,10 @@ class ReadTool:
     read_only: ClassVar[bool] = True
 
     async def run(self, args: ReadInput, ctx: ToolContext) -> ToolResult:
+        root = read_root(ctx.workspace, ctx.read_roots, args.path)
+        if root != ctx.workspace:
+            # An additional directory: read from disk, confined to that directory.
+            return await asyncio.to_thread(self._read, args, ctx, root)
         real = resolve_in_workspace(ctx.workspace, args.path)
         if ctx.files is not None and _size(real) <= MAX_WHOLE_FILE_BYTES:
             data = await _current(ctx, real)
@@ -101,10 +105,11 @@ class ReadTool:
         output = body + (f"\n{note}" if body and note else note)
         return ToolResult(output=output, facts=[Fact(kind="read", path=shown)])
 
-    def _read(self, args: ReadInput, ctx: ToolContext) -> ToolResult:
-        ws = ctx.workspace
+    def _read(self, args: ReadInput, ctx: ToolContext, root: Path | None = None) -> ToolResult:
+        ws = root or ctx.workspace
         real = resolve_in_workspace(ws, args.path, must_exist=True)
-        shown = display_path(ws, real)
+        # Outside the workspace the path is shown whole.
+        shown = display_path(ctx.workspace, real)
         try:
             fd = open_regular(ws, real)
         except FileNotFoundError as exc:
@@ -220,6 +225,7 @@ class WriteTool:
 
     async def run(self, args: WriteInput, ctx: ToolContext) -> ToolResult:
         refuse_in_plan_mode(self.name, ctx)
+        refuse_read_only_root(args.path, ctx)
         ws = ctx.workspace
         real = resolve_in_workspace(ws, args.path, for_write=True)
         shown = display_path(ws, real)
@@ -266,6 +272,7 @@ class EditTool:
             raise ToolFailure("old_string is empty; to create or replace a whole file use write")
         if args.old_string == args.new_string:
             raise ToolFailure("old_string and new_string are identical; there is nothing to change")
+        refuse_read_only_root(args.path, ctx)
         ws = ctx.workspace
         real = resolve_in_workspace(ws, args.path, must_exist=True, for_write=True)
         shown = display_path(ws, real)
@@ -299,6 +306,15 @@ class EditTool:
                 f"edited {shown}: replaced {times} (first at line {line}); "
                 f"the file now has {_line_count(new)} lines"
             ),
+        )
+
+
+def refuse_read_only_root(path: str, ctx: ToolContext) -> None:
+    """A write into an additional directory is refused with why, not as an escape."""
+    if read_root(ctx.workspace, ctx.read_roots, path) != ctx.workspace:
+        raise ToolFailure(
+            f"{path} is in an additional directory the editor opened, which is read-only "
+            "for Baton; change files inside the workspace"
         )
 
 

@@ -102,6 +102,21 @@ def resolve_in_workspace(
     return Path(real)
 
 
+def read_root(workspace: Path, roots: tuple[Path, ...], path: str) -> Path:
+    """The directory a read of `path` is confined to: one of `roots` (read-only
+    directories outside the workspace) when the absolute `path` lies in it, else the
+    workspace. The read is still resolved with `resolve_in_workspace` against it."""
+    if not roots or not os.path.isabs(path):
+        return workspace
+    lexical = os.path.normpath(path)
+    if _within(workspace_root(workspace), lexical):
+        return workspace
+    for root in roots:
+        if _within(workspace_root(root), lexical) or _within(os.path.normpath(root), lexical):
+            return root
+    return workspace
+
+
 def without_workspace_name(root: str, path: str) -> str | None:
     """`path` less a leading copy of the workspace's own folder name (`project/a.py` in
     `.../project` gives `a.py`), or None when it does not start with it."""

@@ -45,6 +45,7 @@ from acp.schema import (
     PromptResponse,
     ResourceContentBlock,
     ResumeSessionResponse,
+    SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
     SessionCloseCapabilities,
     SessionConfigOptionSelect,
@@ -140,6 +141,9 @@ class BatonAgent:
         self._catalogs: dict[int, ModelCatalog] = {}
         self.editor_files: AcpEditorFiles | None = None
         self.editor_terminal: AcpEditorTerminal | None = None
+        # Each session's additional directories (`additionalDirectories`), for this
+        # connection: `read` may read them, nothing writes there.
+        self.read_roots: dict[str, tuple[Path, ...]] = {}
 
     def on_connect(self, conn: Client) -> None:
         self.channel = AcpChannel(conn, self.transport, self.session_apps.get)
@@ -263,6 +267,7 @@ class BatonAgent:
                     resume=SessionResumeCapabilities(),
                     close=SessionCloseCapabilities(),
                     delete=SessionDeleteCapabilities(),
+                    additional_directories=SessionAdditionalDirectoriesCapabilities(),
                 ),
             ),
             auth_methods=[
@@ -316,13 +321,19 @@ class BatonAgent:
     # ------------------------------------------------------------------ sessions
 
     async def new_session(
-        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self,
+        cwd: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
     ) -> NewSessionResponse:
         app = self._app(cwd)
+        roots = read_roots(app.workspace, additional_directories)
         left_out = self._add_mcp_servers(app, mcp_servers)
         async with core_errors():
             sid = app.sessions.new_session(p.SessionNewParams()).session_id
         self.session_apps[sid] = app
+        self._set_read_roots(app, sid, roots)
         self._after_reply(lambda: self._tell_left_out(sid, left_out))
         self._after_reply(lambda: self._announce(sid))
         return NewSessionResponse(
@@ -332,13 +343,20 @@ class BatonAgent:
         )
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
     ) -> LoadSessionResponse:
         app = self._app(cwd)
+        roots = read_roots(app.workspace, additional_directories)
         async with core_errors():
             loaded = app.sessions.load(session_id)
         left_out = self._add_mcp_servers(app, mcp_servers)
         self.session_apps[session_id] = app
+        self._set_read_roots(app, session_id, roots)
         self._tell_left_out(session_id, left_out)
         channel = self._channel()
         records = {r.compaction_id: r for r in app.compaction.compactions(session_id).compactions}
@@ -368,6 +386,8 @@ class BatonAgent:
             SessionInfo(
                 session_id=row.session_id,
                 cwd=str(app.workspace),
+                additional_directories=[str(d) for d in self.read_roots.get(row.session_id, ())]
+                or None,
                 title=row.title,
                 updated_at=row.updated_at,
             )
@@ -387,10 +407,12 @@ class BatonAgent:
     ) -> ResumeSessionResponse:
         """`session/load` without the replay: the editor still shows the history."""
         app = self._app(cwd)
+        roots = read_roots(app.workspace, additional_directories)
         async with core_errors():
             app.sessions.load(session_id)
         left_out = self._add_mcp_servers(app, mcp_servers)
         self.session_apps[session_id] = app
+        self._set_read_roots(app, session_id, roots)
         self._after_reply(lambda: self._tell_left_out(session_id, left_out))
         self._after_reply(lambda: self._announce(session_id))
         return ResumeSessionResponse(
@@ -412,6 +434,7 @@ class BatonAgent:
         if not app.sessions.state(session_id).busy:
             app.sessions.forget(session_id)
         self.session_apps.pop(session_id, None)
+        self.read_roots.pop(session_id, None)
         self._channel().forget(session_id)
         return CloseSessionResponse()
 
@@ -422,6 +445,7 @@ class BatonAgent:
         async with core_errors():
             SessionManager(app.sessions, app.plans).delete(session_id)
         self.session_apps.pop(session_id, None)
+        self.read_roots.pop(session_id, None)
         self._channel().forget(session_id)
         return DeleteSessionResponse()
 
@@ -454,6 +478,15 @@ class BatonAgent:
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.info("ignored extension notification _%s", method)
+
+    def _set_read_roots(self, app: App, sid: str, roots: tuple[Path, ...]) -> None:
+        """The session's additional directories: the complete list (ACP: omitted or empty
+        is none)."""
+        if roots:
+            self.read_roots[sid] = roots
+        else:
+            self.read_roots.pop(sid, None)
+        app.sessions.state(sid).read_roots = roots
 
     def _after_reply(self, callback: Any) -> None:
         # Scheduled now, run once the handler has returned: the answer is queued for
@@ -577,7 +610,10 @@ class BatonAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         app = self._session(session_id)
         channel = self._channel()
-        parts = prompt_parts(prompt, app.workspace)
+        roots = self.read_roots.get(session_id, ())
+        # Set again each turn: the core may have read the session afresh from the store.
+        app.sessions.state(session_id).read_roots = roots
+        parts = prompt_parts(prompt, app.workspace, roots)
         text, context, images = parts.text, parts.context, parts.images
         command = commands.parse(text) if not (context or images) else None
         channel.take_usage(session_id)
@@ -729,7 +765,7 @@ class PromptParts:
     images: list[p.ImageAttachment]
 
 
-def prompt_parts(blocks: list[Any], workspace: Path) -> PromptParts:
+def prompt_parts(blocks: list[Any], workspace: Path, roots: tuple[Path, ...] = ()) -> PromptParts:
     """The prompt's text, its resources as the editor context the core attaches, and its
     images. A link to a file outside the workspace is not read: the model is told of it
     as a link it cannot open."""
@@ -741,7 +777,7 @@ def prompt_parts(blocks: list[Any], workspace: Path) -> PromptParts:
             texts.append(block.text)
         elif isinstance(block, ResourceContentBlock):
             if _outside(workspace, block.uri):
-                texts.append(unreadable_link(block.uri, block.name))
+                texts.append(outside_link(block.uri, block.name, _readable_in(roots, block.uri)))
             else:
                 context.append(p.ContextAttachment(uri=block.uri))
         elif isinstance(block, EmbeddedResourceContentBlock) and isinstance(
@@ -783,11 +819,57 @@ def _outside(workspace: Path, uri: str) -> bool:
     return False
 
 
-def unreadable_link(uri: str, name: str | None) -> str:
-    """Baton's note, in the prompt, of a link the model is not allowed to read."""
+def _readable_in(roots: tuple[Path, ...], uri: str) -> Path | None:
+    """The file a link names, when it lies in one of the session's additional directories."""
+    parsed = urlsplit(uri)
+    raw = unquote(parsed.path) if parsed.scheme == "file" else uri
+    for root in roots:
+        try:
+            return resolve_in_workspace(root, raw)
+        except ToolFailure:
+            continue
+    return None
+
+
+def outside_link(uri: str, name: str | None, readable: Path | None) -> str:
+    """Baton's note, in the prompt, of a link outside the workspace: not attached; the
+    model may `read` it only when it lies in an additional directory."""
     shown = " ".join(uri.split())[:1000]
+    named = f" ({' '.join(name.split())[:200]})" if name and name.strip() else ""
+    if readable is not None:
+        return (
+            f"[Baton: the person linked {shown}{named}; it is in an additional directory "
+            f"outside the workspace: read it with read and the path {readable} if you need "
+            "it (read-only).]"
+        )
     return (
-        f"[Baton: the person linked {shown}"
-        + (f" ({' '.join(name.split())[:200]})" if name and name.strip() else "")
-        + "; it is outside the workspace, so you cannot read it. Ask for what you need.]"
+        f"[Baton: the person linked {shown}{named}; it is outside the workspace, so you "
+        "cannot read it. Ask for what you need.]"
     )
+
+
+# At most this many additional directories a session (each is a root `read` may use).
+MAX_READ_ROOTS = 32
+
+
+def read_roots(workspace: Path, directories: list[str] | None) -> tuple[Path, ...]:
+    """An editor's `additionalDirectories` as resolved directories outside the workspace
+    (one inside it adds nothing and is left out); -32602 naming a bad one."""
+    if not directories:
+        return ()
+    if len(directories) > MAX_READ_ROOTS:
+        raise RequestError.invalid_params(
+            {"additionalDirectories": f"at most {MAX_READ_ROOTS} directories"}
+        )
+    roots: list[Path] = []
+    for index, raw in enumerate(directories):
+        path = Path(raw)
+        if not path.is_absolute() or not path.is_dir():
+            raise RequestError.invalid_params(
+                {f"additionalDirectories.{index}": f"not an absolute directory: {raw!r}"}
+            )
+        real = path.resolve()
+        if real == workspace or workspace in real.parents or real in roots:
+            continue
+        roots.append(real)
+    return tuple(roots)
