@@ -342,6 +342,8 @@ async def test_additional_directories_are_read_only_roots(
     )
     sent = llm.model_requests[-1].input_text()
     assert f"read it with read and the path {shared.resolve() / 'api.md'}" in sent
+    # The person was told once how to allow changes there.
+    assert f"`baton trust {shared.resolve()}`" in acp.client.text(sid)
     # Resumed without them: none are active any more.
     await acp.client.raw(
         "session/resume", {"sessionId": sid, "cwd": str(workspace), "mcpServers": []}
@@ -349,3 +351,58 @@ async def test_additional_directories_are_read_only_roots(
     assert (await acp.conn.list_sessions(cwd=str(workspace))).sessions[
         0
     ].additional_directories is None
+
+
+@pytest.mark.asyncio
+async def test_a_trusted_additional_directory_takes_changes_each_asked(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path, tmp_path: Path, home: Path
+) -> None:
+    import sys
+
+    from tests.harness import server_env
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "api.md").write_text("old\n")
+    trust = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "baton",
+        "trust",
+        str(shared),
+        env=server_env(home, None, None),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert await trust.wait() == 0
+    # Writes are allowed without asking in the workspace; outside it they still ask.
+    acp = await start_acp(env={"BATON_PERMISSIONS__WRITE": "allow"})
+    new = await acp.client.raw(
+        "session/new",
+        {"cwd": str(workspace), "mcpServers": [], "additionalDirectories": [str(shared)]},
+    )
+    sid = new["sessionId"]
+    acp.client.policy = allow_once
+    target = str(shared / "api.md")
+    llm.add(tool_call("edit", {"path": target, "old_string": "old", "new_string": "new"}))
+    llm.add(tool_call("write", {"path": str(workspace / "in.txt"), "content": "x\n"}))
+    llm.add(text("Done."))
+    await acp.say(sid, "update the shared notes")
+    assert (shared / "api.md").read_text() == "new\n"
+    assert (workspace / "in.txt").read_text() == "x\n"
+    [asked] = acp.client.permission_requests
+    assert asked["toolCall"]["rawInput"]["path"] == target
+    # No "always" for a change outside the workspace.
+    assert [o["kind"] for o in asked["options"]] == ["allow_once", "reject_once"]
+    outputs = [u.get("rawOutput") or "" for u in acp.client.of(sid, "tool_call_update")]
+    assert any("/undo does not restore it" in o for o in outputs)
+    assert "read-only for Baton" not in acp.client.text(sid)
+    # Refused when asked: unchanged.
+    acp.client.permission_requests.clear()
+    from tests.acp.conftest import reject
+
+    acp.client.policy = reject
+    llm.add(tool_call("write", {"path": target, "content": "gone\n"}))
+    llm.add(text("Left it."))
+    await acp.say(sid, "overwrite it")
+    assert (shared / "api.md").read_text() == "new\n"

@@ -462,3 +462,34 @@ async def test_read_roots_are_read_by_absolute_path_and_never_written(
         with pytest.raises(ToolFailure, match="read-only"):
             await change
     assert (shared / "api.md").read_text() == "notes\n"
+
+
+@pytest.mark.asyncio
+async def test_write_roots_take_changes_confined_and_unchecked_by_undo(
+    workspace: Path, outside: Path, root: Path, ctx: Any, gate: Any
+) -> None:
+    import dataclasses
+
+    shared = root / "shared"
+    shared.mkdir()
+    (shared / "leak").symlink_to(outside)
+    checkpointed: list[list[Path]] = []
+
+    async def record(paths: list[Path]) -> None:
+        checkpointed.append(paths)
+
+    writable = dataclasses.replace(
+        ctx, read_roots=(shared,), write_roots=(shared,), before_change=record
+    )
+    result = await WriteTool().run(
+        WriteInput(path=str(shared / "sub" / "new.txt"), content="hi\n"), writable
+    )
+    assert (shared / "sub" / "new.txt").read_text() == "hi\n"
+    assert "not checkpointed" in result.output
+    assert checkpointed == []  # the workspace's checkpoints hold workspace files only
+    assert gate.calls and gate.calls[-1][0] == "write"
+    with pytest.raises(SandboxError, match="symbolic link"):
+        await WriteTool().run(
+            WriteInput(path=str(shared / "leak" / "x.txt"), content="x"), writable
+        )
+    assert not (outside / "x.txt").exists()

@@ -80,8 +80,10 @@ class SessionState:
     # What the person allowed "always" for this session (commands, files, categories).
     grants: Grants = field(default_factory=Grants)
     # Directories outside the workspace `read` may read (an ACP editor's additional
-    # roots, set by the face for this connection); never written.
+    # roots, set by the face for this connection), and those of them write and edit may
+    # change (the person trusted them; each change asks).
     read_roots: tuple[Path, ...] = ()
+    write_roots: tuple[Path, ...] = ()
     # Messages taken back by `baton/session/revert`: out of the model's view (it only grows).
     reverted: set[str] = field(default_factory=set)
     # Tokens per estimated token, from the provider's last usage report.

@@ -311,6 +311,7 @@ class Delegation:
         child.grants = parent.grants
         # And what they may read outside the workspace (never more than the parent).
         child.read_roots = parent.read_roots
+        child.write_roots = parent.write_roots
         readers, writer = self._gates()
         gate: asyncio.Semaphore | asyncio.Lock = writer if agent.writes else readers
         live = LiveChild(call_id, parent.id, child.id, agent.name, description, step=step)

@@ -100,6 +100,7 @@ class ToolCalls:
             terminal=services.terminal,
             required=turn.required if turn.required and turn.required.name == call.name else None,
             read_roots=state.read_roots,
+            write_roots=state.write_roots,
         )
 
     def tool_settings(self, state: SessionState) -> Settings:

@@ -195,8 +195,10 @@ class ToolContext:
     # The call this one was held to (`Turn.require_tools`), None when the model chose freely.
     required: RequiredCall | None = None
     # Directories outside the workspace `read` may read by absolute path (an editor's
-    # additional workspace roots); read-only: nothing writes there.
+    # additional workspace roots); read-only unless also in `write_roots`.
     read_roots: tuple[Path, ...] = ()
+    # Those of `read_roots` the person let Baton change (write and edit; each change asks).
+    write_roots: tuple[Path, ...] = ()
 
 
 class Tool(Protocol):

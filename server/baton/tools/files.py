@@ -225,11 +225,10 @@ class WriteTool:
 
     async def run(self, args: WriteInput, ctx: ToolContext) -> ToolResult:
         refuse_in_plan_mode(self.name, ctx)
-        refuse_read_only_root(args.path, ctx)
-        ws = ctx.workspace
+        ws = change_root(args.path, ctx)
         real = resolve_in_workspace(ws, args.path, for_write=True)
-        shown = display_path(ws, real)
-        old = await _current(ctx, real)
+        shown = display_path(ctx.workspace, real)
+        old = await _current(ctx, real, ws)
         content = strip_wrapping_fence(args.content, real.suffix)
         new = content.encode("utf-8")
         if old == new:
@@ -254,6 +253,7 @@ class WriteTool:
             lambda created: (
                 f"{'created' if created else 'wrote'} {shown} ({_line_count(new)} lines{unfenced})"
             ),
+            root=ws,
         )
 
 
@@ -272,11 +272,10 @@ class EditTool:
             raise ToolFailure("old_string is empty; to create or replace a whole file use write")
         if args.old_string == args.new_string:
             raise ToolFailure("old_string and new_string are identical; there is nothing to change")
-        refuse_read_only_root(args.path, ctx)
-        ws = ctx.workspace
+        ws = change_root(args.path, ctx)
         real = resolve_in_workspace(ws, args.path, must_exist=True, for_write=True)
-        shown = display_path(ws, real)
-        old = await _current(ctx, real)
+        shown = display_path(ctx.workspace, real)
+        old = await _current(ctx, real, ws)
         if old is None:
             raise ToolFailure(f"no such file: {args.path}; use write to create it")
         if looks_binary(old):
@@ -306,19 +305,25 @@ class EditTool:
                 f"edited {shown}: replaced {times} (first at line {line}); "
                 f"the file now has {_line_count(new)} lines"
             ),
+            root=ws,
         )
 
 
-def refuse_read_only_root(path: str, ctx: ToolContext) -> None:
-    """A write into an additional directory is refused with why, not as an escape."""
-    if read_root(ctx.workspace, ctx.read_roots, path) != ctx.workspace:
+def change_root(path: str, ctx: ToolContext) -> Path:
+    """The directory a write or edit of `path` is confined to: the workspace, or an
+    additional directory the person let Baton change; one they did not is refused with
+    why, not as an escape."""
+    root = read_root(ctx.workspace, ctx.read_roots, path)
+    if root != ctx.workspace and root not in ctx.write_roots:
         raise ToolFailure(
             f"{path} is in an additional directory the editor opened, which is read-only "
-            "for Baton; change files inside the workspace"
+            "for Baton (the person can allow changes there with `baton trust`); change files "
+            "inside the workspace"
         )
+    return root
 
 
-async def _current(ctx: ToolContext, real: Path) -> bytes | None:
+async def _current(ctx: ToolContext, real: Path, root: Path | None = None) -> bytes | None:
     """A file's content as the model should see it: the editor's buffer where the face
     offers one (a text file that exists on disk), the disk otherwise (None: no file).
 
@@ -330,8 +335,9 @@ async def _current(ctx: ToolContext, real: Path) -> bytes | None:
             f"({size} bytes; the limit is {MAX_WHOLE_FILE_BYTES}); use bash (sed, a script) "
             "for a file this size"
         )
-    data = await asyncio.to_thread(read_bytes, ctx.workspace, real, MAX_WHOLE_FILE_BYTES)
-    if data is None or ctx.files is None or looks_binary(data):
+    root = root or ctx.workspace
+    data = await asyncio.to_thread(read_bytes, root, real, MAX_WHOLE_FILE_BYTES)
+    if data is None or ctx.files is None or looks_binary(data) or root != ctx.workspace:
         return data
     text = await ctx.files.read_text(ctx.session_id, real)
     return data if text is None else text.encode("utf-8")
@@ -361,13 +367,18 @@ async def _apply_change(
     new: bytes,
     diff: str,
     describe: Callable[[bool], str],
+    root: Path | None = None,
 ) -> ToolResult:
     """Ask permission with the diff, re-check the file, checkpoint, then write atomically.
 
     The gate is asked with the tool's own name ("write" or "edit", as the client
     shows the call); both fall under settings.permissions.write.
-    `describe(created)` words the result for the model.
+    `describe(created)` words the result for the model. `root` is an additional
+    directory the change is confined to (outside the workspace: not checkpointed, so
+    the result says `/undo` leaves it; written on disk, not through the editor).
     """
+    root = root or ctx.workspace
+    inside = root == ctx.workspace
     allowed = await ctx.ask_permission(
         tool, ctx.tool_call_id, args.model_dump(exclude_none=True), diff
     )
@@ -375,7 +386,7 @@ async def _apply_change(
         return permission_denied(f"writing {shown}")
     # The person may have edited the file while the prompt was open; the approved
     # diff would then no longer describe the change.
-    if await _current(ctx, real) != old:
+    if await _current(ctx, real, root) != old:
         raise ToolFailure(
             f"{shown} changed while waiting for permission; nothing was written. "
             "Read it again and redo the change."
@@ -399,26 +410,27 @@ async def _apply_change(
                     "change again; ask the person if it is unclear what they want."
                 )
             )
-    if ctx.before_change is not None:
+    if inside and ctx.before_change is not None:
         await ctx.before_change([real])
     # An existing text file goes through the editor when it offers writes (its buffer
     # stays in step); a new file is created here, inside the workspace.
     through_editor = (
-        ctx.files is not None
+        inside
+        and ctx.files is not None
         and old is not None
         and not looks_binary(old)
         and await ctx.files.write_text(ctx.session_id, real, new.decode("utf-8"))
     )
-    created = (
-        False if through_editor else await asyncio.to_thread(atomic_write, ctx.workspace, real, new)
-    )
-    if ctx.after_change is not None:
+    created = False if through_editor else await asyncio.to_thread(atomic_write, root, real, new)
+    if inside and ctx.after_change is not None:
         await ctx.after_change([real])
     output = (
         describe(created)
         if edited is None
         else edited_notice(shown, proposed.decode("utf-8", errors="replace"), edited, created)
     )
+    if not inside:
+        output += " (outside the workspace: not checkpointed, so /undo does not restore it)"
     return ToolResult(
         output=output,
         facts=[Fact(kind="modified", path=shown, action="created" if created else "modified")],

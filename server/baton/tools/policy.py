@@ -70,6 +70,10 @@ def protected_reason(workspace: Path, tool: str, input: dict[str, Any]) -> str |
     return protected_path_reason(workspace, Path(path), input)
 
 
+def _inside(root: Path, path: Path) -> bool:
+    return path == root or root in path.parents
+
+
 def protected_path_reason(
     workspace: Path, path: Path, input: dict[str, Any] | None = None
 ) -> str | None:
@@ -87,6 +91,13 @@ def protected_path_reason(
                 f"{path} is in Baton's own settings folder ({folder}); changes there always "
                 "ask, even after Always allow"
             )
+    if not (_inside(root, real) or _inside(Path(os.path.normpath(workspace)), literal)):
+        # Only an additional directory the person allowed gets here (the sandbox refuses
+        # the rest): a change outside the workspace is never taken for granted.
+        return (
+            f"{path} is outside the workspace, in an additional directory; changes there "
+            "always ask, even after Always allow"
+        )
     names: list[tuple[str, ...]] = []
     for candidate in (literal, real):
         try:

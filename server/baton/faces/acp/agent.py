@@ -142,8 +142,10 @@ class BatonAgent:
         self.editor_files: AcpEditorFiles | None = None
         self.editor_terminal: AcpEditorTerminal | None = None
         # Each session's additional directories (`additionalDirectories`), for this
-        # connection: `read` may read them, nothing writes there.
+        # connection: `read` may read them; write and edit may change those the person
+        # trusted with `baton trust` (each change asks).
         self.read_roots: dict[str, tuple[Path, ...]] = {}
+        self.write_roots: dict[str, tuple[Path, ...]] = {}
 
     def on_connect(self, conn: Client) -> None:
         self.channel = AcpChannel(conn, self.transport, self.session_apps.get)
@@ -211,6 +213,10 @@ class BatonAgent:
                 continue
             app.mcp.client_servers[settings.name] = settings
         return left_out
+
+    def _tell(self, sid: str, notes: list[str]) -> None:
+        for note in notes:
+            self._channel().update(sid, agent_text(note))
 
     def _tell_left_out(self, sid: str, left_out: list[str]) -> None:
         for reason in left_out:
@@ -333,8 +339,9 @@ class BatonAgent:
         async with core_errors():
             sid = app.sessions.new_session(p.SessionNewParams()).session_id
         self.session_apps[sid] = app
-        self._set_read_roots(app, sid, roots)
+        read_only = self._set_read_roots(app, sid, roots)
         self._after_reply(lambda: self._tell_left_out(sid, left_out))
+        self._after_reply(lambda: self._tell(sid, read_only))
         self._after_reply(lambda: self._announce(sid))
         return NewSessionResponse(
             session_id=sid,
@@ -356,8 +363,9 @@ class BatonAgent:
             loaded = app.sessions.load(session_id)
         left_out = self._add_mcp_servers(app, mcp_servers)
         self.session_apps[session_id] = app
-        self._set_read_roots(app, session_id, roots)
+        read_only = self._set_read_roots(app, session_id, roots)
         self._tell_left_out(session_id, left_out)
+        self._tell(session_id, read_only)
         channel = self._channel()
         records = {r.compaction_id: r for r in app.compaction.compactions(session_id).compactions}
         for update in replay(
@@ -412,8 +420,9 @@ class BatonAgent:
             app.sessions.load(session_id)
         left_out = self._add_mcp_servers(app, mcp_servers)
         self.session_apps[session_id] = app
-        self._set_read_roots(app, session_id, roots)
+        read_only = self._set_read_roots(app, session_id, roots)
         self._after_reply(lambda: self._tell_left_out(session_id, left_out))
+        self._after_reply(lambda: self._tell(session_id, read_only))
         self._after_reply(lambda: self._announce(session_id))
         return ResumeSessionResponse(
             modes=self._modes(app, session_id), config_options=await self._options(app, session_id)
@@ -434,7 +443,7 @@ class BatonAgent:
         if not app.sessions.state(session_id).busy:
             app.sessions.forget(session_id)
         self.session_apps.pop(session_id, None)
-        self.read_roots.pop(session_id, None)
+        self._forget_roots(session_id)
         self._channel().forget(session_id)
         return CloseSessionResponse()
 
@@ -445,7 +454,7 @@ class BatonAgent:
         async with core_errors():
             SessionManager(app.sessions, app.plans).delete(session_id)
         self.session_apps.pop(session_id, None)
-        self.read_roots.pop(session_id, None)
+        self._forget_roots(session_id)
         self._channel().forget(session_id)
         return DeleteSessionResponse()
 
@@ -479,14 +488,29 @@ class BatonAgent:
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.info("ignored extension notification _%s", method)
 
-    def _set_read_roots(self, app: App, sid: str, roots: tuple[Path, ...]) -> None:
+    def _set_read_roots(self, app: App, sid: str, roots: tuple[Path, ...]) -> list[str]:
         """The session's additional directories: the complete list (ACP: omitted or empty
-        is none)."""
-        if roots:
-            self.read_roots[sid] = roots
-        else:
-            self.read_roots.pop(sid, None)
-        app.sessions.state(sid).read_roots = roots
+        is none). A directory is changed only when the person trusted it as they trust a
+        workspace (`baton trust DIR`, the record every face reads); returns what to tell
+        them of the others."""
+        writable = tuple(root for root in roots if decide(root, None).trusted)
+        self.read_roots[sid], self.write_roots[sid] = roots, writable
+        self._apply_roots(app, sid)
+        return [
+            f"[Additional directory {root} is read-only for Baton: `baton trust {root}` "
+            "in a terminal lets it change files there (each change asks first)]\n"
+            for root in roots
+            if root not in writable
+        ]
+
+    def _apply_roots(self, app: App, sid: str) -> None:
+        state = app.sessions.state(sid)
+        state.read_roots = self.read_roots.get(sid, ())
+        state.write_roots = self.write_roots.get(sid, ())
+
+    def _forget_roots(self, sid: str) -> None:
+        self.read_roots.pop(sid, None)
+        self.write_roots.pop(sid, None)
 
     def _after_reply(self, callback: Any) -> None:
         # Scheduled now, run once the handler has returned: the answer is queued for
@@ -610,10 +634,9 @@ class BatonAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         app = self._session(session_id)
         channel = self._channel()
-        roots = self.read_roots.get(session_id, ())
         # Set again each turn: the core may have read the session afresh from the store.
-        app.sessions.state(session_id).read_roots = roots
-        parts = prompt_parts(prompt, app.workspace, roots)
+        self._apply_roots(app, session_id)
+        parts = prompt_parts(prompt, app.workspace, self.read_roots.get(session_id, ()))
         text, context, images = parts.text, parts.context, parts.images
         command = commands.parse(text) if not (context or images) else None
         channel.take_usage(session_id)
@@ -840,7 +863,7 @@ def outside_link(uri: str, name: str | None, readable: Path | None) -> str:
         return (
             f"[Baton: the person linked {shown}{named}; it is in an additional directory "
             f"outside the workspace: read it with read and the path {readable} if you need "
-            "it (read-only).]"
+            "it.]"
         )
     return (
         f"[Baton: the person linked {shown}{named}; it is outside the workspace, so you "
