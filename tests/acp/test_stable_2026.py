@@ -104,6 +104,29 @@ async def test_cancelling_a_child_stops_only_that_child(
 
 
 @pytest.mark.asyncio
+async def test_cancelling_the_parent_ends_its_announced_children_first(
+    start_acp: StartAcp, llm: FakeLLM
+) -> None:
+    acp = await start_acp(capabilities=SUBAGENTS)
+    sid = await acp.new()
+    llm.add(
+        tool_call(
+            "task", {"agent": "explore", "description": "a long look", "prompt": "Look long."}
+        )
+    )
+    llm.add(text("looking"), stall(30, after=1))
+    turn = asyncio.ensure_future(acp.say(sid, "delegate a long look"))
+    await llm.wait_for_requests_async(2)
+    await acp.client.wait(lambda: acp.client.of(sid, "subagent_spawned"), what="the child")
+    await acp.conn.cancel(session_id=sid)
+    assert (await asyncio.wait_for(turn, 15)).stop_reason == "cancelled"
+    # The child's terminal update came before the parent's answer (the fixture flushed
+    # every update before the prompt returned).
+    [ended] = acp.client.of(sid, "subagent_state_update")
+    assert ended["state"] == "cancelled"
+
+
+@pytest.mark.asyncio
 async def test_without_the_opt_in_children_stay_in_the_parents_task_call(
     start_acp: StartAcp, llm: FakeLLM, workspace: Path
 ) -> None:
