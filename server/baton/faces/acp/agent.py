@@ -16,10 +16,8 @@ import os
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
@@ -29,11 +27,9 @@ from acp.schema import (
     AvailableCommandsUpdate,
     CloseSessionResponse,
     DeleteSessionResponse,
-    EmbeddedResourceContentBlock,
     EnvVarAuthMethod,
     FileEditToolCallContent,
     HttpMcpServer,
-    ImageContentBlock,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -43,7 +39,6 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
-    ResourceContentBlock,
     ResumeSessionResponse,
     SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
@@ -59,8 +54,6 @@ from acp.schema import (
     SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
-    TextContentBlock,
-    TextResourceContents,
 )
 from pydantic import ValidationError
 
@@ -72,11 +65,11 @@ from baton.faces.acp import commands
 from baton.faces.acp.channel import AcpChannel, agent_text
 from baton.faces.acp.files import AcpEditorFiles
 from baton.faces.acp.history import replay
+from baton.faces.acp.prompts import prompt_parts
+from baton.faces.acp.roots import read_roots
 from baton.faces.acp.terminal import AcpEditorTerminal
 from baton.logs import register_secret
 from baton.session.manage import SessionManager
-from baton.tools.base import ToolFailure
-from baton.tools.sandbox import resolve_in_workspace
 from baton.trust import decide
 
 if TYPE_CHECKING:
@@ -779,120 +772,3 @@ def mcp_settings(server: Any) -> McpServerSettings:
             raise ValueError(f"{server.name}: Baton's HTTP MCP client sends no headers")
         return McpServerSettings(name=name, url=server.url)
     raise ValueError(f"{server.name}: only stdio and http MCP servers are supported")
-
-
-@dataclass
-class PromptParts:
-    text: str
-    context: list[p.ContextAttachment]
-    images: list[p.ImageAttachment]
-
-
-def prompt_parts(blocks: list[Any], workspace: Path, roots: tuple[Path, ...] = ()) -> PromptParts:
-    """The prompt's text, its resources as the editor context the core attaches, and its
-    images. A link to a file outside the workspace is not read: the model is told of it
-    as a link it cannot open."""
-    texts: list[str] = []
-    context: list[p.ContextAttachment] = []
-    images: list[p.ImageAttachment] = []
-    for index, block in enumerate(blocks):
-        if isinstance(block, TextContentBlock):
-            texts.append(block.text)
-        elif isinstance(block, ResourceContentBlock):
-            if _outside(workspace, block.uri):
-                texts.append(outside_link(block.uri, block.name, _readable_in(roots, block.uri)))
-            else:
-                context.append(p.ContextAttachment(uri=block.uri))
-        elif isinstance(block, EmbeddedResourceContentBlock) and isinstance(
-            block.resource, TextResourceContents
-        ):
-            context.append(p.ContextAttachment(uri=block.resource.uri, text=block.resource.text))
-        elif isinstance(block, ImageContentBlock):
-            try:
-                images.append(
-                    p.ImageAttachment.model_validate(
-                        {"mimeType": block.mime_type, "data": block.data}
-                    )
-                )
-            except ValidationError as exc:
-                raise RequestError.invalid_params(
-                    {f"prompt.{index}": f"an image Baton cannot take: {exc.errors()[0]['msg']}"}
-                ) from None
-        else:
-            raise RequestError.invalid_params(
-                {f"prompt.{index}": f"{getattr(block, 'type', 'this')} content is not supported"}
-            )
-    text = "\n".join(texts)
-    if not text.strip():
-        raise RequestError.invalid_params({"prompt": "a prompt needs some text"})
-    return PromptParts(text, context, images)
-
-
-def _outside(workspace: Path, uri: str) -> bool:
-    """A `file:` link (or a plain path) that resolves outside the workspace."""
-    parsed = urlsplit(uri)
-    if parsed.scheme not in ("", "file") or (len(uri) > 2 and uri[1] == ":"):
-        return False
-    raw = unquote(parsed.path) if parsed.scheme == "file" else uri
-    try:
-        resolve_in_workspace(workspace, raw)
-    except ToolFailure as exc:
-        # Only an escape is a link to keep: a missing file inside is still an error.
-        return "escapes the workspace" in str(exc)
-    return False
-
-
-def _readable_in(roots: tuple[Path, ...], uri: str) -> Path | None:
-    """The file a link names, when it lies in one of the session's additional directories."""
-    parsed = urlsplit(uri)
-    raw = unquote(parsed.path) if parsed.scheme == "file" else uri
-    for root in roots:
-        try:
-            return resolve_in_workspace(root, raw)
-        except ToolFailure:
-            continue
-    return None
-
-
-def outside_link(uri: str, name: str | None, readable: Path | None) -> str:
-    """Baton's note, in the prompt, of a link outside the workspace: not attached; the
-    model may `read` it only when it lies in an additional directory."""
-    shown = " ".join(uri.split())[:1000]
-    named = f" ({' '.join(name.split())[:200]})" if name and name.strip() else ""
-    if readable is not None:
-        return (
-            f"[Baton: the person linked {shown}{named}; it is in an additional directory "
-            f"outside the workspace: read it with read and the path {readable} if you need "
-            "it.]"
-        )
-    return (
-        f"[Baton: the person linked {shown}{named}; it is outside the workspace, so you "
-        "cannot read it. Ask for what you need.]"
-    )
-
-
-# At most this many additional directories a session (each is a root `read` may use).
-MAX_READ_ROOTS = 32
-
-
-def read_roots(workspace: Path, directories: list[str] | None) -> tuple[Path, ...]:
-    """An editor's `additionalDirectories` as resolved directories outside the workspace
-    (one inside it adds nothing and is left out); -32602 naming a bad one."""
-    if not directories:
-        return ()
-    if len(directories) > MAX_READ_ROOTS:
-        raise RequestError.invalid_params(
-            {"additionalDirectories": f"at most {MAX_READ_ROOTS} directories"}
-        )
-    roots: list[Path] = []
-    for index, raw in enumerate(directories):
-        path = Path(raw)
-        if not path.is_absolute() or not path.is_dir():
-            raise RequestError.invalid_params(
-                {f"additionalDirectories.{index}": f"not an absolute directory: {raw!r}"}
-            )
-        real = path.resolve()
-        if real == workspace or workspace in real.parents or real in roots:
-            continue
-        roots.append(real)
-    return tuple(roots)
