@@ -417,49 +417,49 @@ def tool_table() -> None:
     )
 
 
-def source_lines(count: int) -> str:
-    """`count` lines of ordinary Python (~36 characters a line, indented as code is)."""
-    lines: list[str] = []
-    i = 0
-    while len(lines) < count:
-        lines += [
-            f"def load_{i}(store: Store, key: str) -> Row | None:",
-            f'    """Row {i} of the store, or None."""',
-            "    row = store.get(key)",
-            "    if row is None:",
-            "        return None",
-            f"    return row.with_index({i})",
-            "",
-        ]
-        i += 1
-    return "\n".join(lines[:count]) + "\n"
+async def read_cost(workspace: Path, text: str) -> tuple[int, int]:
+    """Tokens of `read`'s answer for a file holding `text`, and of `text` itself."""
+    (workspace / "module.py").write_text(text)
+
+    async def allow(*_: Any, **__: Any) -> bool:
+        return True
+
+    ctx = ToolContext(
+        session_id="s",
+        tool_call_id="c",
+        workspace=workspace,
+        mode="build",
+        settings=ConfigLoader(workspace, environ={}).settings(),
+        ask_permission=allow,
+    )
+    result = await ReadTool().run(ReadInput(path="module.py"), ctx)
+    return estimate(result.output), estimate(text)
 
 
 async def read_table(lines: int = 150) -> None:
-    """What `read` of a `lines`-line file costs against the file's own text."""
-    text = source_lines(lines)
+    """What `read` of a `lines`-line file costs against the file's own text: the first
+    `lines` lines of each of Baton's own modules that long (real code, real line lengths)."""
+    server = Path(__file__).resolve().parent.parent / "server" / "baton"
+    texts = []
+    for path in sorted(server.rglob("*.py")):
+        head = path.read_text().splitlines(keepends=True)[:lines]
+        if len(head) == lines:
+            texts.append("".join(head))
+    overheads = []
     with tempfile.TemporaryDirectory(prefix="baton-bench-") as tmp:
         workspace = Path(tmp).resolve()
-        (workspace / "module.py").write_text(text)
-        loader = ConfigLoader(workspace, environ={})
-
-        async def allow(*_: Any, **__: Any) -> bool:
-            return True
-
-        ctx = ToolContext(
-            session_id="s",
-            tool_call_id="c",
-            workspace=workspace,
-            mode="build",
-            settings=loader.settings(),
-            ask_permission=allow,
-        )
-        result = await ReadTool().run(ReadInput(path="module.py"), ctx)
-    shown, own = estimate(result.output), estimate(text)
-    verdict = "meets" if shown <= own * (1 + TARGET_READ_OVERHEAD) else "misses"
+        for text in texts:
+            shown, own = await read_cost(workspace, text)
+            overheads.append(shown / own - 1)
+    overheads.sort()
+    median = overheads[len(overheads) // 2]
+    within = sum(1 for o in overheads if o <= TARGET_READ_OVERHEAD)
+    verdict = "meets" if median <= TARGET_READ_OVERHEAD else "misses"
     print(
-        f"read of a {lines}-line file: {shown:,} tokens, its text {own:,} "
-        f"(+{shown / own - 1:.1%}; {verdict} the +{TARGET_READ_OVERHEAD:.0%} target)"
+        f"read of a {lines}-line file ({len(texts)} of Baton's modules, their first {lines} "
+        f"lines): +{median:.1%} tokens over the text at the median ({verdict} the "
+        f"+{TARGET_READ_OVERHEAD:.0%} target), +{overheads[0]:.1%} to +{overheads[-1]:.1%}; "
+        f"{within} of {len(texts)} within +{TARGET_READ_OVERHEAD:.0%}"
     )
 
 

@@ -112,7 +112,7 @@ def test_duplicate_registration_is_an_error() -> None:
 async def test_runs_a_tool(workspace: Path, ctx: Any) -> None:
     (workspace / "f.txt").write_text("hi\n")
     result = await _registry().run("read", '{"path": "f.txt"}', ctx)
-    assert result.output == "     1\thi"
+    assert result.output == "1\thi"
     assert result.facts[0].path == "f.txt"
 
 
