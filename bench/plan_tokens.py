@@ -61,8 +61,10 @@ from baton.session.service import SessionService
 from baton.store.db import Database
 from baton.store.model import StoredPart, StoredText, ToolResultRecord, part_from_json
 from baton.tools.base import ToolContext, ToolServices
+from baton.tools.diagnostics import DiagnosticsTool
 from baton.tools.files import ReadInput, ReadTool
 from baton.tools.plan import plan_tools
+from baton.tools.question import QuestionTool
 from baton.tools.registry import ToolRegistry, default_registry
 
 TARGET_RATIO = 0.15
@@ -368,8 +370,9 @@ def builtin_registry() -> ToolRegistry:
 
 
 def extra_tools() -> list[Any]:
-    """The tools a client's capabilities add (none before they existed)."""
-    return []
+    """The tools a client's capabilities add: `question` (someone to ask) and `diagnostics`
+    (an editor that offers its problems); `webfetch` is in the default registry."""
+    return [QuestionTool(), DiagnosticsTool()]
 
 
 def sent_tokens(specs: list[ToolSpec]) -> int:

@@ -189,8 +189,8 @@ AGENT_BUILD = """You are a build agent working for another agent. Carry out the 
 completely, with every tool you have, checking your work (run the tests or the check
 the task names). Your final message is all the other agent receives: say what you
 changed and how you checked it, briefly."""
-TASK_TOOL_DESCRIPTION = """Run a child agent in a fresh context; it sees only `prompt`, so put \
-everything in it. Read-only children called together run at once. Agents:
+TASK_TOOL_DESCRIPTION = """Run a child agent in a fresh context; it sees only `prompt`. \
+Read-only ones called together run at once. Agents:
 {agents}"""
 TASK_STEP_PROMPT = """You build one step of an approved plan. The whole plan, your step marked `>>`:
 

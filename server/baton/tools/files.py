@@ -18,6 +18,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from baton.tools.base import Allowed, Fact, ToolContext, ToolFailure, ToolInput, ToolResult
+from baton.tools.diagnostics import new_problems, problems_of
 from baton.tools.fileio import (
     SNIFF_BYTES,
     atomic_write,
@@ -74,7 +75,7 @@ class EditInput(ToolInput):
 class ReadTool:
     name: ClassVar[str] = "read"
     description: ClassVar[str] = (
-        "Read a text file as `N<tab>line` lines, up to 2000 (offset, limit for more)."
+        "Read a text file as `N<tab>line` lines; up to 2000 (offset, limit)."
     )
     input_model: ClassVar[type[ToolInput]] = ReadInput
     read_only: ClassVar[bool] = True
@@ -251,8 +252,7 @@ class WriteTool:
 class EditTool:
     name: ClassVar[str] = "edit"
     description: ClassVar[str] = (
-        "Replace old_string (exact, whitespace too; found once unless replace_all) with "
-        "new_string. Read the file first."
+        "Replace old_string (exact; once unless replace_all) with new_string. Read the file first."
     )
     input_model: ClassVar[type[ToolInput]] = EditInput
     read_only: ClassVar[bool] = False
@@ -380,6 +380,8 @@ async def _apply_change(
                     "change again; ask the person if it is unclear what they want."
                 )
             )
+    # The editor's problems before the change: those are not news after it.
+    before = await problems_of(ctx, real) if old is not None else []
     if ctx.before_change is not None:
         await ctx.before_change([real])
     # An existing text file goes through the editor when it offers writes (its buffer
@@ -400,6 +402,8 @@ async def _apply_change(
         if edited is None
         else edited_notice(shown, proposed.decode("utf-8", errors="replace"), edited, created)
     )
+    if before is not None:
+        output += await new_problems(ctx, real, before)
     return ToolResult(
         output=output,
         facts=[Fact(kind="modified", path=shown, action="created" if created else "modified")],

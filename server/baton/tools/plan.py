@@ -108,7 +108,7 @@ class PlanExitTool:
 
 class PlanDoneTool:
     name: ClassVar[str] = "plan_done"
-    description: ClassVar[str] = "Mark the plan complete once every step is done."
+    description: ClassVar[str] = "Mark the plan done once every step is."
     input_model: ClassVar[type[ToolInput]] = NoInput
     read_only: ClassVar[bool] = False
     modes: ClassVar[tuple[str, ...]] = BOTH_MODES

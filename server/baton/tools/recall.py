@@ -22,8 +22,7 @@ class RecallInput(ToolInput):
 class RecallTool:
     name: ClassVar[str] = "recall"
     description: ClassVar[str] = (
-        "Get back hidden text word for word: an output by the call_id its note names, or "
-        "the lines containing query."
+        "Get back hidden text: an output by the call_id its note names, or lines containing query."
     )
     input_model: ClassVar[type[ToolInput]] = RecallInput
     read_only: ClassVar[bool] = True

@@ -30,6 +30,7 @@ from baton.tools.policy import plan_mode_message
 from baton.tools.recall import RecallTool
 from baton.tools.search import GlobTool, GrepTool
 from baton.tools.shell import BashTool
+from baton.tools.webfetch import WebFetchTool
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +155,16 @@ def spec_of(tool: Tool) -> ToolSpec:
 # Checked by the input model on every call, and said in its error when broken: not worth
 # their tokens in every request (a model rarely comes near them).
 _UNSENT_KEYWORDS = frozenset(
-    {"minimum", "maximum", "minLength", "maxLength", "default", "additionalProperties"}
+    {
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "default",
+        "additionalProperties",
+    }
 )
 
 
@@ -259,7 +269,17 @@ def _error(message: str) -> ToolResult:
 
 
 def default_registry() -> ToolRegistry:
-    """The six workspace tools and `recall`; plan and MCP tools are registered later."""
+    """The six workspace tools, `recall` and `webfetch`; plan, MCP and the tools a client
+    offers (`question`, `diagnostics`) are registered later."""
     return ToolRegistry(
-        [ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool(), RecallTool()]
+        [
+            ReadTool(),
+            WriteTool(),
+            EditTool(),
+            GlobTool(),
+            GrepTool(),
+            BashTool(),
+            RecallTool(),
+            WebFetchTool(),
+        ]
     )

@@ -77,7 +77,7 @@ class GlobTool:
     name: ClassVar[str] = "glob"
     description: ClassVar[str] = (
         f"Find files by path pattern (`**/*.py`: any depth), newest first, up to "
-        f"{GLOB_MAX_RESULTS}; ignored files skipped."
+        f"{GLOB_MAX_RESULTS}."
     )
     input_model: ClassVar[type[ToolInput]] = GlobInput
     read_only: ClassVar[bool] = True
@@ -206,7 +206,7 @@ def _normalise_pattern(ctx: ToolContext, pattern: str) -> str:
 class GrepTool:
     name: ClassVar[str] = "grep"
     description: ClassVar[str] = (
-        "Search file contents by regex (ripgrep syntax). Returns `path:line: text`, up to "
+        f"Regex search of file contents (ripgrep). Returns `path:line: text`, up to "
         f"{GREP_MAX_MATCHES}."
     )
     input_model: ClassVar[type[ToolInput]] = GrepInput
