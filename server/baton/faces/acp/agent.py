@@ -63,6 +63,7 @@ from baton.faces.acp import commands
 from baton.faces.acp.channel import AcpChannel, agent_text
 from baton.faces.acp.files import AcpEditorFiles
 from baton.faces.acp.history import replay
+from baton.faces.acp.question import AcpQuestions
 from baton.faces.acp.terminal import AcpEditorTerminal
 from baton.logs import register_secret
 from baton.trust import decide
@@ -123,6 +124,7 @@ class BatonAgent:
         self._catalogs: dict[int, ModelCatalog] = {}
         self.editor_files: AcpEditorFiles | None = None
         self.editor_terminal: AcpEditorTerminal | None = None
+        self.questions: AcpQuestions | None = None
 
     def on_connect(self, conn: Client) -> None:
         self.channel = AcpChannel(conn, self.transport, self.session_apps.get)
@@ -162,6 +164,7 @@ class BatonAgent:
                 trust=trust,
                 editor_files=self.editor_files,
                 editor_terminal=self.editor_terminal,
+                questions=self.questions,
             )
             for provider, key in self._keys.items():
                 app.credentials.set(provider, key)
@@ -219,6 +222,10 @@ class BatonAgent:
             )
         if getattr(client_capabilities, "terminal", False):
             self.editor_terminal = AcpEditorTerminal(channel.client, channel)
+        elicitation = getattr(client_capabilities, "elicitation", None)
+        if elicitation is not None and getattr(elicitation, "form", None) is not None:
+            # The `question` tool, asked as a form; not offered to a client without forms.
+            self.questions = AcpQuestions(channel.client)
         baton_meta = kwargs.get("baton")
         if isinstance(baton_meta, dict):
             trusted = baton_meta.get("workspaceTrusted")
