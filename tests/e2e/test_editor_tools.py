@@ -6,6 +6,7 @@ by an untrusted workspace, its page framed as outside content."""
 
 from __future__ import annotations
 
+import asyncio
 import http.server
 import threading
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.fake_llm import FakeLLM, text, tool_call
-from tests.harness import BatonClient, allow_once
+from tests.harness import BatonClient, allow_once, never_answer
 
 QUESTION = {
     "question": "Which store?",
@@ -242,3 +243,43 @@ async def test_an_untrusted_workspace_cannot_pre_allow_webfetch(
     await baton.prompt(await baton.new_session(), "read the changelog")
     assert len(baton.permission_requests) == 1  # asked, despite the workspace's "allow"
     assert "permission denied" in output_of(llm, "call_w")
+
+
+@pytest.mark.asyncio
+async def test_a_plan_childs_question_carries_the_child_and_its_parent(
+    start_baton: Any, llm: FakeLLM
+) -> None:
+    baton: BatonClient = await start_baton(offers={"question": True})
+    baton.question_policy = lambda _: {"outcome": "answered", "labels": ["SQLite"]}
+    task = {"agent": "plan", "description": "plan the store", "prompt": "Plan the store."}
+    llm.add(tool_call("task", task, call_id="call_task"))
+    llm.add(tool_call("question", QUESTION, call_id="call_child_q"))
+    llm.add(text("The person wants SQLite."))
+    llm.add(text("Planned."))
+    parent = await baton.new_session()
+    await baton.prompt(parent, "plan it with a child")
+    (asked,) = baton.question_requests
+    assert asked["parentId"] == parent
+    assert asked["agent"] == "plan"
+    assert asked["sessionId"] != parent
+    assert "question" in llm.model_requests[1].tool_names  # the child is offered it
+    assert output_of(llm, "call_child_q") == "The person chose: SQLite"
+
+
+@pytest.mark.asyncio
+async def test_a_cancelled_turn_withdraws_the_question(start_baton: Any, llm: FakeLLM) -> None:
+    baton: BatonClient = await start_baton(offers={"question": True})
+    withdrawn = asyncio.Event()
+    baton.question_policy = never_answer(withdrawn)
+    llm.add(tool_call("question", QUESTION, call_id="call_q"))
+    session = await baton.new_session()
+    turn = asyncio.create_task(baton.prompt(session, "ask me"))
+    for _ in range(200):
+        if baton.question_requests:
+            break
+        await asyncio.sleep(0.1)
+    assert baton.question_requests
+    baton.notify("baton/session/cancel", {"sessionId": session})
+    await asyncio.wait_for(withdrawn.wait(), 10)
+    result = await asyncio.wait_for(turn, 20)
+    assert result["stopReason"] == "cancelled"
