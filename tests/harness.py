@@ -297,7 +297,10 @@ async def start_client(
     @client.feature("baton/editor/diagnostics")
     async def on_diagnostics(ls: Any, params: Any) -> Any:
         baton.diagnostics_requests.append(params)
-        return baton.diagnostics_policy(params)
+        answer = baton.diagnostics_policy(params)
+        if asyncio.iscoroutine(answer):
+            answer = await answer
+        return answer
 
     await client.start_io(sys.executable, "-m", "baton", "serve", env=env, cwd=str(workspace))
     await client.initialize_session(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -283,3 +284,31 @@ async def test_a_cancelled_turn_withdraws_the_question(start_baton: Any, llm: Fa
     await asyncio.wait_for(withdrawn.wait(), 10)
     result = await asyncio.wait_for(turn, 20)
     assert result["stopReason"] == "cancelled"
+
+
+@pytest.mark.asyncio
+async def test_an_editor_that_does_not_answer_delays_an_edit_only_within_the_bound(
+    start_baton: Any, llm: FakeLLM, workspace: Path
+) -> None:
+    (workspace / "app.ts").write_text("let b = 2;\n")
+    baton: BatonClient = await start_baton(
+        offers={"diagnostics": True}, settings={"tools": {"diagnosticsWaitMs": 800}}
+    )
+    baton.permission_policy = allow_once
+
+    async def silent(_: dict[str, Any]) -> Any:
+        await asyncio.sleep(60)
+
+    baton.diagnostics_policy = silent
+    llm.add(
+        tool_call(
+            "edit", {"path": "app.ts", "old_string": "2", "new_string": "3"}, call_id="call_e"
+        )
+    )
+    llm.add(text("done"))
+    started = time.monotonic()
+    await baton.prompt(await baton.new_session(), "bump")
+    assert time.monotonic() - started < 8  # the bound is 0.8 s; the rest is the turn itself
+    assert (workspace / "app.ts").read_text() == "let b = 3;\n"
+    assert output_of(llm, "call_e").startswith("edited app.ts")
+    assert "problems" not in output_of(llm, "call_e")

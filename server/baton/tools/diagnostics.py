@@ -5,7 +5,8 @@ client that announced `capabilities.diagnostics` answers `baton/editor/diagnosti
 with them. After a write or edit the file's problems are asked again once the
 language server has had a moment (a short settle, then until they change, never
 past `tools.diagnosticsWaitMs`), and only those that were not there before the
-change are added to the tool's result, errors first, bounded.
+change are added to the tool's result, errors first, bounded. Asking before and after
+the change together stays within `tools.diagnosticsWaitMs` (from the permission's answer on).
 """
 
 from __future__ import annotations
@@ -119,15 +120,22 @@ def format_problems(problems: list[tuple[str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
-async def problems_of(ctx: ToolContext, path: Path) -> list[dict[str, Any]] | None:
-    """The editor's problems for one file now; None when it cannot say."""
+def problems_deadline(ctx: ToolContext) -> float:
+    """When a write or edit stops waiting for the editor: everything it asks (before and
+    after the change) fits in `tools.diagnosticsWaitMs`."""
+    return time.monotonic() + ctx.settings.tools.diagnostics_wait_ms / 1000
+
+
+async def problems_of(ctx: ToolContext, path: Path, deadline: float) -> list[dict[str, Any]] | None:
+    """The editor's problems for one file now; None when it cannot say before `deadline`."""
     if ctx.diagnostics is None or not ctx.settings.tools.diagnostics_after_edit:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
         return None
     uri = path.as_uri()
     try:
-        items = await asyncio.wait_for(
-            ctx.diagnostics.diagnostics([uri]), ctx.settings.tools.diagnostics_wait_ms / 1000
-        )
+        items = await asyncio.wait_for(ctx.diagnostics.diagnostics([uri]), left)
     except TimeoutError:
         return None
     if items is None:
@@ -135,17 +143,18 @@ async def problems_of(ctx: ToolContext, path: Path) -> list[dict[str, Any]] | No
     return [d for item in items if item.uri == uri for d in item.diagnostics]
 
 
-async def new_problems(ctx: ToolContext, path: Path, before: list[dict[str, Any]]) -> str:
+async def new_problems(
+    ctx: ToolContext, path: Path, before: list[dict[str, Any]], deadline: float
+) -> str:
     """The file's problems that were not there before the change, as a note for the tool's
-    result ('' when there are none or the editor does not say in time)."""
+    result ('' when there are none or the editor does not say before `deadline`)."""
     if ctx.diagnostics is None or not ctx.settings.tools.diagnostics_after_edit:
         return ""
-    deadline = time.monotonic() + ctx.settings.tools.diagnostics_wait_ms / 1000
     await asyncio.sleep(min(SETTLE_S, max(0.0, deadline - time.monotonic())))
     after: list[dict[str, Any]] | None = None
     previous = Counter(_key(d) for d in before)
     while True:
-        now = await problems_of(ctx, path)
+        now = await problems_of(ctx, path, deadline)
         if now is not None:
             after = now
             if Counter(_key(d) for d in now) != previous:

@@ -18,7 +18,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from baton.tools.base import Allowed, Fact, ToolContext, ToolFailure, ToolInput, ToolResult
-from baton.tools.diagnostics import new_problems, problems_of
+from baton.tools.diagnostics import new_problems, problems_deadline, problems_of
 from baton.tools.fileio import (
     SNIFF_BYTES,
     atomic_write,
@@ -381,7 +381,8 @@ async def _apply_change(
                 )
             )
     # The editor's problems before the change: those are not news after it.
-    before = await problems_of(ctx, real) if old is not None else []
+    deadline = problems_deadline(ctx)
+    before = await problems_of(ctx, real, deadline) if old is not None else []
     if ctx.before_change is not None:
         await ctx.before_change([real])
     # An existing text file goes through the editor when it offers writes (its buffer
@@ -403,7 +404,7 @@ async def _apply_change(
         else edited_notice(shown, proposed.decode("utf-8", errors="replace"), edited, created)
     )
     if before is not None:
-        output += await new_problems(ctx, real, before)
+        output += await new_problems(ctx, real, before, deadline)
     return ToolResult(
         output=output,
         facts=[Fact(kind="modified", path=shown, action="created" if created else "modified")],
