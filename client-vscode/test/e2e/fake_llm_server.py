@@ -186,21 +186,23 @@ QUESTION_OPTIONS = [
 ]
 
 
-def quoting(req: Any, call: Any, intro: str) -> Any:
-    """`call` first; once it has its result, a line quoting that result (the test reads it)."""
-    outputs = list(req.tool_outputs().values())
-    if not outputs:
-        return call
-    return text(f"{intro}\n\n```text\n{outputs[-1]}\n```")
+def quoting(req: Any, name: str, arguments: dict[str, Any], intro: str) -> Any:
+    """A `name` call first; once it has its result, a line quoting that result (the test
+    reads it)."""
+    calls = [c for c in req.function_calls() if c.get("name") == name]
+    output = req.tool_outputs().get(calls[-1].get("call_id")) if calls else None
+    if output is None:
+        return tool_call(name, arguments)
+    return text(f"{intro}\n\n```text\n{output}\n```")
 
 
 def answer(req: Any) -> Any:
     last_words = req.last_user_text() or ""
     if "PLEASE BREAK" in last_words:
-        return quoting(req, tool_call("edit", BREAK_EDIT), "The edit said:")
+        return quoting(req, "edit", BREAK_EDIT, "The edit said:")
     if "PLEASE ASK" in last_words:
         question = {"question": "Which store?", "options": QUESTION_OPTIONS}
-        return quoting(req, tool_call("question", question), "You answered:")
+        return quoting(req, "question", question, "You answered:")
     if not req.tool_names:
         return text(SUMMARY)
     if any(SLOW_CHILD in t or "PLEASE DELEGATE" in t for t in req.texts("user")):

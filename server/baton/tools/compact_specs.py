@@ -6,10 +6,7 @@ from __future__ import annotations
 # A compact spec lists the tool's required fields and the optional ones named here; a
 # tool not named here (an MCP server's) keeps its full description.
 COMPACT_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
-    "read": (
-        "Read a text file as numbered lines. Long files: use offset and limit.",
-        {"offset": "First line to read (1-based).", "limit": "How many lines."},
-    ),
+    "read": ("Read a text file as numbered lines.", {"offset": "1-based.", "limit": ""}),
     "write": ("Create a file or replace its whole content.", {}),
     "edit": (
         "Replace old_string, exact text that occurs once in the file, with new_string. "
@@ -18,11 +15,8 @@ COMPACT_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     ),
     "glob": ("Find files by path pattern, e.g. `**/*.py`.", {}),
     "grep": (
-        "Search file contents with a regular expression. Returns `path:line: text`.",
-        {
-            "path": "File or directory to search (default: all).",
-            "include": 'Only files named like this, e.g. "*.py".',
-        },
+        "Regex search of file contents. Returns `path:line: text`.",
+        {"path": "", "include": 'e.g. "*.py"'},
     ),
     "bash": ("Run a shell command in the workspace.", {}),
     "recall": (
@@ -34,6 +28,12 @@ COMPACT_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "plan_show": ("Show the plan to the person.", {}),
     "plan_exit": ("Submit the plan for approval; your turn ends.", {}),
     "plan_done": ("Mark the plan complete once every step is done.", {}),
+    "webfetch": ("Fetch a URL as markdown; asks the person.", {}),
+    "question": (
+        "Ask the person a question with 2-6 options.",
+        {"options": "[{label, description?}]", "multiple": "", "allow_text": ""},
+    ),
+    "diagnostics": ("The editor's errors and warnings for a file, or all files.", {"path": ""}),
     "task": (
         "Run a child agent on `prompt` in a fresh context (it sees nothing else); get back "
         "one bounded result. Agents: explore, plan, build.",
