@@ -159,6 +159,23 @@ async def test_problems_after_an_edit_can_be_turned_off(
 
 class _Page(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:
+        if self.path in ("/data.json", "/logo.png", "/long"):
+            kind, body = {
+                "/data.json": ("application/json", b'{"version": "2.0", "tags": ["<b>"]}'),
+                "/logo.png": ("image/png", b"\x89PNG\r\n\x1a\n" + bytes(64)),
+                "/long": ("text/plain", "".join(f"line {n}\n" for n in range(5_000)).encode()),
+            }[self.path]
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        if self.path == "/metadata":
+            self.send_response(302)
+            self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+            self.end_headers()
+            return
         if self.path == "/moved":
             self.send_response(302)
             self.send_header("Location", "/doc")
@@ -312,3 +329,40 @@ async def test_an_editor_that_does_not_answer_delays_an_edit_only_within_the_bou
     assert (workspace / "app.ts").read_text() == "let b = 3;\n"
     assert output_of(llm, "call_e").startswith("edited app.ts")
     assert "problems" not in output_of(llm, "call_e")
+
+
+@pytest.mark.asyncio
+async def test_webfetch_keeps_json_refuses_binary_and_rechecks_a_redirect(
+    start_baton: Any, llm: FakeLLM, site: str
+) -> None:
+    baton: BatonClient = await start_baton(settings={"web": {"allowPrivateHosts": [site]}})
+    baton.permission_policy = lambda _: {"outcome": {"optionId": "allow_always_host"}}
+    llm.add(tool_call("webfetch", {"url": f"http://{site}/data.json"}, call_id="call_json"))
+    llm.add(tool_call("webfetch", {"url": f"http://{site}/logo.png"}, call_id="call_png"))
+    llm.add(tool_call("webfetch", {"url": f"http://{site}/metadata"}, call_id="call_meta"))
+    llm.add(tool_call("webfetch", {"url": "file:///etc/passwd"}, call_id="call_file"))
+    llm.add(text("done"))
+    await baton.prompt(await baton.new_session(), "fetch things")
+    assert '{"version": "2.0", "tags": ["<b>"]}' in output_of(llm, "call_json")
+    assert "webfetch reads only text" in output_of(llm, "call_png")
+    metadata = output_of(llm, "call_meta")
+    assert "169.254.169.254" in metadata and "link-local or private address" in metadata
+    assert "only http and https" in output_of(llm, "call_file")
+
+
+@pytest.mark.asyncio
+async def test_the_rest_of_a_long_page_is_one_recall_away(
+    start_baton: Any, llm: FakeLLM, site: str
+) -> None:
+    baton: BatonClient = await start_baton(settings={"web": {"allowPrivateHosts": [site]}})
+    baton.permission_policy = allow_once
+    llm.add(tool_call("webfetch", {"url": f"http://{site}/long"}, call_id="call_long"))
+    llm.add(tool_call("recall", {"call_id": "call_long", "offset": 20_000}, call_id="call_r"))
+    llm.add(text("read it all"))
+    await baton.prompt(await baton.new_session(), "read the long page")
+    page = output_of(llm, "call_long")
+    assert "line 0\n" in page and "line 4999" not in page
+    assert 'recall with call_id "call_long" and offset 20000' in page
+    rest = output_of(llm, "call_r")
+    assert "whole page of webfetch call call_long" in rest
+    assert "line 2400" in rest
