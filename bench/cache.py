@@ -201,7 +201,21 @@ def start(llm: FakeLLM, home: Path) -> App:
             "permissions": {"write": "allow", "bash": "allow"},
             "compaction": {"strategy": "native", "auto": False},
         },
+        # The editor's tools, as VS Code offers them: the tool list is the 16 built-in
+        # tools of an editor session (the scripted model never calls these two).
+        questions=NoOneToAsk(),
+        editor_diagnostics=NoEditorProblems(),
     )
+
+
+class NoOneToAsk:
+    async def ask(self, request: p.QuestionRequestParams) -> p.QuestionResponse | None:
+        return None
+
+
+class NoEditorProblems:
+    async def diagnostics(self, uris: list[str] | None) -> list[p.EditorFileDiagnostics] | None:
+        return None  # not answered: a write or edit waits for nothing
 
 
 async def wait_idle(app: App, sid: str) -> None:

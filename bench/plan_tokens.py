@@ -49,20 +49,29 @@ from baton.agent.tokens import ITEM_OVERHEAD, estimate
 from baton.agent.turn import Turn
 from baton.auth import Credentials
 from baton.config import ConfigLoader
+from baton.delegation.feature import TaskTool
 from baton.plan.service import PlanService
 from baton.plan.source import PlanContext
 from baton.plan.store import PlanStore
-from baton.providers.base import AssistantText, Item, ToolCall
+from baton.providers.base import AssistantText, Item, ToolCall, ToolSpec
 from baton.providers.factory import ProviderRegistry
+from baton.providers.openai_responses import to_responses_tool
 from baton.session.seams import Contribution, Seams, fold
 from baton.session.service import SessionService
 from baton.store.db import Database
 from baton.store.model import StoredPart, StoredText, ToolResultRecord, part_from_json
-from baton.tools.base import ToolServices
+from baton.tools.base import ToolContext, ToolServices
+from baton.tools.diagnostics import DiagnosticsTool
+from baton.tools.files import ReadInput, ReadTool
 from baton.tools.plan import plan_tools
+from baton.tools.question import QuestionTool
 from baton.tools.registry import ToolRegistry, default_registry
 
 TARGET_RATIO = 0.15
+# Every built-in tool of a build session, as sent (issue 49), and what `read`'s line
+# numbers may add to a file's own text.
+TARGET_TOOL_LIST = 1_250
+TARGET_READ_OVERHEAD = 0.10
 # pi's read, write, edit and bash, as the issue measured them (its only four tools).
 PI_FOUR_TOOLS = 722
 PI_TOOLS = ("read", "write", "edit", "bash")
@@ -348,21 +357,54 @@ def ideal_inputs(first: Round, plan: str, edits: list[tuple[str, str, str, str]]
     return out
 
 
-def tool_table() -> None:
-    """Tokens of each tool spec, the system prompt and the mode notes, as the context
-    builder counts them (`baton.agent.context.tool_specs_tokens`), against pi's four tools."""
+def builtin_registry() -> ToolRegistry:
+    """Every built-in tool a build session is offered: the workspace tools, `recall`, the
+    plan tools and `task` (its spec is the class's: the built-in agents)."""
     tools = default_registry()
     for tool in plan_tools():
         tools.register(tool)
+    tools.register(TaskTool(None))  # type: ignore[arg-type]  # only its spec is read
+    for tool in extra_tools():
+        tools.register(tool)
+    return tools
+
+
+def extra_tools() -> list[Any]:
+    """The tools a client's capabilities add: `question` (someone to ask) and `diagnostics`
+    (an editor that offers its problems); `webfetch` is in the default registry."""
+    return [QuestionTool(), DiagnosticsTool()]
+
+
+def sent_tokens(specs: list[ToolSpec]) -> int:
+    """Characters / 4 of the tool list as the Responses provider sends it (what
+    bench/cache.py counts as the tool list)."""
+    return len(json.dumps([to_responses_tool(s) for s in specs], ensure_ascii=False)) // 4
+
+
+def tool_table() -> None:
+    """Tokens of each tool spec, the system prompt and the mode notes, as the context
+    builder counts them (`baton.agent.context.tool_specs_tokens`) and as sent (characters
+    / 4 of the provider's JSON), against pi's four tools."""
+    tools = builtin_registry()
     full = {s.name: tool_specs_tokens([s]) for s in tools.specs()}
+    sent = {s.name: sent_tokens([s]) for s in tools.specs()}
     compact = {s.name: tool_specs_tokens([s]) for s in tools.specs(compact=True)}
     print(
         "== what every request carries (baton.agent.tokens.estimate; the same in plan and build mode)"
     )
-    print(f"{'tool':<12} {'full':>6} {'compact':>8}")
+    print(f"{'tool':<12} {'full':>6} {'sent':>6} {'compact':>8}")
     for name, tokens in full.items():
-        print(f"{name:<12} {tokens:>6,} {compact[name]:>8,}")
-    print(f"{'all ' + str(len(full)):<12} {sum(full.values()):>6,} {sum(compact.values()):>8,}")
+        print(f"{name:<12} {tokens:>6,} {sent[name]:>6,} {compact[name]:>8,}")
+    total_sent = sent_tokens(tools.specs())
+    print(
+        f"{'all ' + str(len(full)):<12} {sum(full.values()):>6,} {total_sent:>6,} "
+        f"{sum(compact.values()):>8,}"
+    )
+    verdict = "meets" if total_sent <= TARGET_TOOL_LIST else "misses"
+    print(
+        f"tool list as sent: {total_sent:,} tokens for {len(full)} tools "
+        f"({verdict} the {TARGET_TOOL_LIST:,}-token target)"
+    )
     four = sum(full[name] for name in PI_TOOLS)
     print(
         f"{' + '.join(PI_TOOLS)}: {four:,} tokens; pi's four: {PI_FOUR_TOOLS:,} "
@@ -378,11 +420,58 @@ def tool_table() -> None:
     )
 
 
+async def read_cost(workspace: Path, text: str) -> tuple[int, int]:
+    """Tokens of `read`'s answer for a file holding `text`, and of `text` itself."""
+    (workspace / "module.py").write_text(text)
+
+    async def allow(*_: Any, **__: Any) -> bool:
+        return True
+
+    ctx = ToolContext(
+        session_id="s",
+        tool_call_id="c",
+        workspace=workspace,
+        mode="build",
+        settings=ConfigLoader(workspace, environ={}).settings(),
+        ask_permission=allow,
+    )
+    result = await ReadTool().run(ReadInput(path="module.py"), ctx)
+    return estimate(result.output), estimate(text)
+
+
+async def read_table(lines: int = 150) -> None:
+    """What `read` of a `lines`-line file costs against the file's own text: the first
+    `lines` lines of each of Baton's own modules that long (real code, real line lengths)."""
+    server = Path(__file__).resolve().parent.parent / "server" / "baton"
+    texts = []
+    for path in sorted(server.rglob("*.py")):
+        head = path.read_text().splitlines(keepends=True)[:lines]
+        if len(head) == lines:
+            texts.append("".join(head))
+    overheads = []
+    with tempfile.TemporaryDirectory(prefix="baton-bench-") as tmp:
+        workspace = Path(tmp).resolve()
+        for text in texts:
+            shown, own = await read_cost(workspace, text)
+            overheads.append(shown / own - 1)
+    overheads.sort()
+    median = overheads[len(overheads) // 2]
+    within = sum(1 for o in overheads if o <= TARGET_READ_OVERHEAD)
+    verdict = "meets" if median <= TARGET_READ_OVERHEAD else "misses"
+    print(
+        f"read of a {lines}-line file ({len(texts)} of Baton's modules, their first {lines} "
+        f"lines): +{median:.1%} tokens over the text at the median ({verdict} the "
+        f"+{TARGET_READ_OVERHEAD:.0%} target), +{overheads[0]:.1%} to +{overheads[-1]:.1%}; "
+        f"{within} of {len(texts)} within +{TARGET_READ_OVERHEAD:.0%}"
+    )
+
+
 async def main(specs: list[str]) -> int:
     for spec in specs:
         await one(*scenario_plan(spec))
         print()
     tool_table()
+    await read_table()
     return 0
 
 

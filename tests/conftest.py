@@ -60,6 +60,7 @@ async def start_baton(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterato
         api_key: str | None = TEST_KEY,
         progress: bool = True,
         trusted: Any = True,
+        offers: dict[str, bool] | None = None,
     ) -> BatonClient:
         llm_env = {"OPENAI_BASE_URL": llm.base_url}
         if api_key:
@@ -70,6 +71,7 @@ async def start_baton(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterato
             settings=settings,
             progress=progress,
             trusted=trusted,
+            offers=offers,
         )
         clients.append(client)
         return client

@@ -101,6 +101,12 @@ class BatonClient:
         self.notifications: list[tuple[str, dict[str, Any]]] = []
         self.permission_requests: list[dict[str, Any]] = []
         self.permission_policy: PermissionPolicy = reject
+        # `baton/question/request` and `baton/editor/diagnostics` (a client announcing
+        # `capabilities.question` / `.diagnostics`): what was asked, and the answers.
+        self.question_requests: list[dict[str, Any]] = []
+        self.question_policy: PermissionPolicy = lambda _: {"outcome": "cancelled"}
+        self.diagnostics_requests: list[dict[str, Any]] = []
+        self.diagnostics_policy: PermissionPolicy = lambda _: {"items": []}
         self.dead = False
         self._waiters: list[tuple[Callable[[str, dict[str, Any]], bool], asyncio.Future[Any]]] = []
 
@@ -255,6 +261,7 @@ async def start_client(
     settings: dict[str, Any] | None = None,
     progress: bool = True,
     trusted: Any = True,
+    offers: dict[str, bool] | None = None,
 ) -> BatonClient:
     """Start the server for `workspace`. The client declares the workspace trusted (as VS
     Code does for a folder the person trusts) unless `trusted` says otherwise: False for
@@ -279,6 +286,22 @@ async def start_client(
             answer = await answer
         return answer
 
+    @client.feature("baton/question/request")
+    async def on_question(ls: Any, params: Any) -> Any:
+        baton.question_requests.append(params)
+        answer = baton.question_policy(params)
+        if asyncio.iscoroutine(answer):
+            answer = await answer
+        return answer
+
+    @client.feature("baton/editor/diagnostics")
+    async def on_diagnostics(ls: Any, params: Any) -> Any:
+        baton.diagnostics_requests.append(params)
+        answer = baton.diagnostics_policy(params)
+        if asyncio.iscoroutine(answer):
+            answer = await answer
+        return answer
+
     await client.start_io(sys.executable, "-m", "baton", "serve", env=env, cwd=str(workspace))
     await client.initialize_session(
         lsp.InitializeParams(
@@ -287,14 +310,18 @@ async def start_client(
             ),
             root_uri=workspace.as_uri(),
             workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-            initialization_options=_init_options(settings, trusted),
+            initialization_options=_init_options(settings, trusted, offers),
         )
     )
     return baton
 
 
-def _init_options(settings: dict[str, Any] | None, trusted: Any) -> dict[str, Any] | None:
+def _init_options(
+    settings: dict[str, Any] | None, trusted: Any, offers: dict[str, bool] | None = None
+) -> dict[str, Any] | None:
     options: dict[str, Any] = {}
+    if offers:
+        options["capabilities"] = offers
     if settings:
         options["settings"] = settings
     if trusted is not None:

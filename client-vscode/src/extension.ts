@@ -22,6 +22,8 @@ import { ChildTranscripts, CHILD_SCHEME } from "./views/childTranscript";
 import { CompactionHistory, HISTORY_SCHEME } from "./views/compactionHistory";
 import { PlanPanels } from "./views/plan/planPanels";
 import { PlansView } from "./views/plans/plansView";
+import { registerEditorDiagnostics } from "./features/diagnostics/editorDiagnostics";
+import { QuestionHost, registerQuestions } from "./features/question/questionHost";
 import { SIDEBAR_VIEW_ID, SidebarProvider } from "./views/sidebar/sidebarProvider";
 
 let services: Services | undefined;
@@ -38,6 +40,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     initializationOptions: () => ({
       settings: collectServerSettings(vscode.workspace.getConfiguration("baton"), vscode.workspace.isTrusted),
       workspaceTrusted: vscode.workspace.isTrusted,
+      // What this client answers (the server offers the `question` and `diagnostics` tools only then).
+      capabilities: { question: true, diagnostics: true },
     }),
     tcp: () => {
       const config = vscode.workspace.getConfiguration("baton");
@@ -119,6 +123,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     vscode.languages.registerCodeLensProvider({ scheme: HISTORY_SCHEME }, history),
     childTranscripts,
     vscode.workspace.registerTextDocumentContentProvider(CHILD_SCHEME, childTranscripts),
+    registerQuestions(client, new QuestionHost(sidebar, (sessionId) => childTranscripts.describe(sessionId))),
+    registerEditorDiagnostics(client),
     // A compaction that ends refreshes an open history document.
     client.onSessionUpdate(({ sessionId, update }) => {
       if (update.kind === "compaction_finished") history.refresh(sessionId);

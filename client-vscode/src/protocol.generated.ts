@@ -399,6 +399,34 @@ export interface ContextResult {
   cacheHitRate?: number | null;
 }
 /**
+ * Server → client (`baton/editor/diagnostics`): the editor's problems for `uris`
+ * (file URIs), or for every file it knows of when absent. Asked only of a client that
+ * announced `initializationOptions.capabilities.diagnostics: true`.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "EditorDiagnosticsParams".
+ */
+export interface EditorDiagnosticsParams {
+  uris?: string[] | null;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "EditorDiagnosticsResult".
+ */
+export interface EditorDiagnosticsResult {
+  items: EditorFileDiagnostics[];
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "EditorFileDiagnostics".
+ */
+export interface EditorFileDiagnostics {
+  uri: string;
+  diagnostics: {
+    [k: string]: unknown | undefined;
+  }[];
+}
+/**
  * Params or result with no fields.
  *
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -640,7 +668,7 @@ export interface PermissionOption {
   optionId: string;
   kind: "allow_once" | "allow_always" | "reject_once";
   name?: string | null;
-  scope?: ("command" | "path" | "tool" | "category") | null;
+  scope?: ("command" | "path" | "tool" | "host" | "category") | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -933,6 +961,41 @@ export interface PromptParams {
 export interface PromptResult {
   stopReason: "end_turn" | "cancelled" | "max_steps" | "refusal" | "error";
   error?: string | null;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "QuestionOption".
+ */
+export interface QuestionOption {
+  label: string;
+  description?: string | null;
+}
+/**
+ * Server → client (`baton/question/request`): the model asks the person one question
+ * (the `question` tool). A `task` child's question carries the child's `sessionId` and
+ * its `parentId`.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "QuestionRequestParams".
+ */
+export interface QuestionRequestParams {
+  sessionId: string;
+  toolCallId: string;
+  question: string;
+  options: QuestionOption[];
+  multiple?: boolean;
+  allowText?: boolean;
+  parentId?: string | null;
+  agent?: string | null;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "QuestionResponse".
+ */
+export interface QuestionResponse {
+  outcome: "answered" | "cancelled";
+  labels?: string[];
+  text?: string | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

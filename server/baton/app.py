@@ -30,8 +30,10 @@ from baton.session.service import SessionService
 from baton.skills.service import SkillsFeature
 from baton.store.db import Database, open_workspace_db
 from baton.store.sessions import SessionStore
-from baton.tools.base import EditorFiles, EditorTerminal
+from baton.tools.base import EditorDiagnostics, EditorFiles, EditorTerminal, PersonQuestions
+from baton.tools.diagnostics import DiagnosticsTool
 from baton.tools.plan import plan_tools
+from baton.tools.question import QuestionTool
 from baton.tools.registry import default_registry
 from baton.trust import Trust, decide
 
@@ -164,12 +166,15 @@ def build_app(
     trust: Trust | None = None,
     editor_files: EditorFiles | None = None,
     editor_terminal: EditorTerminal | None = None,
+    questions: PersonQuestions | None = None,
+    editor_diagnostics: EditorDiagnostics | None = None,
 ) -> App:
     """The core for `workspace`. `trust` is the person's decision already made (the
     editor's); without one, the trust record decides (see `baton.trust`). It is known
     before anything of the workspace is loaded or any provider is asked anything.
     `editor_files` / `editor_terminal`: the editor's buffers and terminal, for a face
-    whose client offers them (ACP).
+    whose client offers them (ACP). `questions`: someone to ask (the `question` tool is
+    offered only with it); `editor_diagnostics`: the editor's problems (`diagnostics`).
 
     The session service is built with the features' setup (`baton.features`): each
     feature is set up on it and says what it adds at which seam, and the service's
@@ -184,6 +189,10 @@ def build_app(
     tools = default_registry()
     for tool in plan_tools():
         tools.register(tool)
+    if questions is not None:
+        tools.register(QuestionTool())
+    if editor_diagnostics is not None:
+        tools.register(DiagnosticsTool())
     # What the model is shown of a plan depends on the plan store alone; the plan methods
     # (which start turns) are built on the sessions.
     plan_context = PlanContext(PlanStore(workspace, db), channel)
@@ -203,6 +212,8 @@ def build_app(
                 channel,
                 editor_files=editor_files,
                 editor_terminal=editor_terminal,
+                questions=questions,
+                editor_diagnostics=editor_diagnostics,
             )
         )
         return built[0].seams

@@ -77,6 +77,8 @@ class PermissionSettings(_Section):
     bash: Permission = "ask"
     write: Permission = "ask"
     mcp: Permission = "ask"
+    # `webfetch`, per host ("Always allow this host" is a session grant).
+    web: Permission = "ask"
 
 
 def _no_control(value: str | None) -> str | None:
@@ -144,6 +146,22 @@ class ToolSettings(_Section):
     read_max_lines: int = Field(2_000, ge=10)
     # Identical calls in a row that run; the next ones are refused (session/repeats.py).
     repeat_limit: int = Field(2, ge=1, le=100)
+    # After a write or edit, the file's new problems from the editor (a client that
+    # announced `capabilities.diagnostics`), waited for at most this long.
+    diagnostics_after_edit: bool = True
+    diagnostics_wait_ms: int = Field(1_500, ge=0, le=10_000)
+
+
+class WebSettings(_Section):
+    """`webfetch`. Only the person's own layers may set this section: which addresses a
+    fetch may reach is theirs to decide, never a repository's."""
+
+    # Hosts (`name` or `name:port`) on a loopback, link-local or private address that
+    # webfetch may reach; every other such address is refused.
+    allow_private_hosts: list[str] = Field(default_factory=list)
+    max_bytes: int = Field(5_000_000, ge=1_000, le=50_000_000)
+    timeout_s: float = Field(30.0, gt=0, le=120)
+    max_redirects: int = Field(5, ge=0, le=10)
 
 
 class EnvSettings(_Section):
@@ -226,6 +244,7 @@ class Settings(_Section):
     delegation: DelegationSettings = Field(default_factory=DelegationSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     env: EnvSettings = Field(default_factory=EnvSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
     # Which layer supplied each value (canonical dotted key -> layer); see `origin`.
     _origins: dict[str, Layer] = PrivateAttr(default_factory=dict)
@@ -523,6 +542,8 @@ UNTRUSTED_WORKSPACE_MAY_SET = frozenset(
         "tools.maxoutputchars",
         "tools.readmaxlines",
         "tools.repeatlimit",
+        "tools.diagnosticsafteredit",
+        "tools.diagnosticswaitms",
         "hooks.precompactmaxsteps",
         "hooks.precompacttimeout",
         "hooks.precompactpermissiontimeout",
@@ -540,7 +561,7 @@ UNTRUSTED_WORKSPACE_MAY_SET = frozenset(
 
 # What a workspace file may never set, trusted or not: which secrets commands get is the
 # person's own choice (a repository could otherwise hand itself their tokens).
-PERSON_ONLY = frozenset({"env"})
+PERSON_ONLY = frozenset({"env", "web"})
 PERSON_ONLY_NOTE = "only your own settings may set it, never a workspace"
 
 

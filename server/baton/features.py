@@ -34,7 +34,13 @@ from baton.review.service import ReviewService
 from baton.session.seams import Contribution, Seams, fold
 from baton.skills.service import SkillsFeature
 from baton.store.compactions import CompactionStore
-from baton.tools.base import EditorFiles, EditorTerminal, ToolServices
+from baton.tools.base import (
+    EditorDiagnostics,
+    EditorFiles,
+    EditorTerminal,
+    PersonQuestions,
+    ToolServices,
+)
 
 if TYPE_CHECKING:
     from baton.session.service import SessionService
@@ -139,9 +145,19 @@ def setup_delegation(
     )
 
 
-def setup_editor(files: EditorFiles | None, terminal: EditorTerminal | None) -> Contribution:
-    """The editor's buffers and terminal, for a face whose client offers them (ACP)."""
-    return Contribution(tool_services=ToolServices(files=files, terminal=terminal))
+def setup_editor(
+    files: EditorFiles | None,
+    terminal: EditorTerminal | None,
+    questions: PersonQuestions | None = None,
+    diagnostics: EditorDiagnostics | None = None,
+) -> Contribution:
+    """The editor's buffers, terminal and problems, and someone to ask questions, for a
+    face whose client offers them."""
+    return Contribution(
+        tool_services=ToolServices(
+            files=files, terminal=terminal, questions=questions, diagnostics=diagnostics
+        )
+    )
 
 
 def setup_features(
@@ -152,6 +168,8 @@ def setup_features(
     *,
     editor_files: EditorFiles | None = None,
     editor_terminal: EditorTerminal | None = None,
+    questions: PersonQuestions | None = None,
+    editor_diagnostics: EditorDiagnostics | None = None,
 ) -> Features:
     hooks, with_hooks = setup_hooks(sessions)
     engine, compaction, with_compaction = setup_compaction(sessions, hooks, plan_context)
@@ -164,7 +182,7 @@ def setup_features(
         with_hooks,
         with_plans,
         setup_recall(sessions),
-        setup_editor(editor_files, editor_terminal),
+        setup_editor(editor_files, editor_terminal, questions, editor_diagnostics),
         with_review,
         with_mcp,
         setup_skills(skills),

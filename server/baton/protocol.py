@@ -70,7 +70,7 @@ ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
 PermissionKind = Literal["allow_once", "allow_always", "reject_once"]
 # What an `allow_always` option covers for the rest of the session: this exact command,
 # this one file, this one MCP tool, or every call of the tool's category.
-PermissionScope = Literal["command", "path", "tool", "category"]
+PermissionScope = Literal["command", "path", "tool", "host", "category"]
 # Why Baton itself added a user message (absent on the person's own prompts): plan
 # feedback wrapped in Baton's instructions, the build order after approval, the continue
 # message after a compaction, a pre-compact round's prompt.
@@ -1247,6 +1247,65 @@ METHODS: dict[str, MethodSpec] = {
     ),
 }
 
+
+# ----------------------------------------------------------------------------- question
+
+QUESTION_MIN_OPTIONS = 2
+QUESTION_MAX_OPTIONS = 6
+
+
+class QuestionOption(WireModel):
+    label: str = Field(min_length=1, max_length=80)
+    description: str | None = Field(None, max_length=300)
+
+
+class QuestionRequestParams(WireModel):
+    """Server → client (`baton/question/request`): the model asks the person one question
+    (the `question` tool). A `task` child's question carries the child's `sessionId` and
+    its `parentId`."""
+
+    session_id: str
+    tool_call_id: str
+    question: str
+    options: list[QuestionOption]
+    multiple: bool = False
+    allow_text: bool = False
+    parent_id: str | None = None
+    agent: str | None = None
+
+
+class QuestionResponse(WireModel):
+    model_config = ConfigDict(extra="ignore")
+    outcome: Literal["answered", "cancelled"]
+    # The chosen options' labels (one unless `multiple`); may be empty with `text`.
+    labels: list[str] = Field(default_factory=list)
+    # The person's own words, when `allowText`.
+    text: str | None = None
+
+
+# ----------------------------------------------------------------------------- editor diagnostics
+
+
+class EditorDiagnosticsParams(WireModel):
+    """Server → client (`baton/editor/diagnostics`): the editor's problems for `uris`
+    (file URIs), or for every file it knows of when absent. Asked only of a client that
+    announced `initializationOptions.capabilities.diagnostics: true`."""
+
+    uris: list[str] | None = None
+
+
+class EditorFileDiagnostics(WireModel):
+    model_config = ConfigDict(extra="ignore")
+    uri: str
+    # LSP `Diagnostic`s as the editor holds them (range, severity, message, source, code).
+    diagnostics: list[dict[str, Any]]
+
+
+class EditorDiagnosticsResult(WireModel):
+    model_config = ConfigDict(extra="ignore")
+    items: list[EditorFileDiagnostics]
+
+
 # Client → server notifications.
 CLIENT_NOTIFICATIONS: dict[str, type[WireModel]] = {
     "baton/session/cancel": SessionRef,
@@ -1260,6 +1319,8 @@ NOTIFICATIONS: dict[str, type[WireModel]] = {
 }
 SERVER_REQUESTS: dict[str, tuple[type[WireModel], type[WireModel]]] = {
     "baton/permission/request": (PermissionRequestParams, PermissionResponse),
+    "baton/question/request": (QuestionRequestParams, QuestionResponse),
+    "baton/editor/diagnostics": (EditorDiagnosticsParams, EditorDiagnosticsResult),
 }
 
 

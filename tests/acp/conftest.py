@@ -20,10 +20,14 @@ from acp import PROTOCOL_VERSION
 from acp.client.connection import ClientSideConnection
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import (
+    AcceptElicitationResponse,
     AllowedOutcome,
     ClientCapabilities,
     CreateTerminalResponse,
+    DeclineElicitationResponse,
     DeniedOutcome,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
     EnvVariable,
     FileSystemCapabilities,
     PermissionOption,
@@ -64,6 +68,10 @@ class AcpTestClient:
         # The editor's unsaved buffers, by absolute path (fs/* go here, not to the disk).
         self.buffers: dict[str, str] = {}
         self.fs_calls: list[tuple[str, str]] = []
+        # Form elicitations asked (`question`), and the content the editor answers with
+        # (None: the person declines).
+        self.elicitations: list[tuple[str, Any]] = []
+        self.elicitation_content: dict[str, Any] | None = None
         # Terminals the editor ran for the agent: id -> (request, process, output).
         self.terminals: dict[str, dict[str, Any]] = {}
         # What the agent sent that the protocol's schema refuses (tests/acp/schema_check.py),
@@ -163,6 +171,12 @@ class AcpTestClient:
     async def release_terminal(self, session_id: str, terminal_id: str, **kw: Any) -> None:
         self.terminals[terminal_id]["released"] = True
 
+    async def create_elicitation(self, message: str, mode: Any, **kw: Any) -> Any:
+        self.elicitations.append((message, mode))
+        if self.elicitation_content is None:
+            return DeclineElicitationResponse(action="decline")
+        return AcceptElicitationResponse(action="accept", content=self.elicitation_content)
+
     async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
         pass  # recorded raw by `observe`, drafts included
 
@@ -260,6 +274,7 @@ async def start_acp(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterator[
         api_key: str | None = TEST_KEY,
         fs: bool = False,
         terminal: bool = False,
+        elicitation: bool = False,
     ) -> Acp:
         llm_env = {"OPENAI_BASE_URL": llm.base_url}
         if api_key:
@@ -276,6 +291,8 @@ async def start_acp(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterator[
                 env=server_env(home, llm_env, env),
                 cwd=str(workspace),
                 observers=[client.observe],
+                # `elicitation/create` is in ACP's unstable part: the editor opts in.
+                **({"use_unstable_protocol": True} if elicitation else {}),
             )
         )
         client.conn = conn
@@ -292,6 +309,11 @@ async def start_acp(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterator[
                 client_capabilities=ClientCapabilities(
                     fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
                     terminal=terminal,
+                    elicitation=(
+                        ElicitationCapabilities(form=ElicitationFormCapabilities())
+                        if elicitation
+                        else None
+                    ),
                 ),
                 **(meta or {}),
             )

@@ -134,3 +134,41 @@ def test_always_can_be_this_command_only(llm: FakeLLM, workspace: Path, home: Pa
     assert err.count("Allow bash?") == 2, err
     assert (workspace / "ran.txt").read_text() == "one\none\n"
     assert not (workspace / "other").exists()
+
+
+QUESTION = {
+    "question": "Which store?",
+    "options": [{"label": "SQLite", "description": "one file"}, {"label": "Postgres"}],
+}
+
+
+def test_a_question_is_asked_at_the_terminal(llm: FakeLLM, workspace: Path, home: Path) -> None:
+    """`baton run` at a terminal offers `question`, shows it and its options, and the
+    chosen option is the tool's result (issue 49)."""
+    llm.add(tool_call("question", QUESTION, call_id="call_q"))
+    llm.add(text("Postgres."))
+    code, _, err = run_at_a_terminal(workspace, home, llm, b"9\n2\n")
+    assert code == 0, err
+    assert "? Which store?" in err
+    assert "  1  SQLite — one file" in err
+    assert "not an answer" in err
+    assert "question" in llm.model_requests[0].tool_names
+    assert llm.model_requests[1].tool_outputs()["call_q"] == "The person chose: Postgres"
+
+
+def test_without_a_terminal_question_is_not_offered(
+    llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    env = server_env(home, {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": TEST_KEY}, None)
+    llm.add(text("Nothing to ask."))
+    done = subprocess.run(
+        [sys.executable, "-m", "baton", "run", "do it"],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=90,
+    )
+    assert done.returncode == 0, done.stderr
+    names = llm.model_requests[0].tool_names
+    assert "question" not in names and "webfetch" in names

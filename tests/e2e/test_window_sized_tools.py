@@ -42,7 +42,7 @@ def test_a_read_into_a_small_window_takes_at_most_a_quarter_and_says_how_to_go_o
     llm.add(text("Read more."))
     more = baton(["run", "go on"], workspace, home, llm, extra={"BATON_CONTEXT_WINDOW": "8192"})
     assert more.returncode == 0
-    assert _read_output(llm).startswith(f"{last_line + 1:>6}\t")
+    assert _read_output(llm).startswith(f"{last_line + 1}\t")
 
 
 def test_a_large_window_keeps_the_configured_ceiling(

@@ -114,7 +114,7 @@ def test_compacted_view_gets_the_plan_back_from_disk(
     path = write_plan(plans, sessions, session_id)
     sessions.update_session(session_id, mode="build")
     plans.store.set_status(session_id, "approved")
-    call(sessions, session_id, "read", {"path": path}, "     1\t# Plan ...", "call_r")
+    call(sessions, session_id, "read", {"path": path}, "1\t# Plan ...", "call_r")
     kept = sessions.append_message(session_id, "user", "prompt", [StoredText("go on")])
     # Edited in the editor after the last request.
     file = workspace / path

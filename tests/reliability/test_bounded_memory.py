@@ -68,7 +68,7 @@ async def test_a_file_of_gibs_keeps_the_server_memory_flat(
     assert result["stopReason"] == "end_turn"
     assert len(outputs) == 4
     first, second, grep, edit = outputs
-    assert first.startswith("     1\tfirst line\n     2\taaaa")
+    assert first.startswith("1\tfirst line\n2\taaaa")
     assert "line 2 goes on past" in first and "the rest of the file was not read" in first
     assert "line cut" in second
     assert grep.startswith("no matches") and "1 files over 2 MB were not searched" in grep

@@ -31,7 +31,7 @@ async def _read(ctx: Any, path: str, **kw: Any) -> Any:
 async def test_read_numbers_lines_like_cat_n(workspace: Path, ctx: Any) -> None:
     (workspace / "f.txt").write_text("alpha\nbeta\n")
     result = await _read(ctx, "f.txt")
-    assert result.output == "     1\talpha\n     2\tbeta"
+    assert result.output == "1\talpha\n2\tbeta"
     assert not result.is_error
     assert result.facts == [Fact(kind="read", path="f.txt")]
 
@@ -41,10 +41,10 @@ async def test_read_offset_and_limit(workspace: Path, ctx: Any) -> None:
     (workspace / "f.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
     result = await _read(ctx, "f.txt", offset=3, limit=2)
     lines = result.output.splitlines()
-    assert lines[:2] == ["     3\tline 3", "     4\tline 4"]
+    assert lines[:2] == ["3\tline 3", "4\tline 4"]
     assert "continue with offset=5" in lines[2]
     tail = await _read(ctx, "f.txt", offset=9)
-    assert tail.output == "     9\tline 9\n    10\tline 10"
+    assert tail.output == "9\tline 9\n10\tline 10"
 
 
 @pytest.mark.asyncio
@@ -121,7 +121,7 @@ async def test_read_through_symlink_out_is_refused(
 async def test_read_crlf_shows_clean_lines(workspace: Path, ctx: Any) -> None:
     (workspace / "w.txt").write_bytes(b"one\r\ntwo\r\n")
     result = await _read(ctx, "w.txt")
-    assert result.output == "     1\tone\n     2\ttwo"
+    assert result.output == "1\tone\n2\ttwo"
 
 
 # ----------------------------------------------------------------------------- write
@@ -443,7 +443,7 @@ async def test_read_roots_are_read_by_absolute_path_and_never_written(
     with_roots = dataclasses.replace(ctx, read_roots=(shared,))
 
     result = await _read(with_roots, str(shared / "api.md"))
-    assert result.output == "     1\tnotes"
+    assert result.output == "1\tnotes"
     assert result.facts == [Fact(kind="read", path=str(shared / "api.md"))]
     with pytest.raises(SandboxError, match="symbolic link"):
         await _read(with_roots, str(shared / "leak.txt"))

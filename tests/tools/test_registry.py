@@ -70,9 +70,9 @@ def test_specs_order_and_mode_filter() -> None:
         registry.register(found)
     registry.register(PlanOnlyTool())
     build = [spec.name for spec in registry.specs("build")]
-    assert build == ["read", "write", "edit", "glob", "grep", "bash", "ping", "recall"]
+    assert build == ["read", "write", "edit", "glob", "grep", "bash", "ping", "recall", "webfetch"]
     plan = [spec.name for spec in registry.specs("plan")]
-    assert plan == ["read", "glob", "grep", "ping", "recall", "plan_exit"]
+    assert plan == ["read", "glob", "grep", "ping", "recall", "webfetch", "plan_exit"]
 
 
 def test_specs_schemas_are_clean() -> None:
@@ -112,7 +112,7 @@ def test_duplicate_registration_is_an_error() -> None:
 async def test_runs_a_tool(workspace: Path, ctx: Any) -> None:
     (workspace / "f.txt").write_text("hi\n")
     result = await _registry().run("read", '{"path": "f.txt"}', ctx)
-    assert result.output == "     1\thi"
+    assert result.output == "1\thi"
     assert result.facts[0].path == "f.txt"
 
 

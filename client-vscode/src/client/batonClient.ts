@@ -169,6 +169,15 @@ export class BatonClient implements vscode.Disposable {
     this.stateEmitter.fire(state);
   }
 
+  /** Server → client requests a feature answers (baton/question/request, baton/editor/diagnostics),
+   * registered on every (re)started connection. */
+  private readonly serverRequests = new Map<string, (params: never, token: vscode.CancellationToken) => Promise<unknown>>();
+
+  onServerRequest<P>(method: string, handler: (params: P, token: vscode.CancellationToken) => Promise<unknown>): vscode.Disposable {
+    this.serverRequests.set(method, handler as (params: never, token: vscode.CancellationToken) => Promise<unknown>);
+    return new vscode.Disposable(() => this.serverRequests.delete(method));
+  }
+
   private log(line: string): void {
     this.options.output.appendLine(`[client] ${line}`);
   }
@@ -241,6 +250,7 @@ export class BatonClient implements vscode.Disposable {
     client.onNotification("baton/plan/show", (params: PlanShowNotification) =>
       this.planShowEmitter.fire(params),
     );
+    for (const [method, handler] of this.serverRequests) client.onRequest(method, handler);
     client.onRequest(PERMISSION_REQUEST, async (params: PermissionRequestParams, token) => {
       const handler = this.permissionHandler;
       if (!handler) return { outcome: "cancelled" } satisfies PermissionResponse;

@@ -30,6 +30,9 @@ Replies, decided per request so the order of requests does not matter:
   has its result, a line that says the status the result reported;
 - the SLOW CHILD itself: `glob` first (the card shows the tool), then an answer whose
   stream stalls for minutes (the card is seen running until Stop cancels the child);
+- PLEASE BREAK: `edit` counter.ts so it no longer type-checks (BREAK_EDIT), then a line
+  quoting the edit's result (the editor's new problems are in it);
+- PLEASE ASK: a `question` with QUESTION_OPTIONS, then a line quoting its result;
 - anything else: a fixed greeting.
 """
 
@@ -171,7 +174,35 @@ def delegation(req: Any) -> Any:
     return text(f"The child's result says: {status}.")
 
 
+# Issue 49: the editor's problems after an edit, and a question for the person.
+BREAK_EDIT = {
+    "path": "counter.ts",
+    "old_string": "const count: number = 1;",
+    "new_string": 'const count: number = "one";',
+}
+QUESTION_OPTIONS = [
+    {"label": "SQLite", "description": "one file"},
+    {"label": "Postgres", "description": "a server"},
+]
+
+
+def quoting(req: Any, name: str, arguments: dict[str, Any], intro: str) -> Any:
+    """A `name` call first; once it has its result, a line quoting that result (the test
+    reads it)."""
+    calls = [c for c in req.function_calls() if c.get("name") == name]
+    output = req.tool_outputs().get(calls[-1].get("call_id")) if calls else None
+    if output is None:
+        return tool_call(name, arguments)
+    return text(f"{intro}\n\n```text\n{output}\n```")
+
+
 def answer(req: Any) -> Any:
+    last_words = req.last_user_text() or ""
+    if "PLEASE BREAK" in last_words:
+        return quoting(req, "edit", BREAK_EDIT, "The edit said:")
+    if "PLEASE ASK" in last_words:
+        question = {"question": "Which store?", "options": QUESTION_OPTIONS}
+        return quoting(req, "question", question, "You answered:")
     if not req.tool_names:
         return text(SUMMARY)
     if any(SLOW_CHILD in t or "PLEASE DELEGATE" in t for t in req.texts("user")):

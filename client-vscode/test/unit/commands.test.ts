@@ -203,6 +203,8 @@ describe("command wiring", () => {
     expect(client.clientOptions.initializationOptions).toEqual({
       settings: { model: "gpt-test", compaction: { threshold: 0.7 } },
       workspaceTrusted: true,
+      // It answers baton/question/request and baton/editor/diagnostics (issue 49).
+      capabilities: { question: true, diagnostics: true },
     });
   });
 

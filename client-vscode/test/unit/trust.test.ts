@@ -42,7 +42,11 @@ describe("Workspace Trust", () => {
     vscode.configuration["baton.pythonPath"] = { workspaceValue: "./evil-python" };
     vscode.configuration["baton.model"] = { workspaceValue: "gpt-repo" };
     await services.client.restart();
-    expect(fake.last.clientOptions.initializationOptions).toEqual({ settings: { model: "gpt-repo" }, workspaceTrusted: false });
+    expect(fake.last.clientOptions.initializationOptions).toEqual({
+      settings: { model: "gpt-repo" },
+      workspaceTrusted: false,
+      capabilities: { question: true, diagnostics: true },
+    });
     expect(fake.last.serverOptions).toMatchObject({ command: "python3" });
   });
 

@@ -22,6 +22,7 @@ import { connectHost } from "../shared/vscodeApi";
 import { ChildCards } from "./children";
 import { contextLine, contextTooltip } from "./numbers";
 import { markEdited, renderPermission } from "./permissions";
+import { installQuestionCards } from "./question/questionCard";
 import { foldRetriedAttempts } from "./attempts";
 import { ReviewUi } from "./review";
 import { SlashMenu } from "./slashMenu";
@@ -50,6 +51,8 @@ const permissions = byId("permissions");
 const welcome = byId("welcome");
 const sendReason = byId("send-reason");
 const transcriptRoot = byId("transcript");
+// The question card is a feature of its own: its messages are not the sidebar's.
+installQuestionCards(permissions, (message) => host.post(message as unknown as SidebarOutbound));
 
 const isAction = (value: string | undefined): value is SidebarAction =>
   value !== undefined && (SIDEBAR_ACTIONS as readonly string[]).includes(value);

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from baton import protocol as p
 
@@ -22,6 +23,7 @@ CATEGORY_OPTION = "allow_always"
 COMMAND_OPTION = "allow_always_command"
 PATH_OPTION = "allow_always_path"
 TOOL_OPTION = "allow_always_tool"
+HOST_OPTION = "allow_always_host"
 
 # Commands longer than this are named "this exact command" rather than quoted.
 _QUOTED_COMMAND_MAX = 60
@@ -30,6 +32,7 @@ _CATEGORY_NAMES = {
     "bash": "Always allow every command in this session",
     "write": "Always allow every file change in this session",
     "mcp": "Always allow every MCP tool in this session",
+    "web": "Always allow every web fetch in this session",
 }
 
 
@@ -41,6 +44,8 @@ def permission_category(tool: str) -> str:
         return "write"
     if "__" in tool:
         return "mcp"
+    if tool == "webfetch":
+        return "web"
     return "write"
 
 
@@ -52,6 +57,22 @@ def _command(tool: str, input: dict[str, Any]) -> str | None:
 def _path(tool: str, input: dict[str, Any]) -> str | None:
     path = input.get("path")
     return path if tool in ("write", "edit") and isinstance(path, str) and path else None
+
+
+def url_host(tool: str, input: dict[str, Any]) -> str | None:
+    """The host (`name` or `name:port`, lower case) a webfetch call reaches."""
+    url = input.get("url")
+    if tool != "webfetch" or not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").lower()
+        port = parts.port
+    except ValueError:
+        return None
+    if not host:
+        return None
+    return f"{host}:{port}" if port else host
 
 
 def path_key(workspace: Path, path: str) -> str:
@@ -76,6 +97,7 @@ class Grants:
     commands: set[str] = field(default_factory=set)
     paths: set[str] = field(default_factory=set)
     tools: set[str] = field(default_factory=set)
+    hosts: set[str] = field(default_factory=set)
 
     def covers(self, workspace: Path, tool: str, input: dict[str, Any]) -> bool:
         """Whether an earlier answer allows this call without asking."""
@@ -86,6 +108,9 @@ class Grants:
             return True
         path = _path(tool, input)
         if path is not None and path_key(workspace, path) in self.paths:
+            return True
+        host = url_host(tool, input)
+        if host is not None and host in self.hosts:
             return True
         return "__" in tool and tool in self.tools
 
@@ -111,6 +136,11 @@ class Grants:
             options.append(
                 self._option(TOOL_OPTION, f"Always allow {tool} in this session", "tool")
             )
+        host = url_host(tool, input)
+        if host is not None:
+            options.append(
+                self._option(HOST_OPTION, f"Always allow {host} in this session", "host")
+            )
         category = permission_category(tool)
         options.append(self._option(CATEGORY_OPTION, _CATEGORY_NAMES[category], "category"))
         return options
@@ -127,6 +157,10 @@ class Grants:
         path = _path(tool, input)
         if option_id == PATH_OPTION and path is not None:
             self.paths.add(path_key(workspace, path))
+            return True
+        host = url_host(tool, input)
+        if option_id == HOST_OPTION and host is not None:
+            self.hosts.add(host)
             return True
         if option_id == TOOL_OPTION and "__" in tool:
             self.tools.add(tool)

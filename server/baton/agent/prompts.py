@@ -174,31 +174,23 @@ SKILL_FILES_OWN = (
 SKILL_ARGUMENTS = "The person invoked this skill with: {arguments}"
 # --------------------------------------------------------------------------- delegation
 
-AGENT_EXPLORE_DESCRIPTION = (
-    "Reads and searches the code to answer a question; changes nothing. Several run at once."
-)
+AGENT_EXPLORE_DESCRIPTION = "Answers a question."
 AGENT_EXPLORE = """You are an explore agent working for another agent. Read and search the
 workspace to answer the task below; you cannot change files. Be thorough but brief:
 your final message is all the other agent receives. Make it the answer the task asks
 for, in its words and format, with the file paths and line numbers of what you found."""
-AGENT_PLAN_DESCRIPTION = (
-    "Reads the code and writes a plan with plan_write/plan_edit for the person to approve."
-)
+AGENT_PLAN_DESCRIPTION = "Writes a plan for the person to approve."
 AGENT_PLAN = """You are a plan agent working for another agent. Read and search the workspace,
 then write a plan for the task below with `plan_write` (a markdown checklist, one
 `- [ ]` line per step, each step small and checkable) and refine it with `plan_edit`.
 You cannot change other files. End with a short summary of the plan."""
-AGENT_BUILD_DESCRIPTION = "Carries out one well-defined change with every tool, and reports it."
+AGENT_BUILD_DESCRIPTION = "Makes one well-defined change."
 AGENT_BUILD = """You are a build agent working for another agent. Carry out the task below
 completely, with every tool you have, checking your work (run the tests or the check
 the task names). Your final message is all the other agent receives: say what you
 changed and how you checked it, briefly."""
-TASK_TOOL_DESCRIPTION = """Start a child agent on a task in a fresh context of its own, and get back one
-bounded result: its status, the files it changed and commands it ran, and its final
-message. The child sees only `prompt` (none of this conversation), so put in it
-everything it needs. Several `task` calls to read-only agents in one response run at
-once. `resume` with a child's session id (from an earlier result) continues that
-child with `prompt` as its next message. Agents:
+TASK_TOOL_DESCRIPTION = """Run a child agent in a fresh context; it sees only `prompt`. \
+Read-only ones called together run at once. Agents:
 {agents}"""
 TASK_STEP_PROMPT = """You build one step of an approved plan. The whole plan, your step marked `>>`:
 

@@ -19,6 +19,7 @@ from baton.compaction.ledger_fold import ID_PREFIX
 from baton.store.children import whole_final_message
 from baton.store.model import StoredMessage
 from baton.tools.base import ToolFailure
+from baton.tools.webfetch import saved_page
 
 if TYPE_CHECKING:
     from baton.session.service import SessionService
@@ -75,6 +76,10 @@ def _output(state: SessionState, call_id: str, offset: int) -> str:
             (part.name for part in message.tool_calls() if part.tool_call_id == call_id),
             "tool",
         )
+        # A long page's result shows its start; the whole page waits in the cache.
+        page = saved_page(state.id, call_id) if name == "webfetch" else None
+        if page is not None:
+            return _page(f"whole page of webfetch call {call_id}", page, offset)
         return _page(
             f"exact output of {name} call {call_id} ({result.status})", result.output, offset
         )

@@ -24,9 +24,10 @@ log = logging.getLogger(__name__)
 WORKSPACE_AGENTS = Path(".baton") / "agents"
 # What an explore child may use: reading, searching, and bash under the person's
 # permissions; `recall` for what its own compaction hid.
-EXPLORE_TOOLS = ("read", "glob", "grep", "bash", "recall")
-# A plan child adds the plan tools, on a plan file of its own (its own session's).
-PLAN_TOOLS = (*EXPLORE_TOOLS, "plan_write", "plan_edit")
+EXPLORE_TOOLS = ("read", "glob", "grep", "bash", "recall", "webfetch", "diagnostics")
+# A plan child adds the plan tools, on a plan file of its own (its own session's), and may
+# ask the person a question (labelled with the child).
+PLAN_TOOLS = (*EXPLORE_TOOLS, "plan_write", "plan_edit", "question")
 # The tools whose use cannot change the workspace (beyond the person's own answers to
 # bash), so children holding only these may run at the same time.
 NON_WRITING = frozenset(PLAN_TOOLS)

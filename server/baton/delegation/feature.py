@@ -63,21 +63,11 @@ class BudgetReached(BatonError):
 
 
 class TaskInput(ToolInput):
-    agent: str = Field(min_length=1, max_length=40, description="The agent to start, by name.")
-    description: str = Field(
-        min_length=1,
-        max_length=200,
-        description="What the child does, in a few words (shown to the person).",
-    )
-    prompt: str = Field(
-        min_length=1,
-        max_length=100_000,
-        description="Everything the child needs to know: it sees nothing else.",
-    )
+    agent: str = Field(min_length=1, max_length=40)
+    description: str = Field(min_length=1, max_length=200)
+    prompt: str = Field(min_length=1, max_length=100_000)
     resume: str | None = Field(
-        default=None,
-        max_length=200,
-        description="A child's session id from an earlier result, to continue that child.",
+        default=None, max_length=200, description="A child's session id, to continue it."
     )
 
 

@@ -18,6 +18,7 @@ from pydantic import ConfigDict
 from baton import protocol as p
 from baton.agent.context import threshold_tokens
 from baton.agent.events import ClientChannel
+from baton.agent.framing import block as framed_block
 from baton.agent.state import SessionState
 from baton.agent.turn import parse_arguments
 from baton.config import Settings
@@ -98,6 +99,11 @@ class ToolCalls:
             recall=services.recall,
             files=services.files,
             terminal=services.terminal,
+            questions=services.questions,
+            diagnostics=services.diagnostics,
+            frame=framed_block,
+            parent_id=state.row.parent_id,
+            agent=state.row.agent,
             required=turn.required if turn.required and turn.required.name == call.name else None,
             read_roots=state.read_roots,
             write_roots=state.write_roots,

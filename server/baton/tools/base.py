@@ -17,6 +17,11 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from baton.config import Settings
+from baton.protocol import (
+    EditorFileDiagnostics,
+    QuestionRequestParams,
+    QuestionResponse,
+)
 from baton.providers.base import RequiredCall
 from baton.store.model import Fact as Fact  # what a tool reports, for the ledger
 
@@ -99,6 +104,23 @@ class EditorTerminal(Protocol):
         ...
 
 
+class PersonQuestions(Protocol):
+    """Asks the person a question with options (the sidebar's card, a terminal prompt)."""
+
+    async def ask(self, request: QuestionRequestParams) -> QuestionResponse | None:
+        """The answer; None when it could not be asked or was not answered."""
+        ...
+
+
+class EditorDiagnostics(Protocol):
+    """The editor's problems (its language servers'), for a client that offers them."""
+
+    async def diagnostics(self, uris: list[str] | None) -> list[EditorFileDiagnostics] | None:
+        """Problems per file URI (`uris`, or every file the editor knows); None when the
+        editor did not answer."""
+        ...
+
+
 class PlanFileInfo(Protocol):
     """What a plan tool reports of the plan file (baton.plan.store.PlanRow)."""
 
@@ -164,6 +186,10 @@ class ToolServices:
     files: EditorFiles | None = None
     # Runs bash in the editor's terminal; None: Baton's own shell.
     terminal: EditorTerminal | None = None
+    # Asks the person a question (the `question` tool is offered only with it).
+    questions: PersonQuestions | None = None
+    # The editor's problems (the `diagnostics` tool, and the problems after an edit).
+    diagnostics: EditorDiagnostics | None = None
 
 
 @dataclass
@@ -199,6 +225,16 @@ class ToolContext:
     read_roots: tuple[Path, ...] = ()
     # Those of `read_roots` the person let Baton change (write and edit; each change asks).
     write_roots: tuple[Path, ...] = ()
+    # Asks the person a question; None: no one to ask.
+    questions: PersonQuestions | None = None
+    # The editor's problems; None: the client does not offer them.
+    diagnostics: EditorDiagnostics | None = None
+    # Frames outside text as one of Baton's blocks (`baton.agent.framing.block`: name, body,
+    # attributes), so nothing in it can end the block or pass for Baton's; None: not given.
+    frame: Callable[[str, str, dict[str, str]], str] | None = None
+    # A `task` child's parent session and agent (its question is labelled with them).
+    parent_id: str | None = None
+    agent: str | None = None
 
 
 class Tool(Protocol):

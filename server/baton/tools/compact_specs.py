@@ -6,37 +6,20 @@ from __future__ import annotations
 # A compact spec lists the tool's required fields and the optional ones named here; a
 # tool not named here (an MCP server's) keeps its full description.
 COMPACT_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
-    "read": (
-        "Read a text file as numbered lines. Long files: use offset and limit.",
-        {"offset": "First line to read (1-based).", "limit": "How many lines."},
-    ),
-    "write": ("Create a file or replace its whole content.", {}),
-    "edit": (
-        "Replace old_string, exact text that occurs once in the file, with new_string. "
-        "Read the file first.",
-        {},
-    ),
-    "glob": ("Find files by path pattern, e.g. `**/*.py`.", {}),
-    "grep": (
-        "Search file contents with a regular expression. Returns `path:line: text`.",
-        {
-            "path": "File or directory to search (default: all).",
-            "include": 'Only files named like this, e.g. "*.py".',
-        },
-    ),
+    "read": ("Read a text file as numbered lines.", {"offset": "1-based.", "limit": ""}),
+    "write": ("Create or overwrite a file.", {}),
+    "edit": ("Replace old_string (exact, once in the file) with new_string.", {}),
+    "glob": ("Find files by pattern, e.g. `**/*.py`.", {}),
+    "grep": ("Regex search of file contents: `path:line: text`.", {"path": ""}),
     "bash": ("Run a shell command in the workspace.", {}),
-    "recall": (
-        "Get back text that compaction hid: by the call_id its note names, or by query.",
-        {"call_id": "", "query": ""},
-    ),
-    "plan_write": ("Write the whole plan: a goal, then steps as `- [ ] ...` lines.", {}),
-    "plan_edit": ("Replace exact text in the plan, e.g. tick a step: `- [ ]` -> `- [x]`.", {}),
+    "recall": ("Get back hidden text by call_id or query.", {"call_id": "", "query": ""}),
+    "plan_write": ("Write the plan: a goal, then `- [ ]` steps.", {}),
+    "plan_edit": ("Replace exact text in the plan, e.g. tick a step.", {}),
     "plan_show": ("Show the plan to the person.", {}),
-    "plan_exit": ("Submit the plan for approval; your turn ends.", {}),
-    "plan_done": ("Mark the plan complete once every step is done.", {}),
-    "task": (
-        "Run a child agent on `prompt` in a fresh context (it sees nothing else); get back "
-        "one bounded result. Agents: explore, plan, build.",
-        {"resume": "A child's session id, to continue it."},
-    ),
+    "plan_exit": ("Submit the plan; your turn ends.", {}),
+    "plan_done": ("Mark the plan done.", {}),
+    "webfetch": ("Fetch a URL as markdown.", {}),
+    "question": ("Ask the person a question with 2-6 options.", {"options": "[{label}]"}),
+    "diagnostics": ("The editor's problems for a file, or all.", {"path": ""}),
+    "task": ("Run a child agent on `prompt` (all it sees). Agents: explore, plan, build.", {}),
 }

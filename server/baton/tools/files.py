@@ -18,6 +18,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from baton.tools.base import Allowed, Fact, ToolContext, ToolFailure, ToolInput, ToolResult
+from baton.tools.diagnostics import new_problems, problems_deadline, problems_of
 from baton.tools.fileio import (
     SNIFF_BYTES,
     atomic_write,
@@ -55,7 +56,7 @@ _NOTE_RESERVE = 300
 # sent in every request.
 class ReadInput(ToolInput):
     path: str
-    offset: int | None = Field(None, ge=1, description="First line, 1-based.")
+    offset: int | None = Field(None, ge=1, description="1-based.")
     limit: int | None = Field(None, ge=1)
 
 
@@ -74,8 +75,7 @@ class EditInput(ToolInput):
 class ReadTool:
     name: ClassVar[str] = "read"
     description: ClassVar[str] = (
-        "Read a text file as numbered lines (`cat -n`), at most 2000 a call (offset and "
-        "limit for more); long lines are cut. For directories use glob."
+        "Read a text file as `N<tab>line` lines; up to 2000 (offset, limit)."
     )
     input_model: ClassVar[type[ToolInput]] = ReadInput
     read_only: ClassVar[bool] = True
@@ -170,7 +170,8 @@ def _bounded_lines(text: io.TextIOBase) -> Iterator[tuple[str, int, bool]]:
 def _numbered_lines(
     text: io.TextIOBase, *, shown: str, offset: int, limit: int, budget: int
 ) -> tuple[str, str]:
-    """Lines offset.. of `text` numbered like `cat -n`, and a note on what was left out.
+    """Lines offset.. of `text` numbered (`N<tab>line`, no padding: a read costs little more than
+    the text), and a note on what was left out.
 
     Memory stays within the output budget whatever the line lengths.
     """
@@ -187,7 +188,7 @@ def _numbered_lines(
             if lineno < offset:
                 raise ToolFailure(f"offset {offset} is past what read can reach: {endless}")
             if len(out) < limit:
-                entry = f"{lineno:>6}\t{line[:MAX_LINE_CHARS]} [... line cut]"
+                entry = f"{lineno}\t{line[:MAX_LINE_CHARS]} [... line cut]"
                 out.append(entry)
             return "\n".join(out), endless
         if lineno < offset:
@@ -199,7 +200,7 @@ def _numbered_lines(
             )
         if length > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + f" [... line cut: {length} characters]"
-        entry = f"{lineno:>6}\t{line}"
+        entry = f"{lineno}\t{line}"
         if out and used + len(entry) + 1 > budget:
             return "\n".join(out), (
                 f"[{shown}: output limit reached after line {lineno - 1}; "
@@ -216,10 +217,7 @@ def _numbered_lines(
 
 class WriteTool:
     name: ClassVar[str] = "write"
-    description: ClassVar[str] = (
-        "Create or overwrite a file (parent directories too). To change part of a file use "
-        "edit. Not in plan mode."
-    )
+    description: ClassVar[str] = "Create or overwrite a file (and its folders)."
     input_model: ClassVar[type[ToolInput]] = WriteInput
     read_only: ClassVar[bool] = False
 
@@ -260,8 +258,7 @@ class WriteTool:
 class EditTool:
     name: ClassVar[str] = "edit"
     description: ClassVar[str] = (
-        "Replace old_string, exact text (whitespace included) that occurs once in the file "
-        "unless replace_all, with new_string. Read the file first. Not in plan mode."
+        "Replace old_string (exact; once unless replace_all) with new_string. Read the file first."
     )
     input_model: ClassVar[type[ToolInput]] = EditInput
     read_only: ClassVar[bool] = False
@@ -410,6 +407,9 @@ async def _apply_change(
                     "change again; ask the person if it is unclear what they want."
                 )
             )
+    # The editor's problems before the change: those are not news after it.
+    deadline = problems_deadline(ctx)
+    before = await problems_of(ctx, real, deadline) if old is not None else []
     if inside and ctx.before_change is not None:
         await ctx.before_change([real])
     # An existing text file goes through the editor when it offers writes (its buffer
@@ -431,6 +431,8 @@ async def _apply_change(
     )
     if not inside:
         output += " (outside the workspace: not checkpointed, so /undo does not restore it)"
+    if before is not None:
+        output += await new_problems(ctx, real, before, deadline)
     return ToolResult(
         output=output,
         facts=[Fact(kind="modified", path=shown, action="created" if created else "modified")],

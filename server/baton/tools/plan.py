@@ -23,9 +23,7 @@ BOTH_MODES: tuple[str, ...] = ("build", "plan")
 
 class PlanWriteInput(ToolInput):
     content: str = Field(
-        description=(
-            "Markdown; steps `- [ ]` open, `- [~]` in progress, `- [!]` blocked: why, `- [x]` done."
-        )
+        description=("Steps: `- [ ]` open, `- [~]` doing, `- [!]` blocked: why, `- [x]` done.")
     )
 
 
@@ -48,7 +46,7 @@ def _service(ctx: ToolContext) -> PlanTools:
 class PlanWriteTool:
     name: ClassVar[str] = "plan_write"
     description: ClassVar[str] = (
-        "Write the whole plan, once: the goal, then a checklist of steps. Revise it with plan_edit."
+        "Write the whole plan once: the goal, then steps. Revise it with plan_edit."
     )
     input_model: ClassVar[type[ToolInput]] = PlanWriteInput
     read_only: ClassVar[bool] = False
@@ -67,8 +65,7 @@ class PlanWriteTool:
 class PlanEditTool:
     name: ClassVar[str] = "plan_edit"
     description: ClassVar[str] = (
-        "Replace old_string, exact text that occurs once in the plan, with new_string: refine, "
-        "add or tick off a step (`- [ ]` → `- [x]`). Returns the changed lines."
+        "Replace old_string (exact, once in the plan) with new_string, e.g. tick a step."
     )
     input_model: ClassVar[type[ToolInput]] = PlanEditInput
     read_only: ClassVar[bool] = False
@@ -111,7 +108,7 @@ class PlanExitTool:
 
 class PlanDoneTool:
     name: ClassVar[str] = "plan_done"
-    description: ClassVar[str] = "Mark the plan complete, once every step is done."
+    description: ClassVar[str] = "Mark the plan done once every step is."
     input_model: ClassVar[type[ToolInput]] = NoInput
     read_only: ClassVar[bool] = False
     modes: ClassVar[tuple[str, ...]] = BOTH_MODES

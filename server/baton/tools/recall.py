@@ -14,23 +14,15 @@ from baton.tools.base import ToolContext, ToolFailure, ToolInput, ToolResult
 
 
 class RecallInput(ToolInput):
-    call_id: str | None = Field(
-        None,
-        description="The id a compaction note names.",
-    )
-    query: str | None = Field(
-        None,
-        description="Case-insensitive.",
-    )
-    offset: int = Field(0, ge=0, description="With call_id: where to start in a long output.")
+    call_id: str | None = None
+    query: str | None = None
+    offset: int = Field(0, ge=0)
 
 
 class RecallTool:
     name: ClassVar[str] = "recall"
     description: ClassVar[str] = (
-        "Get back, word for word, text compaction hid: a pruned output by the call_id its "
-        "note names, or the lines of compacted text containing query. Cheaper than "
-        "running a tool again."
+        "Get back hidden text: an output by the call_id its note names, or lines containing query."
     )
     input_model: ClassVar[type[ToolInput]] = RecallInput
     read_only: ClassVar[bool] = True

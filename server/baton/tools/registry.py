@@ -30,6 +30,7 @@ from baton.tools.policy import plan_mode_message
 from baton.tools.recall import RecallTool
 from baton.tools.search import GlobTool, GrepTool
 from baton.tools.shell import BashTool
+from baton.tools.webfetch import WebFetchTool
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +149,50 @@ def spec_of(tool: Tool) -> ToolSpec:
     # nothing a model needs: the input model still refuses an unknown field, naming the
     # fields (as with the compact specs).
     parameters.pop("additionalProperties", None)
-    return ToolSpec(name=tool.name, description=tool.description, parameters=parameters)
+    return ToolSpec(name=tool.name, description=tool.description, parameters=offered(parameters))
+
+
+# Checked by the input model on every call, and said in its error when broken: not worth
+# their tokens in every request (a model rarely comes near them).
+_UNSENT_KEYWORDS = frozenset(
+    {
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "default",
+        "additionalProperties",
+    }
+)
+
+
+def offered(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema as the model is offered it: nested models inlined (a `$ref` costs more
+    than the object it names) and bounds left to the input model's check."""
+    definitions = schema.get("$defs", {})
+
+    def walk(node: Any, in_properties: bool = False) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if in_properties:
+            return {key: walk(value) for key, value in node.items()}
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            target = definitions.get(ref.removeprefix("#/$defs/"))
+            if isinstance(target, dict):
+                return walk({**target, **{k: v for k, v in node.items() if k != "$ref"}})
+        return {
+            key: walk(value, in_properties=key == "properties")
+            for key, value in node.items()
+            if key != "$defs" and key not in _UNSENT_KEYWORDS
+        }
+
+    out: dict[str, Any] = walk(schema)
+    return out
 
 
 def compact_spec_of(tool: Tool) -> ToolSpec:
@@ -225,7 +269,17 @@ def _error(message: str) -> ToolResult:
 
 
 def default_registry() -> ToolRegistry:
-    """The six workspace tools and `recall`; plan and MCP tools are registered later."""
+    """The six workspace tools, `recall` and `webfetch`; plan, MCP and the tools a client
+    offers (`question`, `diagnostics`) are registered later."""
     return ToolRegistry(
-        [ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool(), RecallTool()]
+        [
+            ReadTool(),
+            WriteTool(),
+            EditTool(),
+            GlobTool(),
+            GrepTool(),
+            BashTool(),
+            RecallTool(),
+            WebFetchTool(),
+        ]
     )

@@ -65,8 +65,8 @@ class GlobInput(ToolInput):
 
 class GrepInput(ToolInput):
     pattern: str = Field(description="(?i) ignores case.")
-    path: str | None = Field(None, description="File or directory (default: all).")
-    include: str | None = Field(None, description='Glob of file names, e.g. "*.py".')
+    path: str | None = None
+    include: str | None = Field(None, description='File names, e.g. "*.py".')
 
 
 def _join(prefix: str, rel: str) -> str:
@@ -76,9 +76,8 @@ def _join(prefix: str, rel: str) -> str:
 class GlobTool:
     name: ClassVar[str] = "glob"
     description: ClassVar[str] = (
-        f"Find files by path pattern, newest first, at most {GLOB_MAX_RESULTS}. Skips .git, "
-        "node_modules, .venv, __pycache__ (unless named) and .gitignore'd files. `*.py` is "
-        "the top level only; `**/*.py` every directory."
+        f"Find files by path pattern (`**/*.py`: any depth), newest first, up to "
+        f"{GLOB_MAX_RESULTS}."
     )
     input_model: ClassVar[type[ToolInput]] = GlobInput
     read_only: ClassVar[bool] = True
@@ -207,10 +206,8 @@ def _normalise_pattern(ctx: ToolContext, pattern: str) -> str:
 class GrepTool:
     name: ClassVar[str] = "grep"
     description: ClassVar[str] = (
-        "Search file contents line by line with a regular expression (ripgrep: no "
-        f"look-around or backreferences). Returns `path:line: text`, at most "
-        f"{GREP_MAX_MATCHES} matches, lines cut to {GREP_MAX_LINE_CHARS} characters. Skips "
-        "binary, ignored and over-2-MB files."
+        f"Regex search of file contents (ripgrep). Returns `path:line: text`, up to "
+        f"{GREP_MAX_MATCHES}."
     )
     input_model: ClassVar[type[ToolInput]] = GrepInput
     read_only: ClassVar[bool] = True

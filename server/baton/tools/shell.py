@@ -145,9 +145,8 @@ async def _kill_group(pgid: int, exited: asyncio.Future[None], grace: float) -> 
 class BashTool:
     name: ClassVar[str] = "bash"
     description: ClassVar[str] = (
-        "Run a bash command in the workspace. No stdin. stdout and stderr "
-        "merged, cut in the middle over 30000 characters. Timeout 2 minutes, at most 10 "
-        "(timeout_ms); background jobs are not waited for. Not in plan mode."
+        "Run a bash command in the workspace (no stdin); output cut over 30000 characters; "
+        "timeout 2 min (timeout_ms: up to 10)."
     )
     input_model: ClassVar[type[ToolInput]] = BashInput
     read_only: ClassVar[bool] = False

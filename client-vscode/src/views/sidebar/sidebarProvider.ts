@@ -105,6 +105,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     view.webview.html = webviewHtml(view.webview, this.extensionUri, "sidebar", "Baton", SIDEBAR_BODY);
     this.disposables.push(
       view.webview.onDidReceiveMessage((raw: unknown) => {
+        for (const listener of this.featureListeners) if (listener(raw)) return;
         const message = parseSidebarOutbound(raw);
         if (!message) return; // not ours, or malformed: ignore
         void this.handle(message).catch((error) => this.post({ type: "error", message: errorMessage(error) }));
@@ -182,6 +183,22 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   permissionEdited(state: { toolCallId: string; edited: boolean }): void {
     this.post({ type: "permissionEdited", toolCallId: state.toolCallId, edited: state.edited });
   }
+
+  /** Features in their own modules (the question card) post their own messages: false
+   * when the view is not showing with its script ready, so the feature asks another way. */
+  postFeature(message: { type: string }): boolean {
+    if (!this.view?.visible || this.readyView !== this.view) return false;
+    void this.view.webview.postMessage(message);
+    return true;
+  }
+
+  /** A feature's listener sees each message from the view first; true: it was the feature's. */
+  onFeatureMessage(listener: (raw: unknown) => boolean): vscode.Disposable {
+    this.featureListeners.add(listener);
+    return new vscode.Disposable(() => this.featureListeners.delete(listener));
+  }
+
+  private readonly featureListeners = new Set<(raw: unknown) => boolean>();
 
   private post(message: SidebarInbound): void {
     void this.view?.webview.postMessage(message);

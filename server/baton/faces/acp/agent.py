@@ -66,6 +66,7 @@ from baton.faces.acp.channel import AcpChannel, agent_text
 from baton.faces.acp.files import AcpEditorFiles
 from baton.faces.acp.history import replay
 from baton.faces.acp.prompts import prompt_parts
+from baton.faces.acp.question import AcpQuestions
 from baton.faces.acp.roots import read_roots
 from baton.faces.acp.terminal import AcpEditorTerminal
 from baton.logs import register_secret
@@ -139,6 +140,7 @@ class BatonAgent:
         # trusted with `baton trust` (each change asks).
         self.read_roots: dict[str, tuple[Path, ...]] = {}
         self.write_roots: dict[str, tuple[Path, ...]] = {}
+        self.questions: AcpQuestions | None = None
 
     def on_connect(self, conn: Client) -> None:
         self.channel = AcpChannel(conn, self.transport, self.session_apps.get)
@@ -178,6 +180,7 @@ class BatonAgent:
                 trust=trust,
                 editor_files=self.editor_files,
                 editor_terminal=self.editor_terminal,
+                questions=self.questions,
             )
             for provider, key in self._keys.items():
                 app.credentials.set(provider, key)
@@ -240,6 +243,10 @@ class BatonAgent:
             )
         if getattr(client_capabilities, "terminal", False):
             self.editor_terminal = AcpEditorTerminal(channel.client, channel)
+        elicitation = getattr(client_capabilities, "elicitation", None)
+        if elicitation is not None and getattr(elicitation, "form", None) is not None:
+            # The `question` tool, asked as a form; not offered to a client without forms.
+            self.questions = AcpQuestions(channel.client)
         baton_meta = kwargs.get("baton")
         if isinstance(baton_meta, dict):
             trusted = baton_meta.get("workspaceTrusted")

@@ -518,6 +518,7 @@ async def _run(args: argparse.Namespace) -> int:
     from baton.agent.nudge import looks_like_change_request, nudge_possible
     from baton.app import build_app
     from baton.errors import BatonError, SessionNotFound
+    from baton.faces.terminal.question import TerminalQuestions
     from baton.faces.terminal.render import TerminalChannel
 
     channel = TerminalChannel(
@@ -537,7 +538,14 @@ async def _run(args: argparse.Namespace) -> int:
     if not overrides["permissions"]:
         overrides = {}
     try:
-        app = build_app(workspace, channel, client_settings=overrides or None, trust=trust)
+        app = build_app(
+            workspace,
+            channel,
+            client_settings=overrides or None,
+            trust=trust,
+            # The `question` tool only where someone can answer it.
+            questions=TerminalQuestions(channel) if sys.stdin.isatty() else None,
+        )
     except BatonError as exc:
         print(f"baton: {exc.message}", file=sys.stderr)
         return 1

@@ -84,6 +84,44 @@ class LspChannel:
             log.warning("malformed permission answer, treated as rejected (%s)", fields)
             return None
 
+    async def request_question(self, params: p.QuestionRequestParams) -> p.QuestionResponse | None:
+        """`baton/question/request`; None when the client failed or answered nonsense. A
+        cancelled turn withdraws the question (`$/cancelRequest`)."""
+        raw = await self._request("baton/question/request", params, "question")
+        if raw is None:
+            return None
+        try:
+            return p.QuestionResponse.model_validate(raw)
+        except ValidationError:
+            log.warning("malformed question answer, treated as not answered")
+            return None
+
+    async def request_diagnostics(
+        self, params: p.EditorDiagnosticsParams
+    ) -> p.EditorDiagnosticsResult | None:
+        raw = await self._request("baton/editor/diagnostics", params, "diagnostics")
+        if raw is None:
+            return None
+        try:
+            return p.EditorDiagnosticsResult.model_validate(raw)
+        except ValidationError:
+            log.warning("malformed diagnostics answer, ignored")
+            return None
+
+    async def _request(self, method: str, params: p.WireModel, kind: str) -> object | None:
+        msg_id = f"baton-{kind}-{uuid.uuid4()}"
+        try:
+            answer: object = await self.server.protocol.send_request_async(
+                method, params.wire(), msg_id=msg_id
+            )
+            return answer
+        except asyncio.CancelledError:
+            self._withdraw(msg_id)
+            raise
+        except Exception as exc:
+            log.warning("%s failed: %s", method, exc)
+            return None
+
     def _withdraw(self, msg_id: str) -> None:
         futures = getattr(self.server.protocol, "_request_futures", None)
         if isinstance(futures, dict) and msg_id in futures:
@@ -131,3 +169,24 @@ class LspChannel:
         finally:
             if started:
                 wdp.end(token, lsp.WorkDoneProgressEnd())
+
+
+class LspQuestions:
+    """The `question` tool's PersonQuestions over a client that shows the question."""
+
+    def __init__(self, channel: LspChannel) -> None:
+        self.channel = channel
+
+    async def ask(self, request: p.QuestionRequestParams) -> p.QuestionResponse | None:
+        return await self.channel.request_question(request)
+
+
+class LspDiagnostics:
+    """The editor's problems over a client that answers `baton/editor/diagnostics`."""
+
+    def __init__(self, channel: LspChannel) -> None:
+        self.channel = channel
+
+    async def diagnostics(self, uris: list[str] | None) -> list[p.EditorFileDiagnostics] | None:
+        result = await self.channel.request_diagnostics(p.EditorDiagnosticsParams(uris=uris))
+        return None if result is None else result.items

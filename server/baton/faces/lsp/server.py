@@ -61,6 +61,8 @@ class BatonServer(LanguageServer):
         # trust record decides); a value of another type is reported and counts as absent.
         self.editor_trust: bool | None = None
         self.editor_trust_problem: str | None = None
+        # initializationOptions.capabilities: what the client offers the tools (issue 49).
+        self.client_offers: dict[str, bool] = {}
         self._features_registered = False
 
     @property
@@ -74,7 +76,7 @@ class BatonServer(LanguageServer):
         if self.start_params is None:
             raise JsonRpcException(code=-32002, message="server not initialized")
         from baton.app import build_app
-        from baton.faces.lsp.channel import LspChannel
+        from baton.faces.lsp.channel import LspChannel, LspDiagnostics, LspQuestions
         from baton.faces.lsp.features import register_all
 
         if not self._features_registered:
@@ -83,6 +85,8 @@ class BatonServer(LanguageServer):
             register_all(self)
             self._features_registered = True
         self.channel = LspChannel(self)
+        lsp_channel = self.channel
+        offers = self.client_offers
         workspace, client_settings = self.start_params
         from baton.trust import decide
 
@@ -92,6 +96,10 @@ class BatonServer(LanguageServer):
                 channel,
                 client_settings=client_settings,
                 trust=decide(workspace, self.editor_trust),
+                questions=LspQuestions(lsp_channel) if offers.get("question") else None,
+                editor_diagnostics=LspDiagnostics(lsp_channel)
+                if offers.get("diagnostics")
+                else None,
             )
 
         self.app = build(self.channel) if self.hub is None else self.hub.app_for(build)
@@ -189,6 +197,9 @@ def create_server(
                     "another `baton serve --tcp` for that folder",
                 )
         ls.start_params = (workspace, client_settings)
+        offered = options.get("capabilities") if isinstance(options, dict) else None
+        if isinstance(offered, dict):
+            ls.client_offers = {k: v is True for k, v in offered.items() if isinstance(k, str)}
         trusted = options.get("workspaceTrusted") if isinstance(options, dict) else None
         if trusted is None or isinstance(trusted, bool):
             ls.editor_trust = trusted

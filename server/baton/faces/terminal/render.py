@@ -213,6 +213,10 @@ class TerminalChannel:
                 return
         self.err.flush()
 
+    def end_line(self) -> None:
+        """End the answer's line, if one is open, before something is asked on stderr."""
+        self._newline()
+
     def _newline(self) -> None:
         if self._mid_line:
             self.out.write("\n")
