@@ -3,7 +3,9 @@
 Baton runs as a separate process and talks HTTP, so its tests need a real server whose
 every answer they control. ``FakeLLM`` is one: uvicorn on 127.0.0.1 (ephemeral port) in
 a background thread, speaking the Responses API (streaming and not, with server-side
-compaction), Chat Completions, and ``/v1/models``.
+compaction), Chat Completions, Anthropic's Messages API (``/v1/messages``: signed
+thinking, tool use, prompt-cache breakpoints, compaction blocks; see ``messages_api``),
+and ``/v1/models``.
 
 Start and stop::
 
@@ -109,10 +111,12 @@ from .script import (
     invalid_tool_args,
     malformed_sse,
     overflow,
+    overloaded,
     pace,
     prompt_progress,
     rate_limit,
     reasoning,
+    redacted_thinking,
     refusal,
     reply,
     stall,
@@ -138,10 +142,12 @@ __all__ = [
     "invalid_tool_args",
     "malformed_sse",
     "overflow",
+    "overloaded",
     "pace",
     "prompt_progress",
     "rate_limit",
     "reasoning",
+    "redacted_thinking",
     "refusal",
     "reply",
     "stall",
