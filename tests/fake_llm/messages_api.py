@@ -492,7 +492,10 @@ def render(ctx: Context, reply: Reply) -> Rendered:
             if failure.code in ("overloaded", "overloaded_error")
             else "api_error"
         )
-        events = [*events[:cut], {"type": "error", "error": {"type": kind, "message": failure.message}}]
+        events = [
+            *events[:cut],
+            {"type": "error", "error": {"type": kind, "message": failure.message}},
+        ]
     return Rendered(events, message, failure, compactions)
 
 

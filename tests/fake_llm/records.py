@@ -113,6 +113,8 @@ class RecordedRequest:
     cached_tokens: int = 0
     # Messages API: the compaction blocks handed out in the answer.
     anthropic_compactions: list[dict[str, Any]] = field(default_factory=list)
+    # Messages API: the usage reported (input, cache read and cache creation tokens).
+    anthropic_usage: dict[str, int] = field(default_factory=dict)
 
     # ---- dict-like view of the body
     def __getitem__(self, key: str) -> Any:
@@ -198,7 +200,7 @@ class RecordedRequest:
         Baton's summary prompt; a turn's step held to no tool (`NoTool`) is not one."""
         if not self.tools:
             return True
-        if self.get("tool_choice") != "none":
+        if self.get("tool_choice") not in ("none", {"type": "none"}):
             return False
         return (self.last_user_text() or "").startswith(SUMMARY_PROMPTS)
 
@@ -243,7 +245,16 @@ class RecordedRequest:
         return texts[-1] if texts else None
 
     def function_calls(self) -> list[dict[str, Any]]:
-        """``{call_id, name, arguments}`` for every call in the history, either format."""
+        """``{call_id, name, arguments}`` for every call in the history, any format."""
+        if self.route == "messages":
+            return [
+                {
+                    "call_id": b.get("id"),
+                    "name": b.get("name"),
+                    "arguments": json.dumps(b.get("input")),
+                }
+                for b in self.blocks("tool_use")
+            ]
         if self.route == "chat.completions":
             calls = []
             for m in self.items:

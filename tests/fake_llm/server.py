@@ -533,6 +533,7 @@ class FakeLLM:
             record.kind = "compact"
         rendered = messages_api.render(context, answer)
         record.anthropic_compactions = rendered.compactions
+        record.anthropic_usage = dict(rendered.message["usage"])
         if record.stream:
             frames = plan_stream(
                 [messages_api.sse(e) for e in rendered.events], answer, messages_api.MALFORMED

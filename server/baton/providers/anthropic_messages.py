@@ -440,8 +440,10 @@ class AnthropicMessagesProvider:
                     body["tool_choice"] = {"type": "tool", "name": required[0].name}
                 else:
                     body["tool_choice"] = {"type": "any"}
-        # Thinking cannot be asked for with a forced tool call (the API refuses both).
-        if options.thinking_budget and not forced:
+        compacting = _trigger(request, self.identity)
+        # Thinking cannot be asked for with a forced tool call (the API refuses both), and
+        # a compaction request samples nothing after its block.
+        if options.thinking_budget and not forced and not compacting:
             body["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
             body["max_tokens"] += options.thinking_budget
         elif request.sampling is not None:
@@ -449,7 +451,7 @@ class AnthropicMessagesProvider:
                 body["temperature"] = min(request.sampling.temperature, 1.0)
             if request.sampling.top_p is not None:
                 body["top_p"] = request.sampling.top_p
-        if _trigger(request, self.identity):
+        if compacting:
             body["compaction"] = {"type": "summarize"}
             betas.append(ON_DEMAND_COMPACT_BETA)
         else:
