@@ -330,3 +330,34 @@ async def test_server_compaction_in_stream_and_on_demand(llm: FakeLLM) -> None:
     assert llm.last.status == 200, llm.last.rejected
     first = {k: v for k, v in llm.last.blocks()[0].items() if k != "cache_control"}
     assert first == block
+
+
+async def test_context_editing_is_off_by_default_and_a_setting_turns_it_on(llm: FakeLLM) -> None:
+    provider, _ = make(llm)
+    llm.add(text("ok"))
+    await collect(provider, request([UserText("hi")]))
+    await provider.aclose()
+    assert llm.last.get("context_management") is None
+    assert llm.last.header("anthropic-beta") is None
+
+    provider, _ = make(llm, context_editing=True, thinking_budget=1024)
+    llm.add(text("ok"))
+    await collect(provider, request([UserText("hi")], compact_threshold=120_000))
+    await provider.aclose()
+    edits = llm.last["context_management"]["edits"]
+    assert [e["type"] for e in edits] == [
+        "clear_thinking_20251015",
+        "clear_tool_uses_20250919",
+        "compact_20260112",
+    ]
+    assert edits[1]["trigger"] == {"type": "input_tokens", "value": 100_000}
+    betas = (llm.last.header("anthropic-beta") or "").split(",")
+    assert set(betas) == {"compact-2026-01-12", "context-management-2025-06-27"}
+
+    # A summary request carries no edits: it must see what the turn saw.
+    provider, _ = make(llm, context_editing=True)
+    llm.add(text("summary"))
+    await collect(provider, request([UserText("hi")], purpose="summary"))
+    await provider.aclose()
+    assert llm.last.get("context_management") is None
+    assert llm.last["tool_choice"] == {"type": "none"}
