@@ -15,7 +15,8 @@ One session: plan mode (a read, the plan written, three `plan_edit`s over three
 prompts, `plan_exit`), approval with the build started, build steps (a write, a
 command, ticks), an `explore` child, a manual compaction (on the server: Claude's
 on-demand compaction), then more build steps. It runs twice: with Baton's
-breakpoints, and with none (every input token at the full price).
+breakpoints, and with none (every input token at the full price). Apart, a plan
+approved with `fresh: true`: what its first build request reads.
 
 Printed per request: phase, input tokens, read from cache, written to cache, and the
 cached share; then the cost of the input at Anthropic's multipliers (cache reads 0.1x
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import sys
 import tempfile
@@ -41,6 +43,7 @@ sys.path.insert(0, str(ROOT / "server"))
 sys.path.insert(0, str(ROOT))
 
 from tests.fake_llm import FakeLLM, reasoning, text, tool_call  # noqa: E402
+from tests.fake_llm.messages_api import flatten  # noqa: E402
 from tests.fake_llm.records import RecordedRequest  # noqa: E402
 
 from baton import protocol as p  # noqa: E402
@@ -248,6 +251,29 @@ async def switch_after_compaction() -> tuple[int, int, str]:
         return same, len(last.blocks("compaction")), str(last.model)
 
 
+async def fresh_approval() -> tuple[Row, int]:
+    """The first build request after a fresh-context approval, and the tokens of its
+    tools and instructions."""
+    with FakeLLM() as llm, tempfile.TemporaryDirectory(prefix="baton-claude-") as tmp:
+        root = Path(tmp)
+        for name in ("DATA", "CONFIG", "CACHE", "STATE"):
+            os.environ[f"XDG_{name}_HOME"] = str(root / name.lower())
+        app = app_for(llm, workspace(root), {})
+        try:
+            sid = app.sessions.new_session(p.SessionNewParams(mode="plan")).session_id
+            llm.add(tool_call("read", {"path": "src/store.py"}))
+            llm.add(tool_call("plan_write", {"content": PLAN}), tool_call("plan_exit", {}))
+            await app.sessions.prompt(p.PromptParams(session_id=sid, text="Plan it."))
+            llm.add(text("Building."))
+            await app.plans.approve(p.PlanApproveParams(session_id=sid, start=True, fresh=True))
+            await wait_idle(app, sid)
+        finally:
+            await app.close()
+        first_build = llm.requests[-1]
+        flat = flatten(first_build.body)
+        return row(first_build, "fresh build"), math.ceil(flat.chars[flat.first_message - 1] / 4)
+
+
 def print_rows(title: str, rows: list[Row]) -> None:
     print(f"\n{title}")
     print(f"  {'#':>3} {'phase':<17} {'input':>7} {'read':>7} {'written':>8} {'cached':>7}")
@@ -283,6 +309,11 @@ async def main() -> int:
     )
     after = [r for r in with_marks if r.phase == "after compaction"]
     print(f"  first request after the compaction: {after[0].share:.1%}")
+    fresh, stable = await fresh_approval()
+    print(
+        f"  first request after a fresh-context approval: {fresh.share:.1%} "
+        f"({fresh.read} read of {fresh.total}; tools and instructions are {stable})"
+    )
     marked = cost(with_marks, ARGS.ttl, ARGS.input)
     plain = cost(without, ARGS.ttl, ARGS.input)
     print(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -24,6 +25,8 @@ from tests.e2e.test_cache_prefix import plan_and_build
 from tests.e2e.test_compaction import history_with_tools
 from tests.e2e.test_delegation import task
 from tests.fake_llm import FakeLLM, compaction, reasoning, text, tool_call
+from tests.e2e.test_plans import turn_ended
+from tests.fake_llm.messages_api import flatten
 from tests.fake_llm.records import RecordedRequest
 from tests.harness import BatonClient, server_env, start_client, stop_client
 
@@ -277,3 +280,49 @@ def stored_views(workspace: Path, sid: str) -> list[dict[str, Any]]:
     finally:
         conn.close()
     return [json.loads(row[0]) for row in rows]
+
+
+def prefix_tokens(request: RecordedRequest) -> int:
+    """Tokens of the request's tools and system prompt, in the fake's estimate."""
+    flat = flatten(request.body)
+    return math.ceil(flat.chars[flat.first_message - 1] / 4)
+
+
+@pytest.mark.asyncio
+async def test_a_fresh_context_approval_reads_the_tools_and_instructions_from_the_cache(
+    start_claude: StartClaude, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_claude(ALLOW)
+    sid = await baton.new_session(mode="plan")
+    llm.add(tool_call("plan_write", {"content": "# Plan\n\n- [ ] write a.txt\n"}))
+    llm.add(tool_call("plan_exit", {}))
+    await baton.prompt(sid, "plan it")
+    llm.add(tool_call("write", {"path": "a.txt", "content": "a\n"}))
+    llm.add(text("Written."))
+    approved = await baton.request(
+        "baton/plan/approve", {"sessionId": sid, "start": True, "fresh": True}
+    )
+    assert approved
+    await turn_ended(baton, sid, 2)
+    all_accepted(llm)
+    last_plan, first_build = llm.model_requests[1], llm.model_requests[2]
+    assert first_build.blocks("tool_use") == []  # a fresh context: no planning steps
+    usage = request_usage(first_build)
+    assert usage["cache_read_input_tokens"] >= prefix_tokens(first_build) - 1
+    assert first_build.tools == last_plan.tools
+
+
+@pytest.mark.asyncio
+async def test_the_model_list_is_claudes_with_their_windows(
+    start_claude: StartClaude, llm: FakeLLM
+) -> None:
+    baton = await start_claude()
+    listed = await baton.request("baton/models/list", {})
+    assert listed["provider"] == "anthropic" and listed["source"] == "provider"
+    assert listed["models"] == [
+        {"id": "claude-haiku-4-5", "contextWindow": 200_000},
+        {"id": "claude-sonnet-4-6", "contextWindow": 200_000},
+    ]
+    assert listed["current"] == "claude-sonnet-4-6"
+    [asked] = [r for r in llm.requests if r.route == "models"]
+    assert asked.header("anthropic-version") and asked.api_key == CLAUDE_KEY

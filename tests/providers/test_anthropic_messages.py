@@ -361,3 +361,32 @@ async def test_context_editing_is_off_by_default_and_a_setting_turns_it_on(llm: 
     await provider.aclose()
     assert llm.last.get("context_management") is None
     assert llm.last["tool_choice"] == {"type": "none"}
+
+
+async def test_a_prompt_too_long_is_an_overflow_and_not_retried(llm: FakeLLM) -> None:
+    from tests.fake_llm import overflow
+
+    provider, sleeps = make(llm)
+    llm.add(overflow(window=200_000))
+    with pytest.raises(ProviderError) as caught:
+        await collect(provider, request([UserText("hi")]))
+    await provider.aclose()
+    assert caught.value.overflow and not caught.value.retryable
+    assert "prompt is too long" in caught.value.message
+    assert sleeps.delays == []
+
+
+async def test_an_empty_text_block_is_not_sent_back(llm: FakeLLM) -> None:
+    provider, _ = make(llm)
+    me = provider.identity
+    items: list[Item] = [
+        UserText("hi"),
+        AssistantText("", Native(me, {"type": "text", "text": ""})),
+        AssistantText("there", Native(me, {"type": "text", "text": "there"})),
+        UserText("and?"),
+    ]
+    llm.add(text("ok"))
+    await collect(provider, request(items))
+    await provider.aclose()
+    assert llm.last.status == 200, llm.last.rejected
+    assert [b["text"] for b in llm.last.blocks()] == ["hi", "there", "and?"]

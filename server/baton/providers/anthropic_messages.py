@@ -166,7 +166,10 @@ def to_messages(items: Sequence[Item], identity: ProviderIdentity) -> list[dict[
                 blocks.append(("assistant", dict(item.native.item)))
         elif _replayable(item.native, identity):
             assert item.native is not None
-            blocks.append(("assistant", dict(item.native.item)))
+            block = dict(item.native.item)
+            # The API refuses an empty text block, even one it returned.
+            if block.get("type") != "text" or block.get("text"):
+                blocks.append(("assistant", block))
         elif isinstance(item, AssistantText):
             if item.text:
                 blocks.append(("assistant", {"type": "text", "text": item.text}))
