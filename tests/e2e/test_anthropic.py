@@ -24,8 +24,8 @@ from baton.store.db import workspace_db_path
 from tests.e2e.test_cache_prefix import plan_and_build
 from tests.e2e.test_compaction import history_with_tools
 from tests.e2e.test_delegation import task
-from tests.fake_llm import FakeLLM, compaction, reasoning, text, tool_call
 from tests.e2e.test_plans import turn_ended
+from tests.fake_llm import FakeLLM, compaction, reasoning, text, tool_call
 from tests.fake_llm.messages_api import flatten
 from tests.fake_llm.records import RecordedRequest
 from tests.harness import BatonClient, server_env, start_client, stop_client
