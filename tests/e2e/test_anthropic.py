@@ -25,7 +25,7 @@ from tests.e2e.test_cache_prefix import plan_and_build
 from tests.e2e.test_compaction import history_with_tools
 from tests.e2e.test_delegation import task
 from tests.e2e.test_plans import turn_ended
-from tests.fake_llm import FakeLLM, compaction, reasoning, text, tool_call
+from tests.fake_llm import FakeLLM, compaction, overflow, reasoning, text, tool_call
 from tests.fake_llm.messages_api import flatten
 from tests.fake_llm.records import RecordedRequest
 from tests.harness import BatonClient, server_env, start_client, stop_client
@@ -326,3 +326,27 @@ async def test_the_model_list_is_claudes_with_their_windows(
     assert listed["current"] == "claude-sonnet-4-6"
     [asked] = [r for r in llm.requests if r.route == "models"]
     assert asked.header("anthropic-version") and asked.api_key == CLAUDE_KEY
+
+
+@pytest.mark.asyncio
+async def test_a_prompt_too_long_compacts_on_claudes_server_and_retries(
+    start_claude: StartClaude, llm: FakeLLM
+) -> None:
+    baton = await start_claude()
+    sid = await baton.new_session()
+    llm.add(text("first answer"))
+    await baton.prompt(sid, "first")
+    llm.add(overflow(window=200_000))
+    llm.add(text("answered after compaction"))
+    result = await baton.prompt(sid, "second")
+    assert result["stopReason"] == "end_turn"
+    assert baton.updates(sid, "compaction_started") == [
+        {"kind": "compaction_started", "trigger": "overflow", "strategy": "server"}
+    ]
+    [call] = llm.compact_requests
+    assert call["compaction"] == {"type": "summarize"}
+    [block] = call.anthropic_compactions
+    retry = llm.model_requests[-1]
+    assert retry.status == 200, retry.rejected
+    assert {k: v for k, v in retry.blocks()[0].items() if k != "cache_control"} == block
+    assert "second" in retry.input_text()
