@@ -83,6 +83,18 @@ With ``strict=True`` (default) the fake answers 400 as OpenAI does to unknown or
 ``encrypted_content`` (``invalid_encrypted_content``), a tool output without its call,
 a call without its output (Responses and Chat), and a misplaced ``compaction_trigger``.
 
+Messages API (``POST /v1/messages``, ``messages_api``): the same parts render as content
+blocks (``reasoning`` → a signed ``thinking`` block, ``redacted_thinking()`` → a
+``redacted_thinking`` one, ``tool_call`` → ``tool_use`` with streamed ``input_json_delta``,
+``compaction(note)`` → a ``compaction`` block whose content is ``note``, ``refusal`` →
+stop reason ``refusal``, ``incomplete`` → ``max_tokens``); errors take Anthropic's shape
+(``overloaded()`` is the 529). A ``compact_20260112`` edit past its trigger adds a
+compaction block; a ``compaction: {type: summarize}`` request is a compaction request
+(``kind == "compact"``) answered with one block alone. ``llm.anthropic`` holds the
+signatures and blocks handed out and the prompt cache; ``RecordedRequest.blocks(type)``,
+``anthropic_usage`` and ``anthropic_compactions`` read a request and its answer. The key
+may come as ``Authorization: Bearer`` or ``x-api-key``.
+
 Recordings: ``llm.requests`` (all, in order), ``llm.model_requests``,
 ``llm.compact_requests``, ``llm.last`` (latest model/compaction request),
 ``llm.wait_for_requests(n, timeout=10, kind="model")`` (and ``_async``). A
