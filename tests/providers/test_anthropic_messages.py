@@ -390,3 +390,27 @@ async def test_an_empty_text_block_is_not_sent_back(llm: FakeLLM) -> None:
     await provider.aclose()
     assert llm.last.status == 200, llm.last.rejected
     assert [b["text"] for b in llm.last.blocks()] == ["hi", "there", "and?"]
+
+
+async def test_a_step_that_adds_more_than_twenty_blocks_still_reads_the_previous_request(
+    llm: FakeLLM,
+) -> None:
+    """The API looks back only twenty blocks from a breakpoint: the mark on the end of
+    what an earlier request wrote makes the read independent of that."""
+    provider, _ = make(llm)
+    items: list[Item] = [UserText("read everything " * 40)]
+    llm.add(text("ok"))
+    await collect(provider, request(items))
+    first = llm.last.anthropic_usage
+    written = first["cache_creation_input_tokens"]
+    for n in range(15):  # 15 calls and 15 results: 30 blocks more
+        items.append(ToolCall(f"toolu_{n}", "read", json.dumps({"path": f"f{n}"})))
+    items.extend(ToolOutput(f"toolu_{n}", f"file {n}") for n in range(15))
+    llm.add(text("read them"))
+    await collect(provider, request(items))
+    await provider.aclose()
+    second = llm.last
+    assert second.status == 200, second.rejected
+    assert abs(second.anthropic_usage["cache_read_input_tokens"] - written) <= 1
+    marked = [b for b in second.blocks() if b.get("cache_control")]
+    assert len(marked) == 2 and marked[0]["text"].startswith("read everything")

@@ -485,15 +485,6 @@ class AnthropicMessagesProvider:
             )
         return edits
 
-    def build_body(self, request: ModelRequest) -> dict[str, Any]:
-        """The body alone (context inspection shows it); breakpoints are not remembered."""
-        saved = self.cache_marks
-        self.cache_marks = CacheMarks()
-        try:
-            return self.build(request)[0]
-        finally:
-            self.cache_marks = saved
-
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         body, betas = self.build(request)
         headers = dict(self._headers)
