@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.acp.conftest import StartAcp
+from tests.acp.test_acp import error_of
 from tests.fake_llm import FakeLLM, reasoning, text, tool_call
 
 
@@ -32,3 +33,19 @@ async def test_an_acp_session_runs_on_claude_with_thinking_and_the_cache(
     assert second.header("authorization") == "Bearer sk-ant-acp-0123456789"
     assert [b["thinking"] for b in second.blocks("thinking")] == ["look first"]
     assert second.anthropic_usage["cache_read_input_tokens"] > 0
+
+
+@pytest.mark.asyncio
+async def test_a_missing_claude_key_asks_the_editor_and_its_key_is_used(
+    start_acp: StartAcp, llm: FakeLLM
+) -> None:
+    env = {"BATON_PROVIDER": "anthropic", "ANTHROPIC_BASE_URL": llm.url}
+    acp = await start_acp(api_key=None, env=env)
+    sid = await acp.new()
+    needed = await error_of(acp.say(sid, "hello"))
+    assert needed.code == -32000 and "no Anthropic API key" in str(needed.data)
+    await acp.conn.authenticate(method_id="anthropic-api-key", apiKey="sk-ant-editor-0042abcd")
+    llm.add(text("Hi from Claude."))
+    assert (await acp.say(sid, "hello again")).stop_reason == "end_turn"
+    assert llm.model_requests[-1].route == "messages"
+    assert llm.model_requests[-1].headers["authorization"] == "Bearer sk-ant-editor-0042abcd"
