@@ -250,10 +250,16 @@ class ProviderRegistry:
                     "key: set baseUrl in your own settings, or list the variable the "
                     "workspace's apiKeyEnv names in your own env.workspaceKeys"
                 )
+            # The editor command exists for OpenAI's key; Claude's comes from the
+            # environment, or from an ACP editor's authenticate (baton/auth/set).
+            how = (
+                'or run "Baton: Set OpenAI API Key"'
+                if identity.provider == "openai"
+                else "or send it with baton/auth/set (an ACP editor: authenticate)"
+            )
             raise ConfigError(
                 f"no {name} API key: set "
-                f"{settings.person_key_env_for(identity.provider)} in the environment "
-                f'or run "Baton: Set {name} API Key"'
+                f"{settings.person_key_env_for(identity.provider)} in the environment {how}"
             )
         key = (
             identity,
