@@ -242,6 +242,20 @@ class MessagesState:
                 if problem:
                     return invalid(problem)
                 pending_calls = {b.get("id") for b in content if b.get("type") == "tool_use"}
+        if _thinking_on(body) and len(messages) >= 2:
+            last, results = messages[-2], messages[-1]
+            content = last.get("content") if last.get("role") == "assistant" else None
+            continues = isinstance(results.get("content"), list) and any(
+                b.get("type") == "tool_result" for b in results["content"]
+            )
+            if continues and isinstance(content, list) and content:
+                if content[0].get("type") not in ("thinking", "redacted_thinking"):
+                    return invalid(
+                        f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or "
+                        "`redacted_thinking`, but found "
+                        f"`{content[0].get('type')}`. When `thinking` is enabled, a final "
+                        "`assistant` message must start with a thinking block."
+                    )
         if marks > MAX_BREAKPOINTS:
             return invalid(
                 f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "

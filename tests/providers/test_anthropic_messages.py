@@ -414,3 +414,26 @@ async def test_a_step_that_adds_more_than_twenty_blocks_still_reads_the_previous
     assert abs(second.anthropic_usage["cache_read_input_tokens"] - written) <= 1
     marked = [b for b in second.blocks() if b.get("cache_control")]
     assert len(marked) == 2 and marked[0]["text"].startswith("read everything")
+
+
+async def test_thinking_waits_for_the_end_of_a_tool_call_made_without_it(llm: FakeLLM) -> None:
+    """A forced step has no thinking; the API refuses thinking on while continuing its
+    call, so the continuation goes without, and thinking returns with the next turn."""
+    from baton.providers.base import AnyTool
+
+    provider, _ = make(llm, thinking_budget=1024)
+    items: list[Item] = [UserText("look first")]
+    llm.add(tool_call("read", {"path": "a"}))
+    events = await collect(provider, request(items, require_tool=AnyTool()))
+    assert "thinking" not in llm.last.body and llm.last["tool_choice"] == {"type": "any"}
+    call = next(i for i in done_items(events) if isinstance(i, ToolCall))
+    items += [call, ToolOutput(call.call_id, "A")]
+    llm.add(text("A says A."))
+    await collect(provider, request(items))
+    assert llm.last.status == 200, llm.last.rejected
+    assert "thinking" not in llm.last.body
+    items += [AssistantText("A says A."), UserText("and now?")]
+    llm.add(reasoning("new turn"), text("ok"))
+    await collect(provider, request(items))
+    await provider.aclose()
+    assert llm.last["thinking"]["type"] == "enabled"

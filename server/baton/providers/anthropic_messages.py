@@ -194,6 +194,20 @@ def to_tool(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
 
 
+def _unthought_tool_turn(messages: list[dict[str, Any]]) -> bool:
+    """Whether the request continues a tool call made without thinking (a step that forced
+    a tool, or another model's call): with thinking on, the API wants the assistant
+    message of the tool call it continues to start with a thinking block."""
+    if len(messages) < 2 or messages[-1]["role"] != "user":
+        return False
+    results = any(b.get("type") == "tool_result" for b in messages[-1]["content"])
+    last = messages[-2]
+    if not results or last["role"] != "assistant":
+        return False
+    first = last["content"][0].get("type") if last["content"] else None
+    return first not in ("thinking", "redacted_thinking")
+
+
 def _trigger(request: ModelRequest, identity: ProviderIdentity) -> bool:
     """Whether the request ends with Baton's ask for a compaction now."""
     last = request.items[-1] if request.items else None
@@ -446,7 +460,12 @@ class AnthropicMessagesProvider:
         compacting = _trigger(request, self.identity)
         # Thinking cannot be asked for with a forced tool call (the API refuses both), and
         # a compaction request samples nothing after its block.
-        if options.thinking_budget and not forced and not compacting:
+        if (
+            options.thinking_budget
+            and not forced
+            and not compacting
+            and not _unthought_tool_turn(body["messages"])
+        ):
             body["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
             body["max_tokens"] += options.thinking_budget
         elif request.sampling is not None:
