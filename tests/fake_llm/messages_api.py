@@ -248,14 +248,14 @@ class MessagesState:
             continues = isinstance(results.get("content"), list) and any(
                 b.get("type") == "tool_result" for b in results["content"]
             )
-            if continues and isinstance(content, list) and content:
-                if content[0].get("type") not in ("thinking", "redacted_thinking"):
-                    return invalid(
-                        f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or "
-                        "`redacted_thinking`, but found "
-                        f"`{content[0].get('type')}`. When `thinking` is enabled, a final "
-                        "`assistant` message must start with a thinking block."
-                    )
+            first = content[0].get("type") if isinstance(content, list) and content else None
+            if continues and first is not None and first not in ("thinking", "redacted_thinking"):
+                return invalid(
+                    f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or "
+                    "`redacted_thinking`, but found "
+                    f"`{first}`. When `thinking` is enabled, a final "
+                    "`assistant` message must start with a thinking block."
+                )
         if marks > MAX_BREAKPOINTS:
             return invalid(
                 f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
