@@ -437,3 +437,20 @@ async def test_thinking_waits_for_the_end_of_a_tool_call_made_without_it(llm: Fa
     await collect(provider, request(items))
     await provider.aclose()
     assert llm.last["thinking"]["type"] == "enabled"
+
+
+async def test_another_providers_call_ids_are_made_acceptable_and_stay_paired(
+    llm: FakeLLM,
+) -> None:
+    provider, _ = make(llm)
+    items: list[Item] = [
+        UserText("hi"),
+        ToolCall("call:0/a.b", "read", '{"path": "a"}'),
+        ToolOutput("call:0/a.b", "A"),
+    ]
+    llm.add(text("ok"))
+    await collect(provider, request(items))
+    await provider.aclose()
+    assert llm.last.status == 200, llm.last.rejected
+    assert llm.last.blocks("tool_use")[0]["id"] == "call_0_a_b"
+    assert llm.last.blocks("tool_result")[0]["tool_use_id"] == "call_0_a_b"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -129,6 +130,12 @@ def _user_blocks(item: UserText | ContextBlock) -> list[dict[str, Any]]:
     return blocks
 
 
+def _call_id(call_id: str) -> str:
+    """Another provider's call id as the API accepts ids (`^[a-zA-Z0-9_-]+$`); the same
+    for the call and its result, so they stay paired."""
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", call_id) or "call"
+
+
 def _tool_use(call: ToolCall) -> dict[str, Any]:
     try:
         parsed = json.loads(call.arguments) if call.arguments.strip() else {}
@@ -136,7 +143,7 @@ def _tool_use(call: ToolCall) -> dict[str, Any]:
         parsed = {}
     return {
         "type": "tool_use",
-        "id": call.call_id,
+        "id": _call_id(call.call_id),
         "name": call.name,
         "input": parsed if isinstance(parsed, dict) else {},
     }
@@ -154,7 +161,11 @@ def to_messages(items: Sequence[Item], identity: ProviderIdentity) -> list[dict[
             blocks.append(
                 (
                     "user",
-                    {"type": "tool_result", "tool_use_id": item.call_id, "content": item.output},
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": _call_id(item.call_id),
+                        "content": item.output,
+                    },
                 )
             )
         elif isinstance(item, OpaqueItem):
