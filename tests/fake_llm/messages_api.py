@@ -25,6 +25,7 @@ import copy
 import hashlib
 import json
 import math
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -279,6 +280,8 @@ class MessagesState:
                     "content"
                 ):
                     return f"{where}: Invalid `compaction` block: sent back altered or unknown"
+        if kind == "tool_use" and not re.fullmatch(r"[a-zA-Z0-9_-]+", str(block.get("id"))):
+            return f"{where}.id: String should match pattern '^[a-zA-Z0-9_-]+$'"
         if (
             kind in ("thinking", "redacted_thinking", "tool_use", "compaction")
             and role != "assistant"
