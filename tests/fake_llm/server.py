@@ -414,7 +414,15 @@ class FakeLLM:
             if not message.get("more_body"):
                 break
         record = self._record(scope, b"".join(chunks))
-        status = await self._dispatch(record, receive, send)
+
+        async def send_recorded(message: dict[str, Any]) -> None:
+            # The status is known before the first byte: a client that has read the answer
+            # must see it recorded (it would race the end of the body otherwise).
+            if message.get("type") == "http.response.start":
+                record.status = int(message["status"])
+            await send(message)
+
+        status = await self._dispatch(record, receive, send_recorded)
         record.status = status
 
     async def _dispatch(self, record: RecordedRequest, receive: Receive, send: Send) -> int:
