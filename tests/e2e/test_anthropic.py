@@ -45,8 +45,10 @@ def llm() -> Any:
 async def start_claude(llm: FakeLLM, workspace: Path, home: Path) -> AsyncIterator[StartClaude]:
     clients: list[BatonClient] = []
 
-    async def start(settings: dict[str, Any] | None = None) -> BatonClient:
-        env = {"ANTHROPIC_BASE_URL": llm.url, "ANTHROPIC_API_KEY": CLAUDE_KEY}
+    async def start(settings: dict[str, Any] | None = None, *, key: bool = True) -> BatonClient:
+        env = {"ANTHROPIC_BASE_URL": llm.url}
+        if key:
+            env["ANTHROPIC_API_KEY"] = CLAUDE_KEY
         # Nothing but the Anthropic key: Baton picks Claude by itself.
         client = await start_client(workspace, server_env(home, env, None), settings=settings)
         clients.append(client)
@@ -350,3 +352,20 @@ async def test_a_prompt_too_long_compacts_on_claudes_server_and_retries(
     assert retry.status == 200, retry.rejected
     assert {k: v for k, v in retry.blocks()[0].items() if k != "cache_control"} == block
     assert "second" in retry.input_text()
+
+
+@pytest.mark.asyncio
+async def test_a_key_the_editor_sets_is_used_for_claude_and_never_stored(
+    start_claude: StartClaude, llm: FakeLLM, home: Path, workspace: Path
+) -> None:
+    baton = await start_claude({"provider": "anthropic"}, key=False)
+    sid = await baton.new_session()
+    result = await baton.prompt(sid, "hello")
+    assert result["stopReason"] == "error" and "no Anthropic API key" in result["error"]
+    assert llm.requests == []
+    await baton.request("baton/auth/set", {"provider": "anthropic", "apiKey": CLAUDE_KEY})
+    llm.add(text("Hi."))
+    assert (await baton.prompt(sid, "hello again"))["stopReason"] == "end_turn"
+    assert llm.model_requests[-1].api_key == CLAUDE_KEY
+    stored = [f for f in [*home.rglob("*"), *workspace.rglob("*")] if f.is_file()]
+    assert not any(CLAUDE_KEY.encode() in f.read_bytes() for f in stored)
