@@ -42,10 +42,12 @@ from baton.providers.retry import RetryPolicy
 from tests.fake_llm import (
     FakeLLM,
     error,
+    incomplete,
     overloaded,
     rate_limit,
     reasoning,
     redacted_thinking,
+    refusal,
     stream_error,
     text,
     tool_call,
@@ -454,3 +456,21 @@ async def test_another_providers_call_ids_are_made_acceptable_and_stay_paired(
     assert llm.last.status == 200, llm.last.rejected
     assert llm.last.blocks("tool_use")[0]["id"] == "call_0_a_b"
     assert llm.last.blocks("tool_result")[0]["tool_use_id"] == "call_0_a_b"
+
+
+@pytest.mark.parametrize(
+    ("parts", "finish"),
+    [
+        ((text("done"),), "stop"),
+        ((tool_call("read", {"path": "a"}),), "tool_calls"),
+        ((refusal("I can't help with that."),), "refusal"),
+        ((text("partial"), incomplete()), "length"),
+    ],
+)
+async def test_stop_reasons_map_to_batons(llm: FakeLLM, parts: Any, finish: str) -> None:
+    provider, _ = make(llm)
+    llm.add(*parts)
+    events = await collect(provider, request([UserText("hi")]))
+    await provider.aclose()
+    assert isinstance(events[-2], Usage)
+    assert events[-1] == Finished(finish)  # type: ignore[arg-type]
