@@ -43,7 +43,7 @@ export interface AttachmentPart {
  * via the `definition` "AuthSetParams".
  */
 export interface AuthSetParams {
-  provider: "openai" | "openai-compatible" | "local";
+  provider: "openai" | "openai-compatible" | "local" | "anthropic";
   apiKey: string;
 }
 /**
@@ -631,7 +631,7 @@ export interface ModelRetry {
  */
 export interface ModelsListParams {
   sessionId?: string | null;
-  provider?: ("openai" | "openai-compatible" | "local") | null;
+  provider?: ("openai" | "openai-compatible" | "local" | "anthropic") | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -1311,7 +1311,7 @@ export interface SetModeResult {
  */
 export interface SetModelParams {
   sessionId: string;
-  provider?: ("openai" | "openai-compatible" | "local") | null;
+  provider?: ("openai" | "openai-compatible" | "local" | "anthropic") | null;
   model: string;
 }
 /**

@@ -37,7 +37,7 @@ from baton.trust import Trust, decide
 
 log = logging.getLogger(__name__)
 
-ProviderId = Literal["openai", "openai-compatible", "local"]
+ProviderId = Literal["openai", "openai-compatible", "local", "anthropic"]
 Permission = Literal["allow", "ask", "deny"]
 Layer = Literal["default", "user", "workspace", "environment", "client"]
 # The layers that are the person's own: everything but the workspace's file.
@@ -219,6 +219,28 @@ class McpSettings(_Section):
     servers: list[McpServerSettings] = Field(default_factory=list)
 
 
+class AnthropicSettings(_Section):
+    """The `anthropic` provider (Claude's Messages API; docs/providers.md)."""
+
+    # Where Claude is asked (ANTHROPIC_BASE_URL; the host, `/v1` optional); None: the
+    # top-level `baseUrl` from a settings file, else Anthropic's own API. OPENAI_BASE_URL
+    # never applies here.
+    base_url: str | None = None
+    # How long the prompt cache keeps what Baton's breakpoints mark: Anthropic's default
+    # five minutes, or an hour (writes then cost 2x the input price instead of 1.25x).
+    cache_ttl: Literal["5m", "1h"] = "5m"
+    # Extended thinking's budget in tokens; None: thinking off. Thinking blocks come
+    # back signed and are replayed unchanged to the same model.
+    thinking_budget: int | None = Field(None, ge=1024)
+    # The most tokens one answer may generate (thinking not counted: its budget is added).
+    max_tokens: int = Field(16_000, ge=16, le=300_000)
+    # Context editing on the server: clear old tool results (and, with thinking on, old
+    # thinking) past the trigger. Off by default: it rewrites the prompt's middle, so the
+    # cache is read up to the first cleared block only.
+    context_editing: bool = False
+    context_editing_trigger: int = Field(100_000, ge=1_000)
+
+
 class SkillsSettings(_Section):
     # The share of the context window the skills list may take; beyond it descriptions
     # are shortened (docs/skills.md).
@@ -246,6 +268,7 @@ class Settings(_Section):
     env: EnvSettings = Field(default_factory=EnvSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
+    anthropic: AnthropicSettings = Field(default_factory=AnthropicSettings)
     # Which layer supplied each value (canonical dotted key -> layer); see `origin`.
     _origins: dict[str, Layer] = PrivateAttr(default_factory=dict)
     # `apiKeyEnv` as the person's own layers set it (the workspace's may differ).
@@ -257,6 +280,14 @@ class Settings(_Section):
         return self._person_key_env or (
             self.api_key_env if self.from_person("apiKeyEnv") else "OPENAI_API_KEY"
         )
+
+    def person_key_env_for(self, provider: str) -> str:
+        """The variable holding the person's key for `provider`: their `apiKeyEnv`, or,
+        left at its default, the provider's own variable (ANTHROPIC_API_KEY for Claude)."""
+        own = self.person_key_env
+        if own == "OPENAI_API_KEY":
+            return DEFAULT_KEY_ENVS.get(provider, own)
+        return own
 
     def origin(self, key: str) -> Layer:
         """The layer `key` ("baseUrl", "permissions.bash") came from; "default" if none set it."""
@@ -277,10 +308,23 @@ KNOWN_CONTEXT_WINDOWS: dict[str, int] = {
     "o4-mini": 200_000,
     "codex-mini": 200_000,
     "qwen2.5-coder": 32_768,
+    # Claude: 200k tokens by default on every current model (the 1M window of some is a
+    # beta a person opts into with `contextWindow`).
+    "claude": 200_000,
 }
 DEFAULT_CONTEXT_WINDOW = 128_000
-DEFAULT_MODELS: dict[str, str] = {"openai": "gpt-5.1", "local": "qwen2.5-coder-1.5b-instruct"}
-DEFAULT_BASE_URLS: dict[str, str] = {"openai": "https://api.openai.com/v1"}
+DEFAULT_MODELS: dict[str, str] = {
+    "openai": "gpt-5.1",
+    "local": "qwen2.5-coder-1.5b-instruct",
+    "anthropic": "claude-sonnet-4-6",
+}
+# Anthropic's base URL is the host, without `/v1`, as its SDK and ANTHROPIC_BASE_URL have it.
+DEFAULT_BASE_URLS: dict[str, str] = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+# The variable holding each provider's key when the person's `apiKeyEnv` is left unset.
+DEFAULT_KEY_ENVS: dict[str, str] = {"anthropic": "ANTHROPIC_API_KEY"}
 
 
 def known_context_window(model: str) -> int | None:
@@ -311,6 +355,7 @@ class _FileCache:
 # Environment variables that configure Baton; `BATON_<SECTION>__<KEY>` reaches nested keys.
 _ENV_SHORTHANDS = {
     "OPENAI_BASE_URL": ("baseUrl",),
+    "ANTHROPIC_BASE_URL": ("anthropic", "baseUrl"),
 }
 _ENV_IGNORED = {"BATON_SKIP_VSCODE_E2E", "BATON_TEST_REAL_MODEL", "BATON_LOG_LEVEL"}
 
@@ -555,6 +600,11 @@ UNTRUSTED_WORKSPACE_MAY_SET = frozenset(
         "local.seed",
         "local.maxtokens",
         "skills.catalogshare",
+        "anthropic.cachettl",
+        "anthropic.thinkingbudget",
+        "anthropic.maxtokens",
+        "anthropic.contextediting",
+        "anthropic.contexteditingtrigger",
     }
 )
 

@@ -347,7 +347,7 @@ class SetModeResult(WireModel):
 
 class SetModelParams(WireModel):
     session_id: NonEmptyId
-    provider: Literal["openai", "openai-compatible", "local"] | None = None
+    provider: Literal["openai", "openai-compatible", "local", "anthropic"] | None = None
     model: str = Field(min_length=1, max_length=200)
 
 
@@ -392,7 +392,7 @@ class ModelsListParams(WireModel):
     configured one)."""
 
     session_id: NonEmptyId | None = None
-    provider: Literal["openai", "openai-compatible", "local"] | None = None
+    provider: Literal["openai", "openai-compatible", "local", "anthropic"] | None = None
 
 
 class ModelInfo(WireModel):
@@ -809,7 +809,7 @@ class PlanVersionContent(WireModel):
 
 
 class AuthSetParams(WireModel):
-    provider: Literal["openai", "openai-compatible", "local"]
+    provider: Literal["openai", "openai-compatible", "local", "anthropic"]
     api_key: str = Field(min_length=1, max_length=4096, repr=False)
 
 

@@ -62,12 +62,13 @@ async def test_initialize_sessions_modes_models_and_auth(
     }
     # Subagent sessions only for a client that opted in.
     assert "subagents" not in session_caps
-    [method] = init["authMethods"]
+    method, claude = init["authMethods"]
     assert (method["id"], method["type"], method["vars"][0]["name"]) == (
         "openai-api-key",
         "env_var",
         "OPENAI_API_KEY",
     )
+    assert (claude["id"], claude["vars"][0]["name"]) == ("anthropic-api-key", "ANTHROPIC_API_KEY")
 
     new = await acp.conn.new_session(cwd=str(workspace), mcp_servers=[])
     assert new.modes is not None and new.modes.current_mode_id == "build"

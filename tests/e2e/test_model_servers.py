@@ -120,3 +120,36 @@ def test_the_offered_line_runs_baton_and_nothing_else_whatever_the_model_id(
         if line.strip().startswith(("provider =", "baseUrl =", "model ="))
     )
     assert tomllib.loads(toml)["model"] == hostile
+
+
+def test_an_anthropic_key_is_offered_as_claude_and_the_offered_run_works(
+    workspace: Path, home: Path
+) -> None:
+    key = "sk-ant-find-0123456789abcdef"
+    with FakeLLM(models=("claude-sonnet-4-6",), api_key=key) as claude:
+        env = server_env(home, None, {"ANTHROPIC_API_KEY": key})
+        done = subprocess.run(
+            [sys.executable, "-m", "baton", "model", "find", "--port", str(free_port())],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "ANTHROPIC_API_KEY is set: Claude (claude-sonnet-4-6 by default)" in done.stdout
+        assert key not in done.stdout + done.stderr
+        [one_run] = [line.strip() for line in done.stdout.splitlines() if "baton run" in line]
+        assert one_run.startswith("use it for one run: BATON_PROVIDER=anthropic baton run")
+
+        claude.add(text("Claude here."))
+        ran = subprocess.run(
+            [sys.executable, "-m", "baton", "run", "hi"],
+            cwd=workspace,
+            env={**env, "BATON_PROVIDER": "anthropic", "ANTHROPIC_BASE_URL": claude.url},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert ran.returncode == 0, ran.stderr
+        assert ran.stdout == "Claude here.\n"
+        assert claude.model_requests[-1].route == "messages"

@@ -3,7 +3,9 @@
 Baton runs as a separate process and talks HTTP, so its tests need a real server whose
 every answer they control. ``FakeLLM`` is one: uvicorn on 127.0.0.1 (ephemeral port) in
 a background thread, speaking the Responses API (streaming and not, with server-side
-compaction), Chat Completions, and ``/v1/models``.
+compaction), Chat Completions, Anthropic's Messages API (``/v1/messages``: signed
+thinking, tool use, prompt-cache breakpoints, compaction blocks; see ``messages_api``),
+and ``/v1/models``.
 
 Start and stop::
 
@@ -81,6 +83,18 @@ With ``strict=True`` (default) the fake answers 400 as OpenAI does to unknown or
 ``encrypted_content`` (``invalid_encrypted_content``), a tool output without its call,
 a call without its output (Responses and Chat), and a misplaced ``compaction_trigger``.
 
+Messages API (``POST /v1/messages``, ``messages_api``): the same parts render as content
+blocks (``reasoning`` → a signed ``thinking`` block, ``redacted_thinking()`` → a
+``redacted_thinking`` one, ``tool_call`` → ``tool_use`` with streamed ``input_json_delta``,
+``compaction(note)`` → a ``compaction`` block whose content is ``note``, ``refusal`` →
+stop reason ``refusal``, ``incomplete`` → ``max_tokens``); errors take Anthropic's shape
+(``overloaded()`` is the 529). A ``compact_20260112`` edit past its trigger adds a
+compaction block; a ``compaction: {type: summarize}`` request is a compaction request
+(``kind == "compact"``) answered with one block alone. ``llm.anthropic`` holds the
+signatures and blocks handed out and the prompt cache; ``RecordedRequest.blocks(type)``,
+``anthropic_usage`` and ``anthropic_compactions`` read a request and its answer. The key
+may come as ``Authorization: Bearer`` or ``x-api-key``.
+
 Recordings: ``llm.requests`` (all, in order), ``llm.model_requests``,
 ``llm.compact_requests``, ``llm.last`` (latest model/compaction request),
 ``llm.wait_for_requests(n, timeout=10, kind="model")`` (and ``_async``). A
@@ -109,10 +123,12 @@ from .script import (
     invalid_tool_args,
     malformed_sse,
     overflow,
+    overloaded,
     pace,
     prompt_progress,
     rate_limit,
     reasoning,
+    redacted_thinking,
     refusal,
     reply,
     stall,
@@ -138,10 +154,12 @@ __all__ = [
     "invalid_tool_args",
     "malformed_sse",
     "overflow",
+    "overloaded",
     "pace",
     "prompt_progress",
     "rate_limit",
     "reasoning",
+    "redacted_thinking",
     "refusal",
     "reply",
     "stall",

@@ -14,7 +14,9 @@ from typing import Any, Literal
 from .prefix import Segments, segments
 from .script import Reply
 
-Route = Literal["responses", "responses.compact", "chat.completions", "models", "unknown"]
+Route = Literal[
+    "responses", "responses.compact", "chat.completions", "messages", "models", "unknown"
+]
 Kind = Literal["model", "compact", "other"]
 Source = Literal["script", "handler", "default", ""]
 
@@ -109,6 +111,10 @@ class RecordedRequest:
     )  # artifacts made while answering
     # Input tokens repeating an earlier request's prefix (fake_llm.prefix), as reported.
     cached_tokens: int = 0
+    # Messages API: the compaction blocks handed out in the answer.
+    anthropic_compactions: list[dict[str, Any]] = field(default_factory=list)
+    # Messages API: the usage reported (input, cache read and cache creation tokens).
+    anthropic_usage: dict[str, int] = field(default_factory=dict)
 
     # ---- dict-like view of the body
     def __getitem__(self, key: str) -> Any:
@@ -135,8 +141,11 @@ class RecordedRequest:
 
     @property
     def api_key(self) -> str | None:
+        """The Bearer key, or Anthropic's ``x-api-key``."""
         auth = self.authorization or ""
-        return auth[7:] if auth.lower().startswith("bearer ") else None
+        if auth.lower().startswith("bearer "):
+            return auth[7:]
+        return self.header("x-api-key")
 
     @property
     def model(self) -> str | None:
@@ -161,6 +170,11 @@ class RecordedRequest:
                 if m.get("role") in ("system", "developer")
             ]
             return "\n".join(parts) if parts else None
+        if self.route == "messages":
+            system = self.get("system")
+            if isinstance(system, list):
+                return "".join(content_text([b]) for b in system) or None
+            return system if isinstance(system, str) else None
         value = self.get("instructions")
         return value if isinstance(value, str) else None
 
@@ -186,7 +200,7 @@ class RecordedRequest:
         Baton's summary prompt; a turn's step held to no tool (`NoTool`) is not one."""
         if not self.tools:
             return True
-        if self.get("tool_choice") != "none":
+        if self.get("tool_choice") not in ("none", {"type": "none"}):
             return False
         return (self.last_user_text() or "").startswith(SUMMARY_PROMPTS)
 
@@ -207,7 +221,7 @@ class RecordedRequest:
     @property
     def items(self) -> list[dict[str, Any]]:
         """Responses input items (a string input becomes one user message) or Chat messages."""
-        if self.route == "chat.completions":
+        if self.route in ("chat.completions", "messages"):
             messages = self.get("messages") or []
             return [m for m in messages if isinstance(m, dict)]
         value = self.get("input")
@@ -220,7 +234,7 @@ class RecordedRequest:
         return [i for i in self.items if item_type(i) == type_]
 
     def messages(self, role: str | None = None) -> list[dict[str, Any]]:
-        msgs = self.find("message") if self.route != "chat.completions" else self.items
+        msgs = self.find("message") if self.route == "responses" else self.items
         return [m for m in msgs if role is None or m.get("role") == role]
 
     def texts(self, role: str | None = None) -> list[str]:
@@ -231,7 +245,16 @@ class RecordedRequest:
         return texts[-1] if texts else None
 
     def function_calls(self) -> list[dict[str, Any]]:
-        """``{call_id, name, arguments}`` for every call in the history, either format."""
+        """``{call_id, name, arguments}`` for every call in the history, any format."""
+        if self.route == "messages":
+            return [
+                {
+                    "call_id": b.get("id"),
+                    "name": b.get("name"),
+                    "arguments": json.dumps(b.get("input")),
+                }
+                for b in self.blocks("tool_use")
+            ]
         if self.route == "chat.completions":
             calls = []
             for m in self.items:
@@ -250,8 +273,23 @@ class RecordedRequest:
             for i in self.find("function_call")
         ]
 
+    def blocks(self, type_: str | None = None) -> list[dict[str, Any]]:
+        """Messages API: every content block of every message (of one type), in order."""
+        out = []
+        for message in self.items:
+            content = message.get("content")
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and (type_ is None or block.get("type") == type_):
+                    out.append(block)
+        return out
+
     def tool_outputs(self) -> dict[str, str]:
         """call_id → output text for every tool result in the history, either format."""
+        if self.route == "messages":
+            return {
+                b.get("tool_use_id", ""): content_text(b.get("content"))
+                for b in self.blocks("tool_result")
+            }
         if self.route == "chat.completions":
             return {
                 m.get("tool_call_id", ""): content_text(m.get("content"))
@@ -264,6 +302,8 @@ class RecordedRequest:
         }
 
     def compaction_items(self) -> list[dict[str, Any]]:
+        if self.route == "messages":
+            return self.blocks("compaction")
         return [i for i in self.items if item_type(i) in COMPACTION_TYPES]
 
     def input_text(self) -> str:

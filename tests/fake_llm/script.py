@@ -54,9 +54,11 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Reasoning:
-    """A reasoning item with summary texts (one summary part per entry)."""
+    """A reasoning item with summary texts (one summary part per entry); on the Messages
+    API a signed ``thinking`` block, or with ``redacted`` a ``redacted_thinking`` one."""
 
     summary: tuple[str, ...]
+    redacted: bool = False
 
 
 @dataclass(frozen=True)
@@ -337,6 +339,16 @@ def reasoning(*summary: str) -> Reasoning:
     """A reasoning item; each argument is one summary part. Its ``encrypted_content`` is
     generated (and registered) when the request asked for ``reasoning.encrypted_content``."""
     return Reasoning(summary=summary)
+
+
+def redacted_thinking() -> Reasoning:
+    """Messages API only: a ``redacted_thinking`` block (opaque ``data``)."""
+    return Reasoning((), redacted=True)
+
+
+def overloaded() -> Error:
+    """HTTP 529, the Messages API's ``overloaded_error``."""
+    return Error(529)
 
 
 def compaction(note: str | None = None) -> Compaction:

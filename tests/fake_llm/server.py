@@ -19,7 +19,7 @@ from typing import Any, Self
 
 import uvicorn
 
-from . import chat_api, responses_api
+from . import chat_api, messages_api, responses_api
 from .errors import (
     Api,
     missing_api_key,
@@ -100,6 +100,7 @@ class FakeLLM:
         self.auto_compact = auto_compact  # honour context_management.compact_threshold
         self.token_estimator = token_estimator
         self.registry = Registry()
+        self.anthropic = messages_api.MessagesState(self.registry)
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
         self._queues: dict[str, deque[Reply]] = {"model": deque(), "compact": deque()}
@@ -389,6 +390,8 @@ class FakeLLM:
             route, kind = "responses.compact", "compact"
         elif method == "POST" and path == "/v1/chat/completions":
             route, kind = "chat.completions", "model"
+        elif method == "POST" and path == "/v1/messages":
+            route, kind = "messages", "model"
         elif method == "GET" and (path == "/v1/models" or path.startswith("/v1/models/")):
             route = "models"
         with self._arrived:
@@ -411,7 +414,15 @@ class FakeLLM:
             if not message.get("more_body"):
                 break
         record = self._record(scope, b"".join(chunks))
-        status = await self._dispatch(record, receive, send)
+
+        async def send_recorded(message: dict[str, Any]) -> None:
+            # The status is known before the first byte: a client that has read the answer
+            # must see it recorded (it would race the end of the body otherwise).
+            if message.get("type") == "http.response.start":
+                record.status = int(message["status"])
+            await send(message)
+
+        status = await self._dispatch(record, receive, send_recorded)
         record.status = status
 
     async def _dispatch(self, record: RecordedRequest, receive: Receive, send: Send) -> int:
@@ -445,8 +456,12 @@ class FakeLLM:
         api: Api = "chat" if record.route == "chat.completions" else "responses"
         if answer.error is not None:
             status, body, headers = scripted_error(answer.error)
+            if record.route == "messages" and answer.error.body is None:
+                body = messages_api.error_body(status)
             await send_json(send, status, body, headers)
             return status
+        if record.route == "messages":
+            return await self._messages(record, receive, send, answer)
         if answer.overflow is not None and (
             not answer.overflow.in_stream or api == "chat" or not record.stream
         ):
@@ -497,6 +512,46 @@ class FakeLLM:
             return 500
         return await self._play_json(send, receive, rendered.response, answer)
 
+    async def _messages(
+        self, record: RecordedRequest, receive: Receive, send: Send, answer: Reply
+    ) -> int:
+        body = record.body
+        if answer.overflow is not None:
+            message = (
+                f"prompt is too long: {record.tokens} tokens > {answer.overflow.window} maximum"
+            )
+            await send_json(send, 400, messages_api.error_body(400, message))
+            return 400
+        cache, tokens = self.anthropic.cached(body)
+        record.cached_tokens = cache.read
+        threshold = None
+        for edit in (body.get("context_management") or {}).get("edits") or []:
+            if isinstance(edit, dict) and edit.get("type") == "compact_20260112":
+                trigger = edit.get("trigger") or {}
+                threshold = trigger.get("value", 150_000)
+        context = messages_api.Context(
+            body=body,
+            state=self.anthropic,
+            cache=cache,
+            input_tokens=tokens,
+            auto_compact=self.auto_compact and threshold is not None and tokens > threshold,
+            on_demand=isinstance(body.get("compaction"), dict),
+        )
+        if context.on_demand:
+            record.kind = "compact"
+        rendered = messages_api.render(context, answer)
+        record.anthropic_compactions = rendered.compactions
+        record.anthropic_usage = dict(rendered.message["usage"])
+        if record.stream:
+            frames = plan_stream(
+                [messages_api.sse(e) for e in rendered.events], answer, messages_api.MALFORMED
+            )
+            return await self._play(send, receive, SSE_HEADERS, frames, answer)
+        if rendered.failure is not None:
+            await send_json(send, 529, messages_api.error_body(529, rendered.failure.message))
+            return 529
+        return await self._play_json(send, receive, rendered.message, answer)
+
     def _context(self, record: RecordedRequest) -> responses_api.Context:
         tokens = self.token_estimator(record.body)
         threshold = record.compact_threshold
@@ -536,6 +591,8 @@ class FakeLLM:
     def _validate(self, record: RecordedRequest) -> dict[str, Any] | None:
         if not self.strict:
             return None
+        if record.route == "messages":
+            return self.anthropic.check(record.body)
         if record.route == "chat.completions":
             return check_chat_messages(record.items)
         if record.route == "responses.compact":

@@ -152,7 +152,11 @@ def test_overrides() -> None:
         "openai", "gpt-5.1", Route("https://api.openai.com/v1", "api_key")
     )
     with pytest.raises(ConfigError, match="unknown provider"):
-        resolve_identity(s, creds, provider_override="anthropic")
+        resolve_identity(s, creds, provider_override="bedrock")
+    claude = resolve_identity(s, creds, provider_override="anthropic")
+    assert claude == ProviderIdentity(
+        "anthropic", "claude-sonnet-4-6", Route("https://api.anthropic.com", "api_key")
+    )
     explicit_openai = settings(provider="openai", baseUrl="https://proxy.example/v1")
     with pytest.raises(ConfigError, match='configured one is for provider "openai"'):
         resolve_identity(

@@ -443,6 +443,8 @@ class Turn:
                 "cached": c.usage.cached_tokens,
                 "reasoning": c.usage.reasoning_tokens,
             }
+            if c.usage.cache_write_tokens:
+                meta["usage"]["cacheWrite"] = c.usage.cache_write_tokens
         if error:
             meta["error"] = error
         if self.purpose == "pre_compact":

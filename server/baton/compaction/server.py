@@ -1,7 +1,10 @@
-"""OpenAI server-side compaction: the `server` strategy and the chain's compatibility rules.
+"""Server-side compaction: the `server` strategy and the chain's compatibility rules.
 
 Used when `compaction.strategy` is `auto` or `server` and the session's provider
-id is `openai` (by id, never by model name). Three ways in:
+id is `openai` or `anthropic` (by id, never by model name). The provider turns
+the same three ways in into its own API (Anthropic's: a `compact_20260112` edit
+for the automatic one, the on-demand `compaction` parameter for the trigger, and
+a `compaction` content block as the artifact). Three ways in:
 
 * **Automatic** is the server's: every normal Responses call carries
   `context_management` (see `artifacts.server_thresholds`); when a stream carries
@@ -269,7 +272,8 @@ class ServerStrategies:
         notes: tuple[str, ...] = ()
         if requested == "server":
             notes = (
-                "server-side compaction is only available with the openai provider; used native",
+                "server-side compaction is only available with the openai provider and the "
+                "anthropic provider; used native",
             )
         return Choice(LocalHistoryNative(engine), notes)
 

@@ -5,7 +5,7 @@ builder (the `context_management` threshold and the local safety net), the
 engine (storing a view's server window) and the server strategy itself.
 
 An artifact is an OpenAI Responses output item (`compaction`, or the legacy
-`compaction_summary`) kept verbatim in an `OpaqueItem` whose `Native` carries
+`compaction_summary`) or an Anthropic `compaction` content block, kept verbatim in an `OpaqueItem` whose `Native` carries
 the identity that produced it: provider id, model and route (base URL and
 auth kind). It is replayed only to that same identity; the encrypted content
 means nothing, or is an error, anywhere else (docs/architecture.md, "Principles
@@ -22,9 +22,10 @@ from typing import Any
 from baton.config import Settings
 from baton.providers.base import Item, Native, OpaqueItem, ProviderIdentity
 
-# The only provider id whose requests may carry server-side compaction. Decided by id,
-# never by model name: `openai-compatible` and `local` never qualify, whatever the model.
-SERVER_PROVIDER = "openai"
+# The provider ids whose requests may carry server-side compaction: OpenAI's Responses
+# API and Anthropic's Messages API. Decided by id, never by model name:
+# `openai-compatible` and `local` never qualify, whatever the model.
+SERVER_PROVIDERS = frozenset({"openai", "anthropic"})
 COMPACTION_ITEM_TYPES = frozenset({"compaction", "compaction_summary"})
 
 
@@ -45,13 +46,13 @@ def is_compaction_item(item: OpaqueItem | Item) -> bool:
 
 
 def server_allowed(identity: ProviderIdentity | None) -> bool:
-    return identity is not None and identity.provider == SERVER_PROVIDER
+    return identity is not None and identity.provider in SERVER_PROVIDERS
 
 
 def server_auto_enabled(settings: Settings, identity: ProviderIdentity | None) -> bool:
-    """Whether normal Responses calls carry `context_management` for in-stream compaction.
+    """Whether normal calls carry `context_management` for in-stream compaction.
 
-    Needs the `openai` provider, strategy `auto` or `server`, and `compaction.auto`:
+    Needs the `openai` or `anthropic` provider, strategy `auto` or `server`, and `compaction.auto`:
     a person who turned automatic compaction off does not get it from the server either.
     """
     compaction = settings.compaction

@@ -27,7 +27,7 @@ class Route:
 
 @dataclass(frozen=True)
 class ProviderIdentity:
-    provider: str  # "openai" | "openai-compatible" | "local"
+    provider: str  # "openai" | "openai-compatible" | "local" | "anthropic"
     model: str
     route: Route
 
@@ -290,6 +290,8 @@ class Usage:
     output_tokens: int
     cached_tokens: int = 0
     reasoning_tokens: int = 0
+    # Input tokens written to the prompt cache (Anthropic bills them above the input price).
+    cache_write_tokens: int = 0
     kind: Literal["usage"] = "usage"
 
 

@@ -40,6 +40,7 @@ import httpx
 from baton.auth import Credentials
 from baton.config import DEFAULT_BASE_URLS, DEFAULT_MODELS, Settings
 from baton.errors import ConfigError
+from baton.providers.anthropic_messages import AnthropicMessagesProvider
 from baton.providers.base import Provider, ProviderIdentity, Route
 from baton.providers.openai_chat import OpenAIChatProvider
 from baton.providers.openai_responses import OpenAIResponsesProvider
@@ -48,6 +49,9 @@ from baton.providers.retry import RetryPolicy, Sleep
 # The embedded model has no HTTP route of its own worth naming; this marks its identity.
 LOCAL_BASE_URL = "local"
 CONNECT_TIMEOUT = 10.0
+# Providers whose route always carries a key (the official APIs).
+KEYED_PROVIDERS = frozenset({"openai", "anthropic"})
+KEY_NAMES = {"openai": "OpenAI", "anthropic": "Anthropic"}
 LOCAL_UNAVAILABLE = (
     'the local provider is not available yet; set provider = "openai" or "openai-compatible"'
 )
@@ -64,6 +68,8 @@ def configured_provider(settings: Settings, credentials: Credentials) -> str:
         return settings.provider
     if credentials.get("openai", settings.api_key_env):
         return "openai"
+    if credentials.get("anthropic", settings.person_key_env_for("anthropic")):
+        return "anthropic"
     # A base URL and no key (OPENAI_BASE_URL of an Ollama, llama.cpp or vLLM server): that
     # server is what the person set up, not the embedded model.
     if settings.base_url and settings.base_url.rstrip("/") != DEFAULT_BASE_URLS["openai"]:
@@ -82,9 +88,10 @@ def _resolve(
     # Are the configured model and baseUrl meant for this provider? Not when the settings
     # name another one: that could send an OpenAI key to an Ollama URL, or the reverse.
     own = provider == configured or settings.provider is None
-    if provider not in ("openai", "openai-compatible", "local"):
+    if provider not in ("openai", "openai-compatible", "local", "anthropic"):
         raise ConfigError(
-            f'unknown provider "{provider}": use "openai", "openai-compatible" or "local"'
+            f'unknown provider "{provider}": use "openai", "anthropic", "openai-compatible" '
+            'or "local"'
         )
     model = model_override or (settings.model if own else None) or DEFAULT_MODELS.get(provider)
     if not model:
@@ -96,6 +103,9 @@ def _resolve(
         return _Resolved(ProviderIdentity("local", model, Route(LOCAL_BASE_URL, "none")), None)
 
     configured_url = settings.base_url if own else None
+    url_key = "baseUrl"
+    if provider == "anthropic":
+        configured_url, url_key = _anthropic_url(settings, configured_url)
     base_url = configured_url or DEFAULT_BASE_URLS.get(provider)
     if not base_url:
         note = f' (the configured one is for provider "{configured}")' if settings.base_url else ""
@@ -104,13 +114,25 @@ def _resolve(
             '(for example baseUrl = "http://localhost:11434/v1" for Ollama)'
         )
     base_url = base_url.rstrip("/")
-    workspace_url = configured_url is not None and not settings.from_person("baseUrl")
+    workspace_url = configured_url is not None and not settings.from_person(url_key)
     api_key = _bound_key(settings, credentials, provider, workspace_url=workspace_url)
-    if provider == "openai":
-        # The OpenAI route always authenticates; a missing key is reported by ProviderRegistry.get.
+    if provider in KEYED_PROVIDERS:
+        # The official routes always authenticate; a missing key is reported by
+        # ProviderRegistry.get.
         return _Resolved(ProviderIdentity(provider, model, Route(base_url, "api_key")), api_key)
     auth_kind: Literal["api_key", "none"] = "api_key" if api_key else "none"
     return _Resolved(ProviderIdentity(provider, model, Route(base_url, auth_kind)), api_key)
+
+
+def _anthropic_url(settings: Settings, configured: str | None) -> tuple[str | None, str]:
+    """Claude's configured base URL and the setting it came from: `anthropic.baseUrl`
+    (ANTHROPIC_BASE_URL), else a settings file's `baseUrl`, never the environment's
+    `baseUrl` (OPENAI_BASE_URL is an OpenAI-compatible server's, not Claude's)."""
+    if settings.anthropic.base_url:
+        return settings.anthropic.base_url, "anthropic.baseUrl"
+    if configured is not None and settings.origin("baseUrl") == "environment":
+        return None, "baseUrl"
+    return configured, "baseUrl"
 
 
 def _bound_key(
@@ -127,7 +149,7 @@ def _bound_key(
     person's key or a value equal to it; an untrusted workspace can set neither
     (`baton.config`).
     """
-    own_var = settings.person_key_env
+    own_var = settings.person_key_env_for(provider)
     if not workspace_url:
         return credentials.get(provider, own_var)
     name = settings.api_key_env
@@ -215,22 +237,36 @@ class ProviderRegistry:
             if key not in self._providers:
                 self._providers[key] = _local_provider(settings, identity)
             return self._providers[key]
-        if identity.provider == "openai" and not resolved.api_key:
-            if not settings.from_person("baseUrl") and settings.base_url:
+        if identity.provider in KEYED_PROVIDERS and not resolved.api_key:
+            name = KEY_NAMES[identity.provider]
+            workspace_url = (not settings.from_person("baseUrl") and settings.base_url) or (
+                identity.provider == "anthropic"
+                and not settings.from_person("anthropic.baseUrl")
+                and settings.anthropic.base_url
+            )
+            if workspace_url:
                 raise ConfigError(
-                    f"the workspace's baseUrl ({settings.base_url}) does not get your OpenAI "
+                    f"the workspace's baseUrl ({workspace_url}) does not get your {name} "
                     "key: set baseUrl in your own settings, or list the variable the "
                     "workspace's apiKeyEnv names in your own env.workspaceKeys"
                 )
-            raise ConfigError(
-                f"no OpenAI API key: set {settings.api_key_env} in the environment "
+            # The editor command exists for OpenAI's key; Claude's comes from the
+            # environment, or from an ACP editor's authenticate (baton/auth/set).
+            how = (
                 'or run "Baton: Set OpenAI API Key"'
+                if identity.provider == "openai"
+                else "or send it with baton/auth/set (an ACP editor: authenticate)"
+            )
+            raise ConfigError(
+                f"no {name} API key: set "
+                f"{settings.person_key_env_for(identity.provider)} in the environment {how}"
             )
         key = (
             identity,
             key_digest(resolved.api_key),
             settings.request_timeout,
             settings.max_retries,
+            settings.anthropic.model_dump_json() if identity.provider == "anthropic" else None,
         )
         cached = self._providers.get(key)
         if cached is None:
@@ -244,6 +280,15 @@ class ProviderRegistry:
         client = self.client(identity.route.base_url, settings.request_timeout)
         retry = RetryPolicy(max_retries=settings.max_retries, sleep=self._sleep)
         timeout = httpx.Timeout(settings.request_timeout, connect=CONNECT_TIMEOUT)
+        if identity.provider == "anthropic":
+            return AnthropicMessagesProvider(
+                identity,
+                client,
+                api_key=api_key,
+                options=settings.anthropic,
+                retry=retry,
+                timeout=timeout,
+            )
         if identity.provider == "openai":
             return OpenAIResponsesProvider(
                 identity, client, api_key=api_key, retry=retry, timeout=timeout

@@ -2,7 +2,7 @@
 
 The list comes from the provider where it has one (`GET {baseUrl}/models` on
 the OpenAI API and on OpenAI-compatible servers: Ollama, llama.cpp, vLLM, LM
-Studio, OpenRouter), else from the configuration (the configured model, the
+Studio, OpenRouter; `GET /v1/models` on Anthropic's, Claude models only), else from the configuration (the configured model, the
 provider's default, the session's pinned model). A provider that cannot be
 reached is not an error: the configured models are listed and `error` says why.
 Context windows come from `providers.windows.context_window`, the same function the
@@ -23,6 +23,8 @@ from baton.auth import Credentials
 from baton.config import DEFAULT_MODELS, Settings
 from baton.errors import ConfigError
 from baton.logs import redact
+from baton.providers.anthropic_messages import auth_headers as anthropic_headers
+from baton.providers.anthropic_messages import models_url as anthropic_models_url
 from baton.providers.base import ProviderIdentity, Route
 from baton.providers.factory import (
     LOCAL_BASE_URL,
@@ -136,8 +138,12 @@ class ModelCatalog:
         cached = self._cache.get(cache_key)
         if cached is not None and time.monotonic() - cached.at < CACHE_SECONDS:
             return list(cached.ids)
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        url = route.base_url.rstrip("/") + "/models"
+        if provider_id == "anthropic":
+            headers = anthropic_headers(key)
+            url = anthropic_models_url(route.base_url)
+        else:
+            headers = {"Authorization": f"Bearer {key}"} if key else {}
+            url = route.base_url.rstrip("/") + "/models"
         timeout = httpx.Timeout(LIST_TIMEOUT)
         if isinstance(self.providers, ProviderRegistry):
             client = self.providers.client(route.base_url, settings.request_timeout)
@@ -157,6 +163,8 @@ class ModelCatalog:
         )
         if provider_id == "openai":
             ids = [m for m in ids if _openai_chat_model(m)]
+        elif provider_id == "anthropic":
+            ids = [m for m in ids if m.lower().startswith("claude")]
         self._cache[cache_key] = _Cached(time.monotonic(), ids)
         return list(ids)
 

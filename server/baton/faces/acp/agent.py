@@ -83,6 +83,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 AUTH_METHOD = "openai-api-key"
+ANTHROPIC_AUTH_METHOD = "anthropic-api-key"
 MODES = (
     SessionMode(id="build", name="Build", description="Read, change files and run commands"),
     SessionMode(id="plan", name="Plan", description="Read and write the plan file only"),
@@ -286,7 +287,17 @@ class BatonAgent:
                         "variable, or send the key as _meta.apiKey of authenticate."
                     ),
                     vars=[AuthEnvVar(name="OPENAI_API_KEY", label="OpenAI API key")],
-                )
+                ),
+                EnvVarAuthMethod(
+                    type="env_var",
+                    id=ANTHROPIC_AUTH_METHOD,
+                    name="Anthropic API key",
+                    description=(
+                        "For the anthropic provider (Claude). Set the variable, or send "
+                        "the key as _meta.apiKey of authenticate."
+                    ),
+                    vars=[AuthEnvVar(name="ANTHROPIC_API_KEY", label="Anthropic API key")],
+                ),
             ],
             agent_info=Implementation(name="baton", title="Baton", version=__version__),
         )
@@ -299,21 +310,28 @@ class BatonAgent:
         return answer
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
-        if method_id != AUTH_METHOD:
+        if method_id not in (AUTH_METHOD, ANTHROPIC_AUTH_METHOD):
             raise RequestError.invalid_params(
-                {"methodId": f"unknown authentication method {method_id!r}; use {AUTH_METHOD!r}"}
+                {
+                    "methodId": f"unknown authentication method {method_id!r}; use "
+                    f"{AUTH_METHOD!r} or {ANTHROPIC_AUTH_METHOD!r}"
+                }
             )
         key = kwargs.get("apiKey")
-        provider = kwargs.get("provider", "openai")
-        if provider not in ("openai", "openai-compatible"):
+        variable = "OPENAI_API_KEY"
+        if method_id == ANTHROPIC_AUTH_METHOD:
+            provider, variable = "anthropic", "ANTHROPIC_API_KEY"
+        else:
+            provider = kwargs.get("provider", "openai")
+        if provider not in ("openai", "openai-compatible", "anthropic"):
             raise RequestError.invalid_params(
                 {"provider": "keys are for 'openai' or 'openai-compatible'; local needs none"}
             )
         if key is None:
-            if os.environ.get("OPENAI_API_KEY"):
+            if os.environ.get(variable):
                 return AuthenticateResponse()
             raise RequestError.auth_required(
-                {"details": "no key: set OPENAI_API_KEY for the agent, or send _meta.apiKey"}
+                {"details": f"no key: set {variable} for the agent, or send _meta.apiKey"}
             )
         if not isinstance(key, str) or not key.strip() or len(key) > 4096:
             raise RequestError.invalid_params({"apiKey": "must be a non-empty string"})
@@ -687,6 +705,9 @@ class BatonAgent:
     def _needs_key(self, app: App, session_id: str) -> bool:
         settings = app.sessions.settings()
         provider = app.sessions.state(session_id).row.provider or settings.provider
+        if provider == "anthropic":
+            variable = settings.person_key_env_for("anthropic")
+            return app.credentials.get("anthropic", variable) is None
         return provider == "openai" and not app.credentials.has_openai_key(settings.api_key_env)
 
     def _stop(self, result: p.PromptResult, app: App, session_id: str) -> Any:

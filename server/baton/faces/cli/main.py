@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -357,7 +358,24 @@ def _print_servers(ports: list[int] | None, *, none_is_error: bool) -> int:
     found = asyncio.run(find_servers(asked))
     for line in offer_lines(found, asked):
         print(line)
+    for line in _claude_lines():
+        print(line)
     return 1 if none_is_error and not found else 0
+
+
+def _claude_lines() -> list[str]:
+    """Claude, when the person's Anthropic key is in the environment (never shown)."""
+    from baton.config import DEFAULT_MODELS
+
+    if not os.environ.get("ANTHROPIC_API_KEY"):
+        return []
+    model = DEFAULT_MODELS["anthropic"]
+    return [
+        f"ANTHROPIC_API_KEY is set: Claude ({model} by default) is available through "
+        "Anthropic's Messages API;",
+        '  use it for one run: BATON_PROVIDER=anthropic baton run "..."',
+        '  or for good: provider = "anthropic" (chosen by itself when no OpenAI key is set)',
+    ]
 
 
 def _print_local_choice() -> None:

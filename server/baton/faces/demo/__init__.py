@@ -29,7 +29,8 @@ not succeed is said plainly, the demo stands in where the rest needs it (a plan
 written as a person would), and it exits 1.
 
 No API key: the embedded local model (`baton model install`). With
-`OPENAI_API_KEY` set: OpenAI. The session's store lives in the temporary
+`OPENAI_API_KEY` set: OpenAI; with `ANTHROPIC_API_KEY` (and no OpenAI key): Claude.
+The session's store lives in the temporary
 directory (XDG_DATA_HOME points there), so the demo leaves nothing in the
 person's own Baton data except the model it uses. The directory is kept so
 that the plan file and the session can be looked at; `--clean` removes it.

@@ -1,5 +1,5 @@
-"""`baton demo`'s entry: the provider it runs on (the local model, or OpenAI with
-`OPENAI_API_KEY`), a temporary directory for the project and the store, the run."""
+"""`baton demo`'s entry: the provider it runs on (the local model, OpenAI with
+`OPENAI_API_KEY`, or Claude with `ANTHROPIC_API_KEY`), a temporary directory for the project and the store, the run."""
 
 from __future__ import annotations
 
@@ -30,6 +30,9 @@ def _configure() -> tuple[dict[str, Any], str] | str:
     if os.environ.get("OPENAI_API_KEY"):
         settings["provider"] = "openai"
         return settings, "OpenAI (OPENAI_API_KEY is set)"
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        settings["provider"] = "anthropic"
+        return settings, "Claude (ANTHROPIC_API_KEY is set)"
     from baton.config import LocalSettings
     from baton.errors import ConfigError
     from baton.local.engine import require_xllamacpp, resolve_model_path
