@@ -584,7 +584,27 @@ def main() -> None:
     parser.add_argument(
         "--old-probes", action="store_true", help="the six probes of the earlier bench"
     )
+    parser.add_argument(
+        "--working",
+        action="store_true",
+        help="working sessions compacted three times under --window (bench/fidelity_working.py)",
+    )
+    parser.add_argument("--window", type=int, default=16_384, help="the window for --working")
+    parser.add_argument(
+        "--children", type=int, default=0, help="task children of 40 files, 10 commands each"
+    )
     args = parser.parse_args()
+    if args.working:
+        from fidelity_working import run as run_working
+
+        sizes = args.sizes if args.sizes != "5000,40000,150000" else "6000,40000,200000"
+        run_working(
+            [int(x) for x in args.seeds.split(",") if x.strip()],
+            [int(x) for x in sizes.split(",") if x.strip()],
+            args.window,
+            args.children,
+        )
+        return
     if args.report:
         from fidelity_probes import report
 
