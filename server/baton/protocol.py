@@ -611,6 +611,29 @@ class ClaimCorrection(WireModel):
     files: list[str] = Field(default_factory=list)
 
 
+class CompactionScore(WireModel):
+    """How much of what Baton tracks a compaction kept in view (docs/compaction.md, "The
+    score"): the ledger's entries (files, commands, errors, values, children's work)."""
+
+    # Every entry the ledger tracks.
+    facts: int
+    # Shown with their details (whole, or their details one line each).
+    in_view: int
+    # Folded to a line or a count: one `recall` away by the id the view names.
+    one_recall: int
+    # The view after the compaction, against the model's context window.
+    view_tokens: int
+    window: int
+
+    def describe(self) -> str:
+        """The score in one line, as `baton run`, the ACP update and the sidebar say it."""
+        share = self.view_tokens / self.window if self.window else 0.0
+        return (
+            f"{self.in_view} of {self.facts} tracked facts in view, {self.one_recall} one "
+            f"`recall` away; view {self.view_tokens:,} of {self.window:,} tokens ({share:.0%})"
+        )
+
+
 class CompactionRecord(WireModel):
     compaction_id: str
     session_id: str
@@ -632,6 +655,8 @@ class CompactionRecord(WireModel):
     committed: bool = True
     # Extension: the summary statements the ledger contradicted (the notes say so too).
     corrections: list[ClaimCorrection] = Field(default_factory=list)
+    # Extension: what stayed in view and what is one `recall` away (native views).
+    score: CompactionScore | None = None
 
 
 class CompactionsResult(WireModel):

@@ -30,7 +30,7 @@ from baton.agent.compact_request import CompactRequest
 from baton.agent.context import BuiltContext
 from baton.agent.events import ProgressReporter
 from baton.agent.state import SessionState, View
-from baton.compaction import planning
+from baton.compaction import planning, room
 from baton.compaction.job import (
     Candidate,
     Choice,
@@ -39,7 +39,13 @@ from baton.compaction.job import (
     NoHooks,
     Strategy,
 )
-from baton.compaction.ledger import build_ledger, ledger_budget, render_ledger
+from baton.compaction.ledger import (
+    build_ledger,
+    ledger_budget,
+    ledger_limits,
+    ledger_score,
+    render_ledger,
+)
 from baton.compaction.native import FreshStrategy, NativeStrategy
 from baton.compaction.planning import NothingToCompact
 from baton.config import Settings
@@ -272,7 +278,9 @@ class CompactionEngine:
                 try:
                     # 3. The strategy: prune, summarise, escalate (or the server, or fresh).
                     candidate = await strategy.run(job)
-                    view = replace(candidate.view, ledger_text=job.ledger_text)
+                    view, budget = self._fill_room(
+                        job, replace(candidate.view, ledger_text=job.ledger_text)
+                    )
                     if candidate.before is not None:
                         # Measured against the local history behind a server chain.
                         job = replace(job, before=candidate.before)
@@ -304,6 +312,7 @@ class CompactionEngine:
                         candidate.author,
                         (*job.notes, *candidate.notes),
                         candidate.corrections,
+                        ledger_tokens=budget,
                     )
                     report("Done", 100)
         except BaseException as exc:
@@ -333,6 +342,32 @@ class CompactionEngine:
             log.exception("a compacted hook failed; the compaction stands")
         return record
 
+    def _fill_room(self, job: CompactionJob, view: View) -> tuple[View, int]:
+        """The view with its ledger re-rendered in the room the rest of the view leaves it
+        (`room.py`): the candidate was made with the ledger's floor; what the kept
+        messages, the checkpoint and the other blocks leave of the room goes to facts.
+        The view as it was when that gains nothing or would make it no smaller than the
+        view before. With the ledger's budget (estimated tokens)."""
+        floor_budget = ledger_budget(job)
+        if not view.ledger_text:
+            return view, floor_budget
+        built = job.build(view, None)
+        ledger_part = sum(part.tokens for part in built.parts if part.kind == "ledger")
+        floor, cap = ledger_limits(job)
+        tokens = room.ledger_tokens(
+            room.room_tokens(built.usable_window), built.tokens - ledger_part, floor, cap
+        )
+        budget = ledger_budget(job, tokens)
+        if budget <= floor_budget:
+            return view, floor_budget
+        text = render_ledger(job.ledger, budget)
+        if text == view.ledger_text:
+            return view, floor_budget
+        wider = replace(view, ledger_text=text)
+        if built.tokens < job.before.tokens <= job.build(wider, None).tokens:
+            return view, floor_budget
+        return wider, budget
+
     def _check(self, job: CompactionJob, candidate: Candidate, after: BuiltContext) -> None:
         """Never bigger (native views), and a fresh view must fit the usable window."""
         reason = planning.never_bigger(
@@ -359,6 +394,7 @@ class CompactionEngine:
         strategy: p.Strategy,
         notes: Sequence[str],
         corrections: Sequence[p.ClaimCorrection] = (),
+        ledger_tokens: int | None = None,
     ) -> p.CompactionRecord:
         state = job.state
         compaction_id = new_id("cmp")
@@ -390,6 +426,7 @@ class CompactionEngine:
             created_at=utc_now(),
             notes=list(notes),
             corrections=list(corrections),
+            score=self._score(job, view, after, ledger_tokens),
         )
         interrupted = job.request.interrupted and job.settings.compaction.auto_continue
         continue_text = CONTINUE_TEXT if interrupted else None
@@ -408,6 +445,22 @@ class CompactionEngine:
             )
         state.view = view
         return record
+
+    def _score(
+        self, job: CompactionJob, view: View, after: BuiltContext, ledger_tokens: int | None
+    ) -> p.CompactionScore | None:
+        """What the view keeps of the facts Baton tracks (None: the view has no ledger)."""
+        if not view.ledger_text:
+            return None
+        budget = ledger_tokens if ledger_tokens is not None else ledger_budget(job)
+        facts, shown, folded = ledger_score(job.ledger, budget)
+        return p.CompactionScore(
+            facts=facts,
+            in_view=shown,
+            one_recall=folded,
+            view_tokens=after.tokens,
+            window=after.context_window,
+        )
 
     def _uncommitted(
         self,

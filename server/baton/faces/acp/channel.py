@@ -561,6 +561,9 @@ def compaction_update(compaction_id: str, record: p.CompactionRecord) -> dict[st
     }
     if record.summary:
         update["summary"] = record.summary
+    if record.score is not None:
+        # What stayed in view of the facts Baton tracks (issue 45), beside the record id.
+        update["_meta"]["baton"]["score"] = record.score.wire()
     return update
 
 
@@ -569,5 +572,7 @@ def compaction_announcement(record: p.CompactionRecord) -> str:
     return (
         f"\n[conversation compacted ({record.trigger}, {record.strategy}): "
         f"{record.tokens_before} → {record.tokens_after} tokens; "
-        "earlier messages stay in the history]\n"
+        "earlier messages stay in the history"
+        + (f"; {record.score.describe()}" if record.score is not None else "")
+        + "]\n"
     )

@@ -1,0 +1,195 @@
+"""What matters stays in view, through the real server (issue 45).
+
+A long working session compacted many times under an 8,192-token window with a
+summariser that keeps nothing: the test command, the test file it created and
+the first and latest error of the test command that failed and later passed stay
+in the view, the ledger within its cap, and each compaction's record carries its
+score (facts in view, one `recall` away, view tokens against the window), as
+`baton/session/compactions` returns it. Skills kept after a compaction have a
+budget: the oldest folds to its name and one line, and `skill` loads its body again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from baton.agent.tokens import estimate
+from baton.compaction.summary import SECTIONS
+from tests.conftest import StartBaton
+from tests.e2e.test_compaction import start_baton as start_baton  # pins native compaction
+from tests.e2e.test_skills import skill
+from tests.fake_llm import FakeLLM, text, tool_call
+from tests.fake_llm.records import RecordedRequest
+
+WINDOW = 8_192
+# The ledger's cap at this window: a quarter of it (compaction/room.py).
+LEDGER_CAP = WINDOW // 4
+SETTINGS = {
+    "permissions": {"bash": "allow", "write": "allow"},
+    "contextWindow": WINDOW,
+    "compaction": {"auto": False, "strategy": "native"},
+}
+SUMMARY = "\n\n".join(f"## {name}\nnone" for name in SECTIONS)
+TEST = "sh run_tests.sh"
+ERRORS = (
+    "E   TypeError: unsupported operand for total 4417",
+    "E   AssertionError: assert 41 == 42 in rounding",
+    "E   KeyError: 'currency_812'",
+)
+COMPACTIONS = 4
+
+
+class Model:
+    """Answers summary requests with SUMMARY (no fact) and turns from a queue."""
+
+    def __init__(self, llm: FakeLLM) -> None:
+        self.turns: deque[Any] = deque()
+        llm.on_request(self.answer)
+
+    def answer(self, request: RecordedRequest) -> Any:
+        if request.is_summary:
+            return text(SUMMARY)
+        return self.turns.popleft() if self.turns else text("ok")
+
+
+def write_test_script(workspace: Path, error: str | None) -> None:
+    body = (
+        f"echo 'collected 9 items'\necho \"{error}\"\necho '1 failed, 8 passed'\nexit 1\n"
+        if error
+        else "echo '9 passed in 0.31s'\n"
+    )
+    (workspace / "run_tests.sh").write_text(body)
+
+
+def block(sent: str, name: str) -> str:
+    match = re.search(f"<baton:{name}>.*?</baton:{name}>", sent, re.S)
+    return match.group(0) if match else ""
+
+
+@pytest.mark.asyncio
+async def test_many_compactions_keep_the_test_command_its_errors_and_created_files(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_baton(settings=SETTINGS)
+    model = Model(llm)
+    sid = await baton.new_session()
+    for n in range(60):
+        (workspace / f"mod_{n}.py").write_text(f"def helper_{n}(x):\n    return x * {n}\n" * 30)
+
+    # The morning: a test file created, the test command failing three times with three
+    # distinct errors, then passing.
+    write_test_script(workspace, ERRORS[0])
+    model.turns.extend(
+        [
+            [
+                tool_call("write", {"path": "tests/test_edge.py", "content": "def test(): pass\n"}),
+                tool_call("bash", {"command": TEST}),
+            ],
+            text("It fails: " + "looking into it. " * 20),
+        ]
+    )
+    await baton.prompt(sid, "Fix the failing tests. Never touch vendor/.")
+    for error in (*ERRORS[1:], None):
+        write_test_script(workspace, error)
+        model.turns.extend([tool_call("bash", {"command": TEST}), text("Ran them again.")])
+        await baton.prompt(sid, "Run the tests again.")
+
+    sent_after: list[str] = []
+    for c in range(COMPACTIONS):
+        # A working stretch: files read and never changed, commands that only passed,
+        # long outputs, the test command passing again.
+        for k in range(4):
+            n = (c * 4 + k) * 4
+            calls = [tool_call("read", {"path": f"mod_{(n + i) % 60}.py"}) for i in range(4)]
+            calls += [
+                tool_call("bash", {"command": f"echo stretch-{c}-{k}-{i} && seq 1 40"})
+                for i in range(8)
+            ]
+            calls += [
+                tool_call("bash", {"command": f"echo tool-{c}{k}{i} version 1.{c}{k}.{i}"})
+                for i in range(4)
+            ]
+            calls.append(tool_call("bash", {"command": TEST}))
+            model.turns.extend([calls, text(f"Stretch {c}.{k} done. " + "Notes. " * 30)])
+            await baton.prompt(sid, f"Go on with part {c}.{k}.")
+        record = await baton.request("baton/session/compact", {"sessionId": sid})
+        assert record["committed"] is True, record["notes"]
+        model.turns.append(text("ok"))
+        await baton.prompt(sid, "Where are we?")
+        sent_after.append(llm.model_requests[-1].input_text())
+
+    for sent in sent_after:
+        ledger = block(sent, "ledger")
+        assert estimate(ledger) <= LEDGER_CAP, estimate(ledger)
+        # The test command with its latest exit codes, the file it created, and the
+        # first and the latest distinct error of its failing runs, in view.
+        assert f"`{TEST}` → 1, 1, 1, 0" in ledger, ledger
+        assert "tests/test_edge.py (created by write)" in ledger
+        assert ERRORS[0].removeprefix("E   ") in ledger
+        assert ERRORS[-1].removeprefix("E   ") in ledger
+    # The ledger did fold (the session outgrew it): the test still means something.
+    assert "folded [ledger:" in block(sent_after[-1], "ledger"), [
+        estimate(block(s, "ledger")) for s in sent_after
+    ] + [estimate(s) for s in sent_after]
+
+    # Every record carries its score, as baton/session/compactions returns it.
+    listed = await baton.request("baton/session/compactions", {"sessionId": sid})
+    records = listed["compactions"]
+    assert len(records) == COMPACTIONS
+    for record in records:
+        score = record["score"]
+        assert score["window"] == WINDOW
+        assert score["viewTokens"] == record["tokensAfter"] <= WINDOW
+        assert score["facts"] == score["inView"] + score["oneRecall"] > 0
+    last = records[-1]["score"]
+    assert last["oneRecall"] > 0 and last["inView"] > 0, last
+    # The view after each compaction stays well under the automatic threshold.
+    assert max(r["tokensAfter"] for r in records) <= 0.45 * WINDOW
+
+
+@pytest.mark.asyncio
+async def test_the_oldest_kept_skill_folds_to_a_line_and_loads_again(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    baton = await start_baton(settings=SETTINGS | {"compaction": {"keepRecentTokens": 1000}})
+    big = "\n".join(f"- step {i}: check the part {i} of the release" for i in range(120))
+    for name in ("deploy", "release", "rollback"):
+        skill(
+            workspace,
+            ".baton/skills",
+            name,
+            f"How to {name}",
+            f"# {name}\n\nThe {name} checklist (MARK-{name}).\n{big}\n",
+        )
+    (workspace / "notes.txt").write_text("alpha line of the notes file\n" * 300)
+    model = Model(llm)
+    sid = await baton.new_session()
+    for name in ("deploy", "release", "rollback"):
+        model.turns.extend([tool_call("skill", {"name": name}), text(f"{name} loaded")])
+        await baton.prompt(sid, f"load {name}")
+    for n in range(3):
+        model.turns.extend([tool_call("read", {"path": "notes.txt"}), text(f"read {n}")])
+        await baton.prompt(sid, f"read the notes, pass {n}")
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert record["committed"] is True, record["notes"]
+    model.turns.append(text("ok"))
+    await baton.prompt(sid, "go on")
+    sent = llm.model_requests[-1].input_text()
+    # The newest stays whole; the oldest folds to its name, one line and how to load it.
+    assert sent.count("MARK-rollback") == 1
+    assert "MARK-deploy" not in sent
+    assert (
+        "[skill deploy was loaded before the compaction and folded to keep the view small: "
+        "# deploy." in sent
+    )
+    assert '`skill {"name": "deploy"}` loads its body again.]' in sent
+    # And `skill` loads its body again, whole.
+    model.turns.extend([tool_call("skill", {"name": "deploy"}), text("loaded again")])
+    await baton.prompt(sid, "load deploy again")
+    output = list(llm.model_requests[-1].tool_outputs().values())[-1]
+    assert "MARK-deploy" in output and "already loaded" not in output
