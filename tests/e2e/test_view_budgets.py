@@ -22,6 +22,7 @@ from baton.agent.tokens import estimate
 from baton.compaction.summary import SECTIONS
 from tests.conftest import StartBaton
 from tests.e2e.test_compaction import start_baton as start_baton  # pins native compaction
+from tests.e2e.test_delegation import task
 from tests.e2e.test_skills import skill
 from tests.fake_llm import FakeLLM, text, tool_call
 from tests.fake_llm.records import RecordedRequest
@@ -193,3 +194,63 @@ async def test_the_oldest_kept_skill_folds_to_a_line_and_loads_again(
     await baton.prompt(sid, "load deploy again")
     output = list(llm.model_requests[-1].tool_outputs().values())[-1]
     assert "MARK-deploy" in output and "already loaded" not in output
+
+
+CHILDREN = 6
+CHILD_FILES = 10
+
+
+@pytest.mark.asyncio
+async def test_the_childrens_lines_fold_within_the_ledger_and_come_back_whole(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    # A ledger cap of 300 tokens: six children of ten files and four commands each
+    # (about 700 tokens of lines in full) must fold.
+    settings = SETTINGS | {
+        "compaction": {"auto": False, "strategy": "native", "ledgerMaxTokens": 300}
+    }
+    baton = await start_baton(settings=settings)
+    (workspace / "notes.txt").write_text("alpha line of the notes\n" * 300)
+    sid = await baton.new_session()
+    llm.add(tool_call("read", {"path": "notes.txt"}))
+    llm.add(text("Read the notes."))
+    await baton.prompt(sid, "read notes.txt")
+    for c in range(CHILDREN):
+        llm.add(task("build", f"Write part {c}.", f"part {c}", call_id=f"call_task{c}"))
+        llm.add(
+            *(
+                tool_call("write", {"path": f"part{c}/file_{i}.py", "content": "x = 1\n"})
+                for i in range(CHILD_FILES)
+            )
+        )
+        llm.add(*(tool_call("bash", {"command": f"echo check-{c}-{i}"}) for i in range(4)))
+        llm.add(text(f"Wrote part {c}."))
+        llm.add(text(f"Part {c} is done."))
+        await baton.prompt(sid, f"delegate part {c}")
+    llm.on_request(lambda req: text(SUMMARY) if req.is_summary else None)
+    record = await baton.request("baton/session/compact", {"sessionId": sid})
+    llm.on_request(lambda req: None)
+    assert record["committed"] is True, record["notes"]
+    children = record["ledger"]["children"]
+    assert len(children) == CHILDREN
+    assert all(len(child["filesModified"]) == CHILD_FILES for child in children)
+
+    llm.add(text("ok"))
+    await baton.prompt(sid, "where are we?")
+    ledger = block(llm.model_requests[-1].input_text(), "ledger")
+    assert estimate(ledger) <= 300, estimate(ledger)
+    assert "Done by task children" in ledger
+    # Not every file of every child is in view, but each child is named or counted…
+    shown = [c["childId"] for c in children if c["childId"] in ledger]
+    assert len(shown) < CHILDREN or "part0/file_9.py" not in ledger, ledger
+    ids = sorted(set(re.findall(r"\[(ledger:[0-9a-z-]+)\]", ledger)))
+    assert ids, ledger
+    # …and every child's whole record comes back through `recall` by the ids the view
+    # names (its own line's id, or the section's when it was counted away).
+    llm.add(*(tool_call("recall", {"call_id": i}) for i in ids))
+    llm.add(text("recalled"))
+    await baton.prompt(sid, "look the children up")
+    recalled = "\n".join(llm.model_requests[-1].tool_outputs().values())
+    for child in children:
+        for path in child["filesModified"]:
+            assert path in ledger or path in recalled, (child["childId"], path)
