@@ -4,6 +4,7 @@ model, as Zed or JetBrains would."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -507,6 +508,9 @@ async def test_compact_with_instructions_then_load_the_compacted_session(
     assert "keep the PELICAN notes" in llm.model_requests[-1].input_text()
     # Without the draft capability, the compaction is told as an agent message.
     assert "conversation compacted (manual, native)" in acp.client.text(sid)
+    assert re.search(
+        r"\d+ of \d+ tracked facts in view, \d+ one `recall` away", acp.client.text(sid)
+    )
     assert acp.client.of(sid, "compaction_update") == []
 
     # /context answers from the core without a model call.
@@ -535,6 +539,10 @@ async def test_compact_with_instructions_then_load_the_compacted_session(
     live = again.client.of(sid, "compaction_update")[1:]
     assert [u["status"] for u in live] == ["in_progress", "completed"]
     assert live[0]["compactionId"] == live[1]["compactionId"]
+    # The score of the compaction (issue 45) beside Baton's record id.
+    score = live[1]["_meta"]["baton"]["score"]
+    assert score["facts"] == score["inView"] + score["oneRecall"]
+    assert 0 < score["viewTokens"] <= score["window"]
 
 
 @pytest.mark.asyncio
