@@ -50,10 +50,12 @@ class Model:
 
     def __init__(self, llm: FakeLLM) -> None:
         self.turns: deque[Any] = deque()
+        self.summary_requests: list[str] = []
         llm.on_request(self.answer)
 
     def answer(self, request: RecordedRequest) -> Any:
         if request.is_summary:
+            self.summary_requests.append(request.input_text())
             return text(SUMMARY)
         return self.turns.popleft() if self.turns else text("ok")
 
@@ -101,6 +103,7 @@ async def test_many_compactions_keep_the_test_command_its_errors_and_created_fil
         await baton.prompt(sid, "Run the tests again.")
 
     sent_after: list[str] = []
+    leaving: list[list[str]] = []
     for c in range(COMPACTIONS):
         # A working stretch: files read and never changed, commands that only passed,
         # long outputs, the test command passing again.
@@ -118,11 +121,15 @@ async def test_many_compactions_keep_the_test_command_its_errors_and_created_fil
             calls.append(tool_call("bash", {"command": TEST}))
             model.turns.extend([calls, text(f"Stretch {c}.{k} done. " + "Notes. " * 30)])
             await baton.prompt(sid, f"Go on with part {c}.{k}.")
+        asked = len(model.summary_requests)
         record = await baton.request("baton/session/compact", {"sessionId": sid})
         assert record["committed"] is True, record["notes"]
         model.turns.append(text("ok"))
         await baton.prompt(sid, "Where are we?")
         sent_after.append(llm.model_requests[-1].input_text())
+        # What the summary request named as folding at this compaction.
+        named = block(model.summary_requests[asked], "ledger-folding")
+        leaving.append(named.splitlines()[1:-1])
 
     for sent in sent_after:
         ledger = block(sent, "ledger")

@@ -30,7 +30,9 @@ from baton.agent.compact_request import CompactRequest
 from baton.agent.context import BuiltContext
 from baton.agent.events import ProgressReporter
 from baton.agent.state import SessionState, View
+from baton.agent.tokens import FIXED_KINDS
 from baton.compaction import planning, room
+from baton.compaction.cut import KEEP_SHARE
 from baton.compaction.job import (
     Candidate,
     Choice,
@@ -41,6 +43,7 @@ from baton.compaction.job import (
 )
 from baton.compaction.ledger import (
     build_ledger,
+    leaving,
     ledger_budget,
     ledger_limits,
     ledger_score,
@@ -48,6 +51,7 @@ from baton.compaction.ledger import (
 )
 from baton.compaction.native import FreshStrategy, NativeStrategy
 from baton.compaction.planning import NothingToCompact
+from baton.compaction.summary import summary_budget
 from baton.config import Settings
 from baton.errors import BatonError, CompactionError, NotFound, SessionBusy
 from baton.ids import new_id, utc_now
@@ -55,6 +59,9 @@ from baton.providers.artifacts import window_from_json, window_to_json
 from baton.providers.base import Progress, Provider, Usage
 from baton.store.compactions import CompactionStore, StoredCompaction
 from baton.store.model import StoredCompactionMarker
+
+# The parts of the view before a compaction the view after it keeps as they are.
+EXPECTED_KINDS = FIXED_KINDS | {"requests", "plan"}
 
 if TYPE_CHECKING:
     from baton.session.service import SessionService
@@ -224,12 +231,37 @@ class CompactionEngine:
         is measured over it) and the ledger."""
         if choice.base_view is not None:
             job = replace(job, base_view=choice.base_view, before=job.build(choice.base_view))
-        return replace(
+        job = replace(
             job,
             notes=(*job.notes, *choice.notes),
             ledger=ledger,
             ledger_text=render_ledger(ledger, ledger_budget(job)),
         )
+        shown_before = (job.base_view or job.state.view).ledger_text or ""
+        return replace(
+            job, ledger_leaving=tuple(leaving(ledger, self._expected_budget(job), shown_before))
+        )
+
+    def _expected_budget(self, job: CompactionJob) -> int:
+        """The ledger's budget this compaction expects before its strategy runs (estimated
+        tokens): the room less what the view before holds besides its history, the most
+        the cut keeps verbatim and the summary's bound. The room left after the strategy
+        (`_fill_room`) is as large or larger as a rule, so what folds within this budget
+        is what the summary request is told folds."""
+        before = job.before
+        history = planning.history_tokens(before)
+        keep = planning.keep_recent_tokens(
+            job.settings.compaction.keep_recent_tokens, before.usable_window
+        )
+        blocks = sum(part.tokens for part in before.parts if part.kind in EXPECTED_KINDS)
+        others = (
+            blocks
+            + min(keep, int(history * KEEP_SHARE))
+            + summary_budget(history, before.usable_window)
+        )
+        floor, cap = ledger_limits(job)
+        room_left = room.ledger_tokens(room.room_tokens(before.usable_window), others, floor, cap)
+        return ledger_budget(job, room_left)
 
     def _summary_provider(self, settings: Settings, provider: Provider) -> Provider:
         model = settings.compaction.model

@@ -41,6 +41,8 @@ ERROR_CHARS = 1_600
 RESOLVED_CHARS = 400
 # Failing runs kept per command: the first ones and the latest ones.
 MAX_FAILURES_KEPT = 6
+# Entries the summary request is told leave the ledger, at most (the newest).
+MAX_LEAVING = 30
 # A command run this many times or more is one the session runs again and again (the
 # test command): it stays in the ledger longest.
 REPEATED_RUNS = 3
@@ -295,6 +297,26 @@ def ledger_score(ledger: p.Ledger, budget: int | None) -> tuple[int, int, int]:
     return len(entries), shown, len(entries) - shown
 
 
+def leaving(
+    ledger: p.Ledger, budget: int, shown_before: str, limit: int = MAX_LEAVING
+) -> list[str]:
+    """The entries the ledger folds within `budget` that `shown_before` (the ledger the
+    view showed until now; "" at a first compaction) showed whole: their head lines,
+    the newest `limit` of them, what the summary request is told leaves the ledger."""
+    sections = _folded(ledger, budget)[0]
+    heads: dict[bool, list[str]] = {True: [], False: []}
+    for section in sections:
+        for e in section.entries:
+            head = e.full[0].strip()
+            if e.state not in ("short", "counted") or (shown_before and head not in shown_before):
+                continue
+            read = section.name == "read"
+            heads[read].append(f"- file read: {head.rstrip(',')}" if read else head)
+    # Files only read matter least: named after the rest, and only while there is room.
+    named = heads[False][-limit:]
+    return named + heads[True][-(limit - len(named)) :] if len(named) < limit else named
+
+
 def _folded(ledger: p.Ledger, budget: int | None) -> tuple[list[Section], str]:
     sections = ledger_sections(ledger)
     text = _render(sections, ledger)
@@ -360,6 +382,7 @@ def ledger_sections(ledger: p.Ledger) -> list[Section]:
             Entry(
                 f"changed:{touch.path}",
                 [f"- {inline(touch.path)} ({touch.action} by {inline(touch.tool)})"],
+                tag="created" if touch.action == "created" else "",
             )
         )
     sections.append(changed)
@@ -411,7 +434,13 @@ def ledger_sections(ledger: p.Ledger) -> list[Section]:
             Entry(
                 key,
                 lines,
-                short=f"{head} [{entry_id(key)}]" if len(lines) > 1 else None,
+                short=(
+                    f"{head}; printed {inline(_clip(printed, 80))} [{entry_id(key)}]"
+                    if tag == "value" and printed
+                    else f"{head} [{entry_id(key)}]"
+                )
+                if len(lines) > 1
+                else None,
                 countable=codes[-1] == 0,
                 tag=tag,
                 trimmed=[head, *details] if details and len(lines) > 1 else None,

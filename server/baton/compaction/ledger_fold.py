@@ -62,7 +62,7 @@ class Entry:
     state: State = "full"
     # What the entry is, for the fold's order (`STEPS`): "plain" (worth least), "output"
     # (it printed a long output), "value" (it printed a short one: a version), "fixed" (it failed and later passed), "repeated" (run
-    # again and again), "" (its section says).
+    # again and again), "created" (a file the session created), "" (its section says).
     tag: str = ""
     # The detail lines one line each, then only the ones worth most; None: no such form.
     trimmed: list[str] | None = None
@@ -147,6 +147,7 @@ STEPS: tuple[Step, ...] = (
     ("commands", "short", "fixed"),
     ("config", "counted", "any"),
     ("commands", "short", "any"),
+    ("changed", "counted", "modified"),
     ("commands", "counted", "passed"),
     ("changed", "counted", "any"),
     ("errors", "short", "any"),
@@ -161,6 +162,8 @@ def _matches(entry: Entry, which: str) -> bool:
         return entry.countable
     if which == "fixed":
         return entry.tag in ("fixed", "repeated") and entry.countable
+    if which == "modified":
+        return entry.tag != "created" and entry.countable
     return entry.tag == which and entry.countable
 
 
