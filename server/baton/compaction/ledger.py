@@ -7,6 +7,7 @@ model chose to write.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -214,6 +215,7 @@ def _clip(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+@functools.lru_cache(maxsize=4096)
 def _one_line(text: str) -> str:
     """An error in one line: its first error line and its verdict, within RESOLVED_CHARS
     (cutting the joined lines from the end lost the message itself)."""
@@ -317,7 +319,21 @@ def leaving(
     return named + heads[True][-(limit - len(named)) :] if len(named) < limit else named
 
 
+# The last fold made, by ledger and budget: a compaction renders its ledger and then
+# scores that same rendering (reading the entries' states does not change them).
+_last_fold: list[tuple[p.Ledger, int | None, list[Section], str]] = []
+
+
 def _folded(ledger: p.Ledger, budget: int | None) -> tuple[list[Section], str]:
+    for known, known_budget, sections, text in _last_fold:
+        if known is ledger and known_budget == budget:
+            return sections, text
+    sections, text = _fold_anew(ledger, budget)
+    _last_fold[:] = [(ledger, budget, sections, text)]
+    return sections, text
+
+
+def _fold_anew(ledger: p.Ledger, budget: int | None) -> tuple[list[Section], str]:
     sections = ledger_sections(ledger)
     text = _render(sections, ledger)
     if budget is None:
