@@ -147,8 +147,8 @@ STEPS: tuple[Step, ...] = (
     ("commands", "short", "fixed"),
     ("config", "counted", "any"),
     ("commands", "short", "any"),
-    ("changed", "counted", "modified"),
     ("commands", "counted", "passed"),
+    ("changed", "counted", "modified"),
     ("changed", "counted", "any"),
     ("errors", "short", "any"),
 )
