@@ -147,8 +147,9 @@ STEPS: tuple[Step, ...] = (
     ("commands", "short", "fixed"),
     ("config", "counted", "any"),
     ("commands", "short", "any"),
-    ("commands", "counted", "passed"),
+    ("commands", "counted", "ordinary"),
     ("changed", "counted", "modified"),
+    ("commands", "counted", "passed"),
     ("changed", "counted", "any"),
     ("errors", "short", "any"),
 )
@@ -162,6 +163,8 @@ def _matches(entry: Entry, which: str) -> bool:
         return entry.countable
     if which == "fixed":
         return entry.tag in ("fixed", "repeated") and entry.countable
+    if which == "ordinary":
+        return entry.tag not in ("fixed", "repeated") and entry.countable
     if which == "modified":
         return entry.tag != "created" and entry.countable
     return entry.tag == which and entry.countable
