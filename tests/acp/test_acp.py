@@ -4,7 +4,6 @@ model, as Zed or JetBrains would."""
 from __future__ import annotations
 
 import asyncio
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -508,9 +507,6 @@ async def test_compact_with_instructions_then_load_the_compacted_session(
     assert "keep the PELICAN notes" in llm.model_requests[-1].input_text()
     # Without the draft capability, the compaction is told as an agent message.
     assert "conversation compacted (manual, native)" in acp.client.text(sid)
-    assert re.search(
-        r"\d+ of \d+ tracked facts in view, \d+ one `recall` away", acp.client.text(sid)
-    )
     assert acp.client.of(sid, "compaction_update") == []
 
     # /context answers from the core without a model call.

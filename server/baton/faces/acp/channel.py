@@ -572,7 +572,5 @@ def compaction_announcement(record: p.CompactionRecord) -> str:
     return (
         f"\n[conversation compacted ({record.trigger}, {record.strategy}): "
         f"{record.tokens_before} → {record.tokens_after} tokens; "
-        "earlier messages stay in the history"
-        + (f"; {record.score.describe()}" if record.score is not None else "")
-        + "]\n"
+        "earlier messages stay in the history]\n"
     )
