@@ -5,8 +5,11 @@ summariser that keeps nothing: the test command, the test file it created and
 the first and latest error of the test command that failed and later passed stay
 in the view, the ledger within its cap, and each compaction's record carries its
 score (facts in view, one `recall` away, view tokens against the window), as
-`baton/session/compactions` returns it. Skills kept after a compaction have a
+`baton/session/compactions` returns it; the summary request names the entries
+that fold, and each one it names does. Skills kept after a compaction have a
 budget: the oldest folds to its name and one line, and `skill` loads its body again.
+The children's lines fold within the ledger's cap and every child's files come back
+through `recall`.
 """
 
 from __future__ import annotations
