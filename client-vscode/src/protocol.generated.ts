@@ -340,6 +340,7 @@ export interface CompactionPart {
   trigger?: ("manual" | "auto" | "overflow" | "model_switch") | null;
   tokensBefore?: number | null;
   tokensAfter?: number | null;
+  score?: CompactionScore | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

@@ -157,6 +157,12 @@ async def test_many_compactions_keep_the_test_command_its_errors_and_created_fil
         assert score["window"] == WINDOW
         assert score["viewTokens"] == record["tokensAfter"] <= WINDOW
         assert score["facts"] == score["inView"] + score["oneRecall"] > 0
+    # Reopened, each compaction marker carries its record's score.
+    loaded = await baton.request("baton/session/load", {"sessionId": sid})
+    markers = [
+        part for m in loaded["messages"] for part in m["parts"] if part["type"] == "compaction"
+    ]
+    assert [part["score"] for part in markers] == [r["score"] for r in records]
     last = records[-1]["score"]
     assert last["oneRecall"] > 0 and last["inView"] > 0, last
     # The view after each compaction stays well under the automatic threshold.

@@ -244,14 +244,16 @@ export class Transcript {
         this.setToolStatus(part.toolCallId, part.status, part.output ?? undefined);
         return;
       }
-      case "compaction":
-        this.marker(
+      case "compaction": {
+        const card = this.marker(
           "compaction",
           part.tokensBefore != null && part.tokensAfter != null
             ? compactionText(part.trigger ?? "manual", part.tokensBefore, part.tokensAfter)
             : "Context compacted here (older messages are summarised for the agent)",
         );
+        if (part.score) card.append(el("div", { class: "compaction-score" }, scoreText(part.score)));
         return;
+      }
       case "pre_compact":
         this.open = undefined;
         if (part.status === "failed") {
