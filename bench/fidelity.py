@@ -19,6 +19,15 @@ view or one `recall` away, and the ledger's size per 100 tool calls (issues 18, 
 Targets: every compaction smaller; history at most 50% after a manual one; 100% of
 probe facts in the view or one `recall` away.
 
+    python bench/fidelity.py --working [--seeds 1,2,3] [--window 16384] [--children 30]
+
+compacts working sessions of about 6k, 40k and 200k tokens three times under a small
+window with a placeholder summary and reports the exact facts in view, in view or one
+`recall` away, the view's and the ledger's tokens (bench/fidelity_working.py, issue 45).
+Targets: on the ~40k sessions at least 90% of what the unbounded ledger holds in view
+with the view at most 45% of the window; the ledger never over its cap; with thirty
+children every child's record one `recall` away.
+
     python bench/fidelity.py --probe-model 1.5b [--seeds 1,2,3] [--sizes 5000,40000,150000]
 
 asks the local model exact-fact questions against the full transcript and
@@ -584,7 +593,27 @@ def main() -> None:
     parser.add_argument(
         "--old-probes", action="store_true", help="the six probes of the earlier bench"
     )
+    parser.add_argument(
+        "--working",
+        action="store_true",
+        help="working sessions compacted three times under --window (bench/fidelity_working.py)",
+    )
+    parser.add_argument("--window", type=int, default=16_384, help="the window for --working")
+    parser.add_argument(
+        "--children", type=int, default=0, help="task children of 40 files, 10 commands each"
+    )
     args = parser.parse_args()
+    if args.working:
+        from fidelity_working import run as run_working
+
+        sizes = args.sizes if args.sizes != "5000,40000,150000" else "6000,40000,200000"
+        run_working(
+            [int(x) for x in args.seeds.split(",") if x.strip()],
+            [int(x) for x in sizes.split(",") if x.strip()],
+            args.window,
+            args.children,
+        )
+        return
     if args.report:
         from fidelity_probes import report
 

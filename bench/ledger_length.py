@@ -14,8 +14,9 @@ away (by a search, or by the `[ledger:…]` id of a folded entry). Printed: the
 figures at 100, 500 and 1,000 tool calls, which are also the 1st, 5th and 10th
 compaction, and at the 3rd.
 
-Targets: the ledger at most `compaction.ledgerShare` (10%) of the window and
-flat once it reaches it; the view not growing from one compaction to the next;
+Targets: the ledger never over its cap (a quarter of the window, at most
+`compaction.ledgerMaxTokens`), at least its floor (`compaction.ledgerShare`, 10%)
+when it has that much to show; the view not growing from one compaction to the next;
 every fact in view or one `recall` away. Set BATON_SERVER to another checkout's
 `server/` to measure its code with the same session (the before figures).
 """
@@ -170,7 +171,10 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1_000)
     args = parser.parse_args()
     rows = asyncio.run(run(args.seed, args.window, args.calls))
-    print(f"window {args.window:,}; ledger budget 10% = {args.window // 10:,} tokens")
+    print(
+        f"window {args.window:,}; the ledger's floor 10% = {args.window // 10:,} tokens, its cap"
+        f" {min(8_000, args.window // 4):,}; between them, the room the view leaves"
+    )
     print(
         "tool calls  compaction  ledger (% of window)  view    of which: requests  summary"
         "  facts in view  in view or 1 recall"

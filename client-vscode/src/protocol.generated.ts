@@ -229,6 +229,7 @@ export interface CompactionRecord {
   undone?: boolean;
   committed?: boolean;
   corrections?: ClaimCorrection[];
+  score?: CompactionScore | null;
 }
 /**
  * Facts extracted by code, never by the model; cumulative across compactions.
@@ -316,6 +317,20 @@ export interface PreCompactOutcome {
   error?: string | null;
 }
 /**
+ * How much of what Baton tracks a compaction kept in view (docs/compaction.md, "The
+ * score"): the ledger's entries (files, commands, errors, values, children's work).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "CompactionScore".
+ */
+export interface CompactionScore {
+  facts: number;
+  inView: number;
+  oneRecall: number;
+  viewTokens: number;
+  window: number;
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "CompactionPart".
  */
@@ -325,6 +340,7 @@ export interface CompactionPart {
   trigger?: ("manual" | "auto" | "overflow" | "model_switch") | null;
   tokensBefore?: number | null;
   tokensAfter?: number | null;
+  score?: CompactionScore | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema

@@ -64,8 +64,9 @@ class CompactionSettings(_Section):
     # Seconds a compaction's summary calls may take in all; past it the summary is
     # built by code from the ledger, the plan and the messages.
     summary_timeout: float = Field(600.0, gt=0, le=7200)
-    # The ledger's budget: this share of the context window, at most `ledger_max_tokens`;
-    # past it its oldest entries fold to one line or a count, each one `recall` away.
+    # The ledger's budget: the room a compaction leaves it (compaction/room.py), at least
+    # this share of the context window and at most `ledger_max_tokens` (and a quarter of
+    # the window); past it entries fold by value to one line or a count, `recall` away.
     ledger_share: float = Field(0.10, gt=0, le=0.5)
     ledger_max_tokens: int = Field(8_000, ge=300)
     # The person's requests block's budget at most (15% of the usable window below it);

@@ -101,6 +101,29 @@ class ToolCallPart(WireModel):
     output: str | None = None
 
 
+class CompactionScore(WireModel):
+    """How much of what Baton tracks a compaction kept in view (docs/compaction.md, "The
+    score"): the ledger's entries (files, commands, errors, values, children's work)."""
+
+    # Every entry the ledger tracks.
+    facts: int
+    # Shown with their details (whole, or their details one line each).
+    in_view: int
+    # Folded to a line or a count: one `recall` away by the id the view names.
+    one_recall: int
+    # The view after the compaction, against the model's context window.
+    view_tokens: int
+    window: int
+
+    def describe(self) -> str:
+        """The score in one line, as `baton run` says it."""
+        share = self.view_tokens / self.window if self.window else 0.0
+        return (
+            f"{self.in_view} of {self.facts} tracked facts in view, {self.one_recall} one "
+            f"`recall` away; view {self.view_tokens:,} of {self.window:,} tokens ({share:.0%})"
+        )
+
+
 class CompactionPart(WireModel):
     type: Literal["compaction"] = "compaction"
     compaction_id: str
@@ -109,6 +132,7 @@ class CompactionPart(WireModel):
     trigger: Trigger | None = None
     tokens_before: int | None = None
     tokens_after: int | None = None
+    score: CompactionScore | None = None
 
 
 class PreCompactPart(WireModel):
@@ -632,6 +656,8 @@ class CompactionRecord(WireModel):
     committed: bool = True
     # Extension: the summary statements the ledger contradicted (the notes say so too).
     corrections: list[ClaimCorrection] = Field(default_factory=list)
+    # Extension: what stayed in view and what is one `recall` away (native views).
+    score: CompactionScore | None = None
 
 
 class CompactionsResult(WireModel):

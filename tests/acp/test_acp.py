@@ -546,6 +546,10 @@ async def test_compact_with_instructions_then_load_the_compacted_session(
     live = again.client.of(sid, "compaction_update")[1:]
     assert [u["status"] for u in live] == ["in_progress", "completed"]
     assert live[0]["compactionId"] == live[1]["compactionId"]
+    # The score of the compaction (issue 45) beside Baton's record id.
+    score = live[1]["_meta"]["baton"]["score"]
+    assert score["facts"] == score["inView"] + score["oneRecall"]
+    assert 0 < score["viewTokens"] <= score["window"]
     # The summary streamed into it in between, as the schema's summary chunk.
     [chunk] = again.client.of(sid, "compaction_summary_chunk")
     assert chunk["compactionId"] == live[0]["compactionId"]

@@ -281,10 +281,7 @@ def test_the_schema_check_refuses_what_the_schema_refuses() -> None:
     assert schema_check.update_errors(spawned)  # no task, no capabilities
 
 
-def test_the_compaction_update_carries_a_fidelity_score_when_the_record_has_one() -> None:
-    class ScoredRecord(p.CompactionRecord):
-        fidelity_score: float | None = None
-
+def test_the_compaction_update_carries_the_record_score_when_it_has_one() -> None:
     fields: dict[str, Any] = {
         "compactionId": "r1",
         "sessionId": "s1",
@@ -297,14 +294,12 @@ def test_the_compaction_update_carries_a_fidelity_score_when_the_record_has_one(
         "ledger": {},
         "createdAt": "2026-12-07T00:00:00Z",
     }
-    try:
-        scored = ScoredRecord.model_validate({**fields, "fidelityScore": 0.9})
-        plain = p.CompactionRecord.model_validate(fields)
-    except Exception as exc:  # the record's required fields changed: say which
-        raise AssertionError(f"build a record for this test: {exc}") from exc
+    score = {"facts": 5, "inView": 4, "oneRecall": 1, "viewTokens": 10, "window": 1000}
+    scored = p.CompactionRecord.model_validate({**fields, "score": score})
+    plain = p.CompactionRecord.model_validate(fields)
     update = compaction_update("c1", scored)
-    assert update["_meta"]["baton"]["fidelityScore"] == 0.9
-    assert "fidelityScore" not in compaction_update("c1", plain)["_meta"]["baton"]
+    assert update["_meta"]["baton"]["score"] == score
+    assert "score" not in compaction_update("c1", plain)["_meta"]["baton"]
     assert schema_check.update_errors({"sessionId": "s1", "update": update}) == []
 
 

@@ -69,9 +69,61 @@ def test_a_long_ledger_fits_its_budget_and_keeps_what_must_never_fold() -> None:
 def test_folding_is_deterministic_and_ids_name_the_entry_not_its_place() -> None:
     small, large = long_ledger(50), long_ledger(60)
     assert render_ledger(small, 800) == render_ledger(small, 800)
-    key = "resolved:bash `ruff check m45.py`#1"
+    key = "command:pytest tests/test_45.py"
     assert f"[{entry_id(key)}]" in render_ledger(small, 800)
     assert f"[{entry_id(key)}]" in render_ledger(large, 900)
+
+
+def working_ledger(n: int) -> p.Ledger:
+    """A day's ledger: many reads and commands that only passed, one test command run
+    again and again that failed with three distinct errors before it passed, a version
+    printed, a test file created."""
+    test = p.CommandRun(
+        command="pytest -q",
+        exit_code=0,
+        exit_codes=[0, 1, 1, 1, 0, 0, 0],
+        failures=[
+            p.RunFailure(run=2, exit_code=1, error="E   TypeError: first one\n1 failed"),
+            p.RunFailure(run=3, exit_code=1, error="E   AssertionError: assert 4 == 5\n1 failed"),
+            p.RunFailure(run=4, exit_code=1, error="E   KeyError: 'currency'\n1 failed"),
+        ],
+        output="9 passed in 0.3s",
+    )
+    version = p.CommandRun(
+        command="python --version", exit_code=0, exit_codes=[0], output="Python 3.11.7"
+    )
+    plain = [
+        p.CommandRun(command=f"git diff src/m{i}.py", exit_code=0, exit_codes=[0]) for i in range(n)
+    ]
+    return p.Ledger(
+        files_read=[f"src/read_{i}.py" for i in range(n)],
+        files_modified=[
+            p.FileTouch(path="tests/test_edge.py", tool="write", action="created"),
+            *(p.FileTouch(path=f"src/m{i}.py", tool="edit", action="modified") for i in range(20)),
+        ],
+        commands=[version, test, *plain],
+    )
+
+
+def test_what_is_worth_most_stays_longest_and_details_go_before_heads() -> None:
+    ledger = working_ledger(200)
+    full = render_ledger(ledger, None)
+    text = render_ledger(ledger, 900)
+    assert estimate(full) > 2_000 and estimate(text) <= 900
+    # Reads and commands that only passed are counted away first…
+    assert "folded [ledger:read]" in text and "folded [ledger:commands]" in text
+    # …while the test command, its three distinct errors (one line each), the version
+    # printed and the created test file stay.
+    assert "`pytest -q` → 0, 1, 1, 1, 0, 0, 0" in text
+    for error in ("TypeError: first one", "assert 4 == 5", "KeyError: 'currency'"):
+        assert error in text
+    assert "Python 3.11.7" in text
+    assert "tests/test_edge.py (created by write)" in text
+    # Tighter, the test command keeps its first and latest error before its head goes.
+    tight = render_ledger(ledger, 420)
+    assert estimate(tight) <= 420
+    assert "TypeError: first one" in tight and "KeyError: 'currency'" in tight
+    assert "`pytest -q` → 0, 1, 1, 1, 0, 0, 0" in tight
 
 
 def test_a_file_name_cannot_become_lines_of_its_own() -> None:

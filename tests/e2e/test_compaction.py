@@ -102,6 +102,7 @@ async def test_manual_compaction_keeps_ledger_facts_the_summary_dropped(
             "trigger": "manual",
             "tokensBefore": record["tokensBefore"],
             "tokensAfter": record["tokensAfter"],
+            "score": record["score"],
         }
     ]
 

@@ -211,6 +211,7 @@ async def test_fork_after_a_compaction_carries_the_compacted_view(
             "trigger": copy["trigger"],
             "tokensBefore": copy["tokensBefore"],
             "tokensAfter": copy["tokensAfter"],
+            "score": copy["score"],
         }
     ]
 

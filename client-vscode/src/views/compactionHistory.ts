@@ -33,6 +33,11 @@ export function describeCompaction(record: CompactionRecord): string[] {
     `- **Why:** ${TRIGGERS[record.trigger] ?? record.trigger}.`,
     `- **How:** ${STRATEGIES[record.strategy] ?? record.strategy}.`,
     `- **Context in use:** ${n(record.tokensBefore)} → ${n(record.tokensAfter)} tokens (${saved}% smaller).`,
+    ...(record.score
+      ? [
+          `- **Kept in view:** ${record.score.inView} of ${record.score.facts} tracked facts; ${record.score.oneRecall} folded, one \`recall\` away; the view is ${n(record.score.viewTokens)} of ${n(record.score.window)} tokens.`,
+        ]
+      : []),
     `- **Kept word for word:** ${record.firstKeptMessageId ? "the most recent messages" : "nothing; everything before was summarised"}.`,
   ];
   if (record.undone) lines.push("- **Undone:** the session uses the messages from before this compaction again.");

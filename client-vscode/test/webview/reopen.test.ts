@@ -110,6 +110,40 @@ describe("a reopened session", () => {
     await reopened.close();
   });
 
+  it("shows a compaction's score under its figures", async () => {
+    const live = await sidebar();
+    await send(live, {
+      ...update({
+        kind: "compaction_finished",
+        compaction: {
+          compactionId: "cmp-2", sessionId: SESSION, trigger: "manual", strategy: "native", tokensBefore: 40_000,
+          tokensAfter: 6_100, firstKeptMessageId: null, ledger: {}, createdAt: "t", notes: [], undone: false, committed: true,
+          score: { facts: 430, inView: 38, oneRecall: 392, viewTokens: 6_100, window: 16_384 },
+        },
+      }),
+    });
+    const marker = live.locator("[data-kind=compaction]");
+    await marker.waitFor();
+    const words = "38 of 430 tracked facts in view, 392 one recall away; view 6,100 of 16,384 tokens (37%)";
+    expect(await marker.textContent()).toContain(words);
+    await live.close();
+
+    // Reopened, the marker has its record's score too (`baton/session/load` fills it).
+    const reopened = await sidebar();
+    const compaction = {
+      type: "compaction", compactionId: "cmp-2", trigger: "manual", tokensBefore: 40_000, tokensAfter: 6_100,
+      score: { facts: 430, inView: 38, oneRecall: 392, viewTokens: 6_100, window: 16_384 },
+    };
+    await send(reopened, {
+      type: "history", sessionId: SESSION, title: "Reopen me", mode: "build", running: false,
+      messages: [{ id: "c2", role: "system", createdAt: "t", parts: [compaction] }],
+    });
+    const again = reopened.locator("[data-kind=compaction]");
+    await again.waitFor();
+    expect(await again.textContent()).toContain(words);
+    await reopened.close();
+  });
+
   it("without turn ends (an older server) it still shows the messages; a failure sent again offers no Retry", async () => {
     const page = await sidebar();
     const reverted = HISTORY.map((m) => (m.id === "u4" ? { ...m, reverted: true } : m));

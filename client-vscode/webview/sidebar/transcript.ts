@@ -244,14 +244,16 @@ export class Transcript {
         this.setToolStatus(part.toolCallId, part.status, part.output ?? undefined);
         return;
       }
-      case "compaction":
-        this.marker(
+      case "compaction": {
+        const card = this.marker(
           "compaction",
           part.tokensBefore != null && part.tokensAfter != null
             ? compactionText(part.trigger ?? "manual", part.tokensBefore, part.tokensAfter)
             : "Context compacted here (older messages are summarised for the agent)",
         );
+        if (part.score) card.append(el("div", { class: "compaction-score" }, scoreText(part.score)));
         return;
+      }
       case "pre_compact":
         this.open = undefined;
         if (part.status === "failed") {
@@ -312,7 +314,8 @@ export class Transcript {
         this.open = undefined;
         const c = update.compaction;
         this.endCompacting();
-        this.marker("compaction", compactionText(c.trigger, c.tokensBefore, c.tokensAfter));
+        const card = this.marker("compaction", compactionText(c.trigger, c.tokensBefore, c.tokensAfter));
+        if (c.score) card.append(el("div", { class: "compaction-score" }, scoreText(c.score)));
         break;
       }
       case "compaction_failed":
@@ -587,6 +590,15 @@ function compactionText(trigger: string, before: number, after: number): string 
   return (
     `Context compacted: ${formatTokens(before)} → ${formatTokens(after)} tokens in use` +
     (trigger === "manual" ? "" : ` (${TRIGGERS[trigger] ?? trigger})`)
+  );
+}
+
+/** What a compaction kept of the facts Baton tracks (issue 45's score), in words. */
+function scoreText(score: { facts: number; inView: number; oneRecall: number; viewTokens: number; window: number }): string {
+  const share = score.window > 0 ? Math.round((100 * score.viewTokens) / score.window) : 0;
+  return (
+    `${score.inView} of ${score.facts} tracked facts in view, ${score.oneRecall} one recall away; ` +
+    `view ${formatTokens(score.viewTokens)} of ${formatTokens(score.window)} tokens (${share}%)`
   );
 }
 

@@ -245,8 +245,9 @@ class SkillBlocks(Protocol):
         """The skills block, with the instructions; None without skills."""
         ...
 
-    def kept(self, state: SessionState, view: View) -> list[str]:
-        """The skills loaded before the view's compaction, each block verbatim."""
+    def kept(self, state: SessionState, view: View, usable_window: int | None = None) -> list[str]:
+        """The skills loaded before the view's compaction, each block verbatim while they
+        fit their budget (a share of `usable_window`), the oldest folded to a line."""
         ...
 
 
@@ -448,7 +449,9 @@ class ContextBuilder:
             items.append(block)
             parts.append(ContextPart("plan", item_tokens(block)))
         # The skills the session loaded before the compaction, verbatim, like the plan.
-        kept = self.skills.kept(state, view) if self.skills is not None else []
+        kept = (
+            self.skills.kept(state, view, usable_window=usable) if self.skills is not None else []
+        )
         if kept:
             blocks = [ContextBlock(name="skill", text=text) for text in kept]
             items.extend(blocks)

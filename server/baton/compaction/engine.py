@@ -30,7 +30,9 @@ from baton.agent.compact_request import CompactRequest
 from baton.agent.context import BuiltContext
 from baton.agent.events import ProgressReporter
 from baton.agent.state import SessionState, View
-from baton.compaction import planning
+from baton.agent.tokens import FIXED_KINDS
+from baton.compaction import planning, room
+from baton.compaction.cut import KEEP_SHARE
 from baton.compaction.job import (
     Candidate,
     Choice,
@@ -39,9 +41,17 @@ from baton.compaction.job import (
     NoHooks,
     Strategy,
 )
-from baton.compaction.ledger import build_ledger, ledger_budget, render_ledger
+from baton.compaction.ledger import (
+    build_ledger,
+    leaving,
+    ledger_budget,
+    ledger_limits,
+    ledger_score,
+    render_ledger,
+)
 from baton.compaction.native import FreshStrategy, NativeStrategy
 from baton.compaction.planning import NothingToCompact
+from baton.compaction.summary import summary_budget
 from baton.config import Settings
 from baton.errors import BatonError, CompactionError, NotFound, SessionBusy
 from baton.ids import new_id, utc_now
@@ -49,6 +59,9 @@ from baton.providers.artifacts import window_from_json, window_to_json
 from baton.providers.base import Progress, Provider, Usage
 from baton.store.compactions import CompactionStore, StoredCompaction
 from baton.store.model import StoredCompactionMarker
+
+# The parts of the view before a compaction the view after it keeps as they are.
+EXPECTED_KINDS = FIXED_KINDS | {"requests", "plan"}
 
 if TYPE_CHECKING:
     from baton.session.service import SessionService
@@ -218,12 +231,37 @@ class CompactionEngine:
         is measured over it) and the ledger."""
         if choice.base_view is not None:
             job = replace(job, base_view=choice.base_view, before=job.build(choice.base_view))
-        return replace(
+        job = replace(
             job,
             notes=(*job.notes, *choice.notes),
             ledger=ledger,
             ledger_text=render_ledger(ledger, ledger_budget(job)),
         )
+        shown_before = (job.base_view or job.state.view).ledger_text or ""
+        return replace(
+            job, ledger_leaving=tuple(leaving(ledger, self._expected_budget(job), shown_before))
+        )
+
+    def _expected_budget(self, job: CompactionJob) -> int:
+        """The ledger's budget this compaction expects before its strategy runs (estimated
+        tokens): the room less what the view before holds besides its history, the most
+        the cut keeps verbatim and the summary's bound. The room left after the strategy
+        (`_fill_room`) is as large or larger as a rule, so what folds within this budget
+        is what the summary request is told folds."""
+        before = job.before
+        history = planning.history_tokens(before)
+        keep = planning.keep_recent_tokens(
+            job.settings.compaction.keep_recent_tokens, before.usable_window
+        )
+        blocks = sum(part.tokens for part in before.parts if part.kind in EXPECTED_KINDS)
+        others = (
+            blocks
+            + min(keep, int(history * KEEP_SHARE))
+            + summary_budget(history, before.usable_window)
+        )
+        floor, cap = ledger_limits(job)
+        room_left = room.ledger_tokens(room.room_tokens(before.usable_window), others, floor, cap)
+        return ledger_budget(job, room_left)
 
     def _summary_provider(self, settings: Settings, provider: Provider) -> Provider:
         model = settings.compaction.model
@@ -272,7 +310,9 @@ class CompactionEngine:
                 try:
                     # 3. The strategy: prune, summarise, escalate (or the server, or fresh).
                     candidate = await strategy.run(job)
-                    view = replace(candidate.view, ledger_text=job.ledger_text)
+                    view, budget = self._fill_room(
+                        job, replace(candidate.view, ledger_text=job.ledger_text)
+                    )
                     if candidate.before is not None:
                         # Measured against the local history behind a server chain.
                         job = replace(job, before=candidate.before)
@@ -304,6 +344,7 @@ class CompactionEngine:
                         candidate.author,
                         (*job.notes, *candidate.notes),
                         candidate.corrections,
+                        ledger_tokens=budget,
                     )
                     report("Done", 100)
         except BaseException as exc:
@@ -333,6 +374,32 @@ class CompactionEngine:
             log.exception("a compacted hook failed; the compaction stands")
         return record
 
+    def _fill_room(self, job: CompactionJob, view: View) -> tuple[View, int]:
+        """The view with its ledger re-rendered in the room the rest of the view leaves it
+        (`room.py`): the candidate was made with the ledger's floor; what the kept
+        messages, the checkpoint and the other blocks leave of the room goes to facts.
+        The view as it was when that gains nothing or would make it no smaller than the
+        view before. With the ledger's budget (estimated tokens)."""
+        floor_budget = ledger_budget(job)
+        if not view.ledger_text:
+            return view, floor_budget
+        built = job.build(view, None)
+        ledger_part = sum(part.tokens for part in built.parts if part.kind == "ledger")
+        floor, cap = ledger_limits(job)
+        tokens = room.ledger_tokens(
+            room.room_tokens(built.usable_window), built.tokens - ledger_part, floor, cap
+        )
+        budget = ledger_budget(job, tokens)
+        if budget <= floor_budget:
+            return view, floor_budget
+        text = render_ledger(job.ledger, budget)
+        if text == view.ledger_text:
+            return view, floor_budget
+        wider = replace(view, ledger_text=text)
+        if built.tokens < job.before.tokens <= job.build(wider, None).tokens:
+            return view, floor_budget
+        return wider, budget
+
     def _check(self, job: CompactionJob, candidate: Candidate, after: BuiltContext) -> None:
         """Never bigger (native views), and a fresh view must fit the usable window."""
         reason = planning.never_bigger(
@@ -359,6 +426,7 @@ class CompactionEngine:
         strategy: p.Strategy,
         notes: Sequence[str],
         corrections: Sequence[p.ClaimCorrection] = (),
+        ledger_tokens: int | None = None,
     ) -> p.CompactionRecord:
         state = job.state
         compaction_id = new_id("cmp")
@@ -390,6 +458,7 @@ class CompactionEngine:
             created_at=utc_now(),
             notes=list(notes),
             corrections=list(corrections),
+            score=self._score(job, view, after, ledger_tokens),
         )
         interrupted = job.request.interrupted and job.settings.compaction.auto_continue
         continue_text = CONTINUE_TEXT if interrupted else None
@@ -408,6 +477,22 @@ class CompactionEngine:
             )
         state.view = view
         return record
+
+    def _score(
+        self, job: CompactionJob, view: View, after: BuiltContext, ledger_tokens: int | None
+    ) -> p.CompactionScore | None:
+        """What the view keeps of the facts Baton tracks (None: the view has no ledger)."""
+        if not view.ledger_text:
+            return None
+        budget = ledger_tokens if ledger_tokens is not None else ledger_budget(job)
+        facts, shown, folded = ledger_score(job.ledger, budget)
+        return p.CompactionScore(
+            facts=facts,
+            in_view=shown,
+            one_recall=folded,
+            view_tokens=after.tokens,
+            window=after.context_window,
+        )
 
     def _uncommitted(
         self,

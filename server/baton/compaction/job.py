@@ -98,6 +98,9 @@ class CompactionJob:
     notes: tuple[str, ...] = ()
     ledger_text: str = ""
     ledger: p.Ledger = field(default_factory=p.Ledger)
+    # The head lines of the ledger entries this compaction folds (shown whole until now):
+    # the summary request names them, so the summary can carry their gist.
+    ledger_leaving: tuple[str, ...] = ()
     # The view a native compaction starts from instead of the session's current one
     # (the server feature: a native view of the local history behind a server chain);
     # `before` is then what the model would be sent with it.

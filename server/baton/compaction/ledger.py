@@ -7,6 +7,7 @@ model chose to write.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,7 @@ from baton import protocol as p
 from baton.agent.framing import entry, inline
 from baton.agent.ledger_text import PLAN_LINE
 from baton.agent.tokens import estimate
+from baton.compaction import room
 from baton.compaction.ledger_fold import Entry, Section, entry_id, fold, group_id
 from baton.compaction.outputs import config_values, error_excerpt, value_excerpt
 from baton.plan.steps import MARKS
@@ -40,12 +42,23 @@ ERROR_CHARS = 1_600
 RESOLVED_CHARS = 400
 # Failing runs kept per command: the first ones and the latest ones.
 MAX_FAILURES_KEPT = 6
+# Entries the summary request is told leave the ledger, at most (the newest).
+MAX_LEAVING = 30
+# A command run this many times or more is one the session runs again and again (the
+# test command): it stays in the ledger longest.
+REPEATED_RUNS = 3
+# What a command printed, up to this many characters, is a value (a version, a port):
+# it stays with the facts worth most; a longer output folds first.
+VALUE_CHARS = 160
+# A child's line names this many of its files and commands; its id the rest.
+CHILD_FILES = 6
+CHILD_COMMANDS = 4
+# What makes a short output a value: a version (`2.31.0`, `Version:`) or an assignment.
+_VALUE = re.compile(r"\d+\.\d+\.\d+|\bversion\b|\w=\S", re.IGNORECASE)
 # Config files whose values are kept (the latest read ones).
 MAX_CONFIG_FILES = 20
 # The meta key of a note carrying a child's facts (a plan step built in a child).
 CHILD_FACTS = "childFacts"
-# Children listed in the ledger, newest last (each has its own ledger for the rest).
-MAX_CHILDREN_SHOWN = 30
 RECALL_HINT = "Anything compaction hid (pruned outputs, older messages) is one `recall` away."
 FOLDED_HINT = (
     "Older entries are folded to one line or a count to keep this block small; "
@@ -192,6 +205,17 @@ def _source(name: str, args: dict[str, object]) -> str:
     return f"{name} {path}" if path else name
 
 
+def _first_line(text: str) -> str:
+    """An error's first line, within a line's worth of characters."""
+    return _clip(text.strip().split("\n")[0])
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@functools.lru_cache(maxsize=4096)
 def _one_line(text: str) -> str:
     """An error in one line: its first error line and its verdict, within RESOLVED_CHARS
     (cutting the joined lines from the end lost the message itself)."""
@@ -258,14 +282,62 @@ def _runs(codes: list[int | None]) -> str:
 def render_ledger(ledger: p.Ledger, budget: int | None = DEFAULT_MAX_TOKENS) -> str:
     """The block the model sees after a compaction, within `budget` estimated tokens.
 
-    Everything fits in full while it can; past the budget the oldest entries fold,
-    first to one line carrying the id `recall` takes, then into a count, until the
-    block fits (`fold`). Unresolved errors only ever shorten to one line, the plan's
-    line never folds, and the newest entry of each section stays as it is longest."""
+    Everything fits in full while it can; past the budget entries fold by value
+    (`fold`): what is worth least first, detail lines before heads, heads before a
+    count. Unresolved errors only ever shorten to one line, and the plan's line never
+    folds."""
+    return _folded(ledger, budget)[1]
+
+
+def ledger_score(ledger: p.Ledger, budget: int | None) -> tuple[int, int, int]:
+    """(facts tracked, shown with their details, folded one `recall` away) of the ledger
+    rendered within `budget`: each entry is a fact (a file, a command and its runs, an
+    error, a config file's values, a child's work)."""
+    sections = _folded(ledger, budget)[0]
+    entries = [e for s in sections for e in s.entries]
+    shown = sum(1 for e in entries if e.state in ("full", "trimmed"))
+    return len(entries), shown, len(entries) - shown
+
+
+def leaving(
+    ledger: p.Ledger, budget: int, shown_before: str, limit: int = MAX_LEAVING
+) -> list[str]:
+    """The entries the ledger folds within `budget` that `shown_before` (the ledger the
+    view showed until now; "" at a first compaction) showed whole: their head lines,
+    the newest `limit` of them, what the summary request is told leaves the ledger."""
+    sections = _folded(ledger, budget)[0]
+    heads: dict[bool, list[str]] = {True: [], False: []}
+    for section in sections:
+        for e in section.entries:
+            head = e.full[0].strip()
+            if e.state not in ("short", "counted") or (shown_before and head not in shown_before):
+                continue
+            read = section.name == "read"
+            heads[read].append(f"- file read: {head.rstrip(',')}" if read else head)
+    # Files only read matter least: named after the rest, and only while there is room.
+    named = heads[False][-limit:]
+    return named + heads[True][-(limit - len(named)) :] if len(named) < limit else named
+
+
+# The last fold made, by ledger and budget: a compaction renders its ledger and then
+# scores that same rendering (reading the entries' states does not change them).
+_last_fold: list[tuple[p.Ledger, int | None, list[Section], str]] = []
+
+
+def _folded(ledger: p.Ledger, budget: int | None) -> tuple[list[Section], str]:
+    for known, known_budget, sections, text in _last_fold:
+        if known is ledger and known_budget == budget:
+            return sections, text
+    sections, text = _fold_anew(ledger, budget)
+    _last_fold[:] = [(ledger, budget, sections, text)]
+    return sections, text
+
+
+def _fold_anew(ledger: p.Ledger, budget: int | None) -> tuple[list[Section], str]:
     sections = ledger_sections(ledger)
     text = _render(sections, ledger)
     if budget is None:
-        return text
+        return sections, text
     # The fold counts each line's bytes; the block's own lines (the header, the plan
     # line, the hints) are what is left, measured once it is rendered.
     fixed = estimate(_render([], ledger)) * 4
@@ -277,25 +349,43 @@ def render_ledger(ledger: p.Ledger, budget: int | None = DEFAULT_MAX_TOKENS) -> 
         fixed += max(0, estimate(text) - budget) * 4 + 40
         if not fits:
             break
-    return text
+    return sections, text
 
 
-def ledger_budget(job: CompactionJob) -> int:
-    """The ledger's budget for a compaction, in estimated tokens: `compaction.ledgerShare`
-    of the window, at most `compaction.ledgerMaxTokens` (both in the provider's tokens),
-    at the session's measured rate of provider tokens per estimated one."""
-    settings = job.settings.compaction
-    tokens = min(int(settings.ledger_share * job.before.context_window), settings.ledger_max_tokens)
+def ledger_budget(job: CompactionJob, tokens: int | None = None) -> int:
+    """The ledger's budget for a compaction, in estimated tokens: `tokens` of the
+    provider's (by default the floor, `compaction.ledgerShare` of the window within its
+    cap; the engine then gives it the room the rest of the view leaves, `room.py`), at
+    the session's measured rate of provider tokens per estimated one."""
+    if tokens is None:
+        tokens = ledger_limits(job)[0]
     content = job.state.token_model.content_rate()
     rate = max(1.0, job.state.calibration, content or 0.0)
     return max(MIN_BUDGET_TOKENS, int((tokens - BLOCK_OVERHEAD) / rate))
 
 
+def ledger_limits(job: CompactionJob) -> tuple[int, int]:
+    """(floor, cap) of the ledger for a compaction, in the provider's tokens."""
+    settings = job.settings.compaction
+    window = job.before.context_window
+    cap = room.ledger_cap(window, settings.ledger_max_tokens)
+    return room.ledger_floor(window, settings.ledger_share, cap), cap
+
+
 def ledger_sections(ledger: p.Ledger) -> list[Section]:
     """Every fact of the ledger as entries of sections, oldest first, all in full."""
     unresolved = {e.source for e in ledger.errors}
-    shown_errors = {_one_line(e.message) for e in ledger.errors} | {
-        e.message for e in ledger.resolved_errors
+    shown_errors = {_one_line(e.message) for e in ledger.errors}
+    # A failing run's error stands once: under its command, which keeps its distinct
+    # errors longest (`trimmed`, `minimal`); the resolved section has the others.
+    under_command = {
+        (f"bash `{run.command}`", _one_line(failure.error))
+        for run in ledger.commands
+        for failure in run.failures
+    } | {
+        (f"bash `{run.command}`", failure.error)
+        for run in ledger.commands
+        for failure in run.failures
     }
     sections: list[Section] = []
     read = Section("read", "Files read:", noun="files read")
@@ -308,6 +398,7 @@ def ledger_sections(ledger: p.Ledger) -> list[Section]:
             Entry(
                 f"changed:{touch.path}",
                 [f"- {inline(touch.path)} ({touch.action} by {inline(touch.tool)})"],
+                tag="created" if touch.action == "created" else "",
             )
         )
     sections.append(changed)
@@ -328,15 +419,50 @@ def ledger_sections(ledger: p.Ledger) -> list[Section]:
                 continue  # the unresolved error below shows this run's output
             code = "killed" if failure.exit_code is None else failure.exit_code
             lines.append("  " + entry(f"run {failure.run} ({code}): {failure.error}", "    "))
-        if run.output and codes[-1] == 0:
-            lines.append("  " + entry(f"printed: {run.output}", "    "))
+        printed = run.output if run.output and codes[-1] == 0 else None
+        if printed:
+            lines.append("  " + entry(f"printed: {printed}", "    "))
         key = f"command:{run.command}"
+        # Its distinct errors on one line each (the latest unresolved one is shown below).
+        distinct: dict[str, str] = {}
+        for failure in run.failures:
+            if latest_unresolved and failure.run == len(codes):
+                continue
+            first = _first_line(failure.error)
+            code = "killed" if failure.exit_code is None else failure.exit_code
+            distinct.setdefault(first, f"  run {failure.run} ({code}): {inline(first)}")
+        printed_line = [f"  printed: {inline(_clip(printed))}"] if printed else []
+        details = [*distinct.values(), *printed_line]
+        ends = list(distinct.values())
+        ends = ends if len(ends) <= 2 else [ends[0], ends[-1]]
+        tag = (
+            "fixed"
+            if run.failures and codes[-1] == 0
+            else "repeated"
+            if len(codes) >= REPEATED_RUNS
+            else "value"
+            if printed and len(printed) <= VALUE_CHARS and _VALUE.search(printed)
+            else "output"
+            if printed
+            else "plain"
+        )
         commands.entries.append(
             Entry(
                 key,
                 lines,
-                short=f"{head} [{entry_id(key)}]" if len(lines) > 1 else None,
+                short=(
+                    f"{head}; printed {inline(_clip(printed, 80))} [{entry_id(key)}]"
+                    if tag == "value" and printed
+                    else f"{head} [{entry_id(key)}]"
+                )
+                if len(lines) > 1
+                else None,
                 countable=codes[-1] == 0,
+                tag=tag,
+                trimmed=[head, *details] if details and len(lines) > 1 else None,
+                minimal=[head, *ends, *printed_line]
+                if len(details) > len(ends) + len(printed_line)
+                else None,
             )
         )
     sections.append(commands)
@@ -361,6 +487,8 @@ def ledger_sections(ledger: p.Ledger) -> list[Section]:
     seen: dict[str, int] = {}
     for done in ledger.resolved_errors:
         seen[done.source] = seen.get(done.source, 0) + 1
+        if (done.source, done.message) in under_command:
+            continue
         key = f"resolved:{done.source}#{seen[done.source]}"
         by = f" (resolved by {inline(done.resolved_by)})" if done.resolved_by else ""
         resolved.entries.append(
@@ -386,7 +514,57 @@ def ledger_sections(ledger: p.Ledger) -> list[Section]:
             )
         )
     sections.append(config)
+    children = Section(
+        "children",
+        "Done by task children (each one's own ledger has the rest):",
+        noun="children",
+    )
+    for child in ledger.children:
+        key = f"child:{child.child_id}"
+        line = _child_line(child, key)
+        latest = ", ".join(
+            "killed" if r.exit_code is None else str(r.exit_code) for r in child.commands
+        )
+        brief = f"- {inline(child.child_id)}: {len(child.files_modified)} files changed" + (
+            f"; ran {len(child.commands)} commands (latest exit codes {latest})"
+            if child.commands
+            else ""
+        )
+        children.entries.append(
+            Entry(
+                key,
+                [line],
+                short=f"{_clip(brief, 240)} [{entry_id(key)}]",
+                record=[_child_record(child)],
+            )
+        )
+    sections.append(children)
     return sections
+
+
+def _child_line(child: p.ChildWork, key: str) -> str:
+    """A child's files and commands, the first `CHILD_FILES` and `CHILD_COMMANDS` of them;
+    the rest is named by the entry's id (`recall` returns the whole record)."""
+    shown = child.files_modified[:CHILD_FILES]
+    files = ", ".join(map(inline, shown)) or "no file changed"
+    if len(child.files_modified) > len(shown):
+        files += f" and {len(child.files_modified) - len(shown)} more"
+    runs = "; ".join(
+        f"`{inline(run.command)}` → {_runs(run.exit_codes)}"
+        for run in child.commands[:CHILD_COMMANDS]
+    )
+    if len(child.commands) > CHILD_COMMANDS:
+        runs += f"; and {len(child.commands) - CHILD_COMMANDS} more"
+    line = f"- {inline(child.child_id)}: {files}" + (f"; ran {runs}" if runs else "")
+    cut = len(child.files_modified) > CHILD_FILES or len(child.commands) > CHILD_COMMANDS
+    return line + (f" [{entry_id(key)}]" if cut else "")
+
+
+def _child_record(child: p.ChildWork) -> str:
+    """A child's whole line: every file and every command."""
+    files = ", ".join(map(inline, child.files_modified)) or "no file changed"
+    runs = "; ".join(f"`{inline(run.command)}` → {_runs(run.exit_codes)}" for run in child.commands)
+    return f"- {inline(child.child_id)}: {files}" + (f"; ran {runs}" if runs else "")
 
 
 def _render(sections: Sequence[Section], ledger: p.Ledger) -> str:
@@ -412,7 +590,6 @@ def _render(sections: Sequence[Section], ledger: p.Ledger) -> str:
         if count:
             lines.append(count)
         lines.extend(shown)
-    lines += render_children(ledger.children)
     if ledger.plan is not None:
         plan = ledger.plan
         line = f"{PLAN_LINE}{inline(plan.path)} ({plan.status}, version {plan.version})"
@@ -455,19 +632,6 @@ def children_work(messages: Iterable[StoredMessage]) -> list[p.ChildWork]:
     ]
 
 
-def render_children(children: list[p.ChildWork]) -> list[str]:
-    if not children:
-        return []
-    lines = ["Done by task children (each one's own ledger has the rest):"]
-    for child in children[-MAX_CHILDREN_SHOWN:]:
-        files = ", ".join(map(inline, child.files_modified)) or "no file changed"
-        runs = "; ".join(
-            f"`{inline(run.command)}` → {_runs(run.exit_codes)}" for run in child.commands
-        )
-        lines.append(f"- {inline(child.child_id)}: {files}" + (f"; ran {runs}" if runs else ""))
-    return lines
-
-
 def folded_record(messages: Sequence[StoredMessage], wanted: str) -> str | None:
     """The full record behind a ledger id (`ledger:<8 hex>` or `ledger:<section>`), with
     the ids of the calls it comes from; None when no entry has that id."""
@@ -475,7 +639,7 @@ def folded_record(messages: Sequence[StoredMessage], wanted: str) -> str | None:
     sections = ledger_sections(ledger)
     for section in sections:
         if group_id(section.name) == wanted:
-            body = [line for e in section.entries for line in e.full]
+            body = [line for e in section.entries for line in e.record or e.full]
             title = "Files read:" if section.name == "read" else section.title
             if section.name == "read":
                 body = [line.strip().rstrip(",") for line in body]
@@ -484,7 +648,7 @@ def folded_record(messages: Sequence[StoredMessage], wanted: str) -> str | None:
         for item in section.entries:
             if item.id == wanted:
                 calls = _calls_of(messages, item.key)
-                text = "\n".join(item.full).strip()
+                text = "\n".join(item.record or item.full).strip()
                 if section.name == "read":
                     text = "- file read: " + text.rstrip(",")
                 if calls:
@@ -508,6 +672,8 @@ def _calls_of(messages: Sequence[StoredMessage], key: str) -> list[str]:
             hit = any(f.kind == "read" and f.path == subject for f in facts)
         elif kind == "changed":
             hit = any(f.kind == "modified" and f.path == subject for f in facts)
+        elif kind == "child":
+            hit = any(f.session == subject for f in facts)
         else:
             hit = _source(name, args) == subject
         if hit:

@@ -4,12 +4,20 @@ The ledger is a list of sections (files read, files changed, commands, errors, â
 each a list of entries, oldest first. An entry is shown in one of three states:
 
 * **full**: every line of it (a command's failing runs, what it printed);
+* **trimmed**: its head and its details on one line each (a command's distinct error
+  lines, what it printed), where it has details;
+* **minimal**: its head and the details worth most (the first and the latest distinct
+  error), where that is shorter still;
 * **short**: one line that ends in the entry's id (`[ledger:3f9a01c2]`);
 * **counted**: not shown; its section says how many entries folded into one count
   line, which carries the section's id (`[ledger:commands]`).
 
-`fold` moves entries along those states, the oldest first and the least useful
-sections first, until the block fits its budget. `recall {"call_id": <id>}` returns
+`fold` moves entries along those states by value, until the block fits its budget:
+what is worth least goes first (reads of files never changed, commands that only
+ever passed and printed nothing worth keeping, long outputs), what is worth most
+stays longest (files created or changed, the command run again and again, the
+errors of a command that failed and later passed, versions and config values). An
+entry loses its detail lines before its head, and its head before it joins a count. `recall {"call_id": <id>}` returns
 what an id names in full (`ledger.folded_record`), so nothing is lost: every fact
 the block stops showing is one call away. Pure and deterministic: the same ledger
 and budget fold the same way, so a request's prefix does not change by itself.
@@ -22,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-State = Literal["full", "short", "counted"]
+State = Literal["full", "trimmed", "minimal", "short", "counted"]
 ID_PREFIX = "ledger:"
 # Estimated tokens are UTF-8 bytes / 4 (baton.tokens.estimate).
 BYTES_PER_TOKEN = 4
@@ -52,6 +60,15 @@ class Entry:
     # Whether the entry may fold into its section's count (unresolved errors may not).
     countable: bool = True
     state: State = "full"
+    # What the entry is, for the fold's order (`STEPS`): "plain" (worth least), "output"
+    # (it printed a long output), "value" (it printed a short one: a version), "fixed" (it failed and later passed), "repeated" (run
+    # again and again), "created" (a file the session created), "" (its section says).
+    tag: str = ""
+    # The detail lines one line each, then only the ones worth most; None: no such form.
+    trimmed: list[str] | None = None
+    minimal: list[str] | None = None
+    # What `recall` returns for the id when the full form is itself cut; None: `full`.
+    record: list[str] | None = None
 
     @property
     def id(self) -> str:
@@ -62,6 +79,13 @@ class Entry:
             return []
         if self.state == "short" and self.short is not None:
             return [self.short]
+        return self.form(self.state)
+
+    def form(self, state: State) -> list[str]:
+        if state == "minimal" and self.minimal is not None:
+            return self.minimal
+        if state in ("trimmed", "minimal") and self.trimmed is not None:
+            return self.trimmed
         return self.full
 
     def size(self, state: State | None = None) -> int:
@@ -70,7 +94,17 @@ class Entry:
             return 0
         if state == "short" and self.short is not None:
             return _bytes(self.short)
-        return sum(_bytes(line) for line in self.full)
+        return sum(_bytes(line) for line in self.form(state))
+
+    def has(self, state: State) -> bool:
+        """Whether the entry has a form for `state` (every entry can be counted)."""
+        if state == "trimmed":
+            return self.trimmed is not None
+        if state == "minimal":
+            return self.minimal is not None
+        if state == "short":
+            return self.short is not None
+        return True
 
 
 @dataclass
@@ -93,21 +127,47 @@ class Section:
         return f"- â€¦ {n:,} earlier {self.noun}, folded [{group_id(self.name)}]"
 
 
-# One sweep: (section, the state it moves entries to, which entries may move).
-Step = tuple[str, State, Literal["passed", "any"]]
+# One sweep: (section, the state it moves entries to, which entries may move: a tag,
+# "passed" for any whose latest run passed, "any"). Worth least first.
+Step = tuple[str, State, str]
 STEPS: tuple[Step, ...] = (
-    ("commands", "short", "passed"),
-    ("resolved", "short", "any"),
-    ("config", "short", "any"),
     ("read", "counted", "any"),
-    ("commands", "counted", "passed"),
+    ("commands", "counted", "plain"),
+    ("children", "short", "any"),
+    ("commands", "trimmed", "output"),
+    ("children", "counted", "any"),
+    ("resolved", "short", "any"),
+    ("commands", "short", "output"),
+    ("commands", "counted", "output"),
+    ("commands", "trimmed", "passed"),
+    ("config", "short", "any"),
+    ("commands", "minimal", "passed"),
     ("resolved", "counted", "any"),
+    ("commands", "trimmed", "any"),
+    ("commands", "short", "fixed"),
     ("config", "counted", "any"),
     ("commands", "short", "any"),
+    ("commands", "counted", "ordinary"),
+    ("changed", "counted", "modified"),
+    ("commands", "counted", "passed"),
     ("changed", "counted", "any"),
     ("errors", "short", "any"),
 )
-_ORDER: dict[State, int] = {"full": 0, "short": 1, "counted": 2}
+_ORDER: dict[State, int] = {"full": 0, "trimmed": 1, "minimal": 2, "short": 3, "counted": 4}
+
+
+def _matches(entry: Entry, which: str) -> bool:
+    if which == "any":
+        return True
+    if which == "passed":
+        return entry.countable
+    if which == "fixed":
+        return entry.tag in ("fixed", "repeated") and entry.countable
+    if which == "ordinary":
+        return entry.tag not in ("fixed", "repeated") and entry.countable
+    if which == "modified":
+        return entry.tag != "created" and entry.countable
+    return entry.tag == which and entry.countable
 
 
 def total_bytes(sections: Sequence[Section], fixed: int) -> int:
@@ -123,7 +183,8 @@ def total_bytes(sections: Sequence[Section], fixed: int) -> int:
 
 
 def fold(sections: Sequence[Section], budget_tokens: int, fixed_bytes: int = 0) -> bool:
-    """Fold the oldest entries until the sections fit `budget_tokens`; whether they do.
+    """Fold entries, in `STEPS` order and the oldest first, until the sections fit
+    `budget_tokens`; whether they do.
 
     `fixed_bytes` is what the block holds besides the sections (its header, the plan
     line). The first sweep leaves the newest `KEEP_NEWEST` entries of every section as
@@ -147,9 +208,7 @@ def fold(sections: Sequence[Section], budget_tokens: int, fixed_bytes: int = 0) 
                     continue
                 if target == "counted" and not entry.countable:
                     continue
-                if target == "short" and entry.short is None:
-                    continue
-                if which == "passed" and not entry.countable:
+                if not entry.has(target) or not _matches(entry, which):
                     continue
                 was_counted = section.counted
                 before = entry.size()

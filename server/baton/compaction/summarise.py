@@ -282,6 +282,7 @@ class Summariser:
                     hook_context=list(job.hook_context),
                     ledger=job.ledger_text,
                     base_instructions=job.prompt_override or summaries.INSTRUCTIONS,
+                    leaving=job.ledger_leaving,
                 )
 
             fixed = estimate(system) + estimate(prompt("")) + 2 * ITEM_OVERHEAD
@@ -343,6 +344,7 @@ class Summariser:
             instructions=job.request.instructions,
             hook_context=list(job.hook_context),
             base_instructions=job.prompt_override or summaries.INSTRUCTIONS,
+            leaving=job.ledger_leaving,
         )
         # A provider whose cached prefix holds the tools (llama.cpp renders them in the
         # prompt; OpenAI's cache matches them) is sent them, never offered, so the request

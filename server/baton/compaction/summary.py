@@ -62,7 +62,14 @@ message, is being compacted. {instructions}
 {rules}
 
 The ledger as it stands now (authoritative; do not restate it):
-{ledger}{anchor}"""
+{ledger}{leaving}{anchor}"""
+
+LEAVING = """
+
+These ledger entries fold at this compaction (to one line or a count; each stays one \
+`recall` away). Where one matters for the work ahead, give its gist in a few words in the \
+fitting section; do not copy them:
+{entries}"""
 
 ANCHOR_IN_PLACE = """
 
@@ -217,13 +224,22 @@ def in_place_prompt(
     instructions: str | None,
     hook_context: list[str],
     base_instructions: str = INSTRUCTIONS,
+    leaving: Sequence[str] = (),
 ) -> str:
     return IN_PLACE.format(
         instructions=instructions_text(instructions, hook_context, base_instructions),
         rules=system_prompt(words),
         ledger=framing.block("ledger", ledger.strip()),
+        leaving=leaving_text(leaving),
         anchor=ANCHOR_IN_PLACE if anchored else "",
     )
+
+
+def leaving_text(leaving: Sequence[str]) -> str:
+    """What the summary request says of the ledger entries that fold ("" when none)."""
+    if not leaving:
+        return ""
+    return LEAVING.format(entries=framing.block("ledger-folding", "\n".join(leaving)))
 
 
 def complete_sections(
@@ -373,11 +389,13 @@ def user_prompt(
     hook_context: list[str],
     ledger: str,
     base_instructions: str = INSTRUCTIONS,
+    leaving: Sequence[str] = (),
 ) -> str:
     parts = [instructions_text(instructions, hook_context, base_instructions)]
     parts.append(
         "The ledger as it stands now (authoritative; do not restate it):\n"
         + framing.block("ledger", ledger.strip())
+        + leaving_text(leaving)
     )
     if previous:
         parts.append(ANCHORED.format(previous=framing.block("previous-summary", previous)))

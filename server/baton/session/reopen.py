@@ -38,3 +38,4 @@ def fill_compaction_figures(
                 part.trigger = found.trigger
                 part.tokens_before = found.tokens_before
                 part.tokens_after = found.tokens_after
+                part.score = found.score

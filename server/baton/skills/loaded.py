@@ -10,11 +10,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from baton.agent import framing
 from baton.agent.state import SessionState, View
+from baton.agent.tokens import estimate
 from baton.store.model import StoredMessage
 
 TOOL_NAME = "skill"
 BLOCK_OPENING = "<baton:skill "
+# The skills kept after a compaction share this much of the usable window (estimated
+# tokens, at least MIN_KEPT_TOKENS); past it the oldest fold to their name and one line,
+# their body one `skill` call away. The newest loaded skill always stays whole.
+KEPT_SHARE = 0.10
+MIN_KEPT_TOKENS = 800
+# A folded skill keeps this many characters of its first line.
+FOLDED_LINE_CHARS = 160
 
 
 @dataclass(frozen=True)
@@ -75,3 +84,35 @@ def kept_after(state: SessionState, view: View) -> list[Load]:
         else:
             retained.add(load.name)
     return [load for name, load in latest.items() if name not in retained]
+
+
+def kept_budget(usable_window: int) -> int:
+    """The kept skills' budget for a usable window of `usable_window` tokens."""
+    return max(MIN_KEPT_TOKENS, int(usable_window * KEPT_SHARE))
+
+
+def within_budget(kept: list[Load], budget: int) -> list[tuple[Load, bool]]:
+    """Each kept skill and whether it stays whole: the oldest fold first until the rest
+    fit `budget` (estimated tokens); the newest never folds."""
+    total = sum(estimate(load.text) for load in kept)
+    out: list[tuple[Load, bool]] = []
+    for index, load in enumerate(kept):
+        fold = total > budget and index < len(kept) - 1
+        if fold:
+            total -= estimate(load.text) - estimate(folded_line(load))
+        out.append((load, not fold))
+    return out
+
+
+def folded_line(load: Load) -> str:
+    """A kept skill folded to its name and its first line, and how to load it again."""
+    body = [line.strip() for line in load.text.splitlines()[1:] if line.strip()]
+    first = body[0] if body and not body[0].startswith("</baton:") else ""
+    if len(first) > FOLDED_LINE_CHARS:
+        first = first[: FOLDED_LINE_CHARS - 1] + "…"
+    about = f": {framing.inline(first)}" if first else ""
+    return (
+        f"[skill {framing.inline(load.name)} was loaded before the compaction and folded to "
+        f"keep the view small{about}. "
+        f'`skill {{"name": "{framing.inline(load.name)}"}}` loads its body again.]'
+    )

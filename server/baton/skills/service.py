@@ -129,23 +129,38 @@ class SkillsFeature:
             self._catalogs[key] = catalog.render(snapshot.catalog(), budget)
         return self._catalogs[key]
 
-    def kept(self, state: SessionState, view: View) -> list[str]:
+    def kept(self, state: SessionState, view: View, usable_window: int | None = None) -> list[str]:
         """The skill blocks after a compaction's checkpoint: every skill the session
-        loaded in the part `view` compacted, verbatim, like the plan."""
+        loaded in the part `view` compacted, verbatim like the plan, within their budget
+        (`loaded.kept_budget` of `usable_window`; past it the oldest fold to one line,
+        `loaded.within_budget`)."""
+        budget = None if usable_window is None else loaded.kept_budget(usable_window)
         # Frozen for the view, like the plan block: what later turns load is appended after
         # it, never put into it, so the view's prefix holds.
-        key = (view.signature, len(state.reverted))
+        key = (view.signature, len(state.reverted), budget)
         cached = state.skill_blocks
         if cached is not None and cached[0] == key:
             return cached[1]
-        texts = [load.text for load in loaded.kept_after(state, view)]
+        kept = loaded.kept_after(state, view)
+        if budget is None:
+            texts = [load.text for load in kept]
+        else:
+            texts = [
+                load.text if whole else loaded.folded_line(load)
+                for load, whole in loaded.within_budget(kept, budget)
+            ]
         if view is state.view:
             state.skill_blocks = (key, texts)
         return texts
 
     def loaded_in_view(self, session_id: str, name: str) -> bool:
         state = self.states(session_id)
-        return loaded.in_view(state, name, loaded.kept_after(state, state.view))
+        kept = loaded.kept_after(state, state.view)
+        cached = state.skill_blocks
+        if cached is not None and cached[0][:2] == (state.view.signature, len(state.reverted)):
+            # A kept skill folded to one line is not in view: the tool loads its body.
+            kept = [load for load in kept if load.text in cached[1]]
+        return loaded.in_view(state, name, kept)
 
     # ------------------------------------------------------------------ commands
 

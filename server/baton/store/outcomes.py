@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from pydantic import ValidationError
+
 from baton import protocol as p
 from baton.ids import utc_now
 from baton.store.db import Database
@@ -21,6 +23,7 @@ class CompactionFigures:
     trigger: p.Trigger
     tokens_before: int
     tokens_after: int
+    score: p.CompactionScore | None = None
 
 
 class TurnOutcomeLog:
@@ -59,7 +62,10 @@ class TurnOutcomeLog:
                     trigger=record["trigger"],
                     tokens_before=int(record["tokensBefore"]),
                     tokens_after=int(record["tokensAfter"]),
+                    score=p.CompactionScore.model_validate(record["score"])
+                    if record.get("score")
+                    else None,
                 )
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, ValidationError):
                 continue  # a damaged record: the marker shows without figures
         return figures

@@ -605,7 +605,9 @@ def compaction_update(compaction_id: str, record: p.CompactionRecord) -> dict[st
         "tokensBefore": record.tokens_before,
         "tokensAfter": record.tokens_after,
     }
-    baton.update(fidelity_fields(record))
+    if record.score is not None:
+        # What stayed in view of the facts Baton tracks, beside the record id.
+        baton["score"] = record.score.wire()
     update: dict[str, Any] = {
         "sessionUpdate": "compaction_update",
         "compactionId": compaction_id,
@@ -615,20 +617,6 @@ def compaction_update(compaction_id: str, record: p.CompactionRecord) -> dict[st
     if record.summary:
         update["summary"] = [{"type": "text", "text": record.summary}]
     return update
-
-
-def fidelity_fields(record: p.CompactionRecord) -> dict[str, Any]:
-    """The record's fidelity score, where the record has one (its wire names, read
-    defensively: a record written before the score existed has none)."""
-    try:
-        wire = record.wire()
-    except Exception:
-        return {}
-    return {
-        key: value
-        for key, value in wire.items()
-        if ("fidelity" in key.lower() or "score" in key.lower()) and value is not None
-    }
 
 
 def compaction_announcement(record: p.CompactionRecord) -> str:

@@ -174,6 +174,8 @@ class TerminalChannel:
                     f"[compacted: {record.tokens_before} → {record.tokens_after} tokens,"
                     f" {record.strategy}, {record.trigger}]\n"
                 )
+                if record.score is not None:
+                    self.err.write(f"[kept: {record.score.describe()}]\n")
             case p.CompactionFailed(error=error):
                 self.err.write(f"[compaction failed: {error}]\n")
             case p.ModeUpdate(mode=mode):
