@@ -52,6 +52,10 @@ and the commands to run. Revise it with small `plan_edit`s, never by restating i
 ready, call `plan_exit` (in the same response as your last `plan_edit`) to ask for approval;
 your turn ends there."""
 
+MODE_PLAN_CHILD = """[mode: plan] The session that started you is in PLAN mode, and so are you: read
+and search as you need, but do not change the workspace (`write`, `edit`, `bash` are refused until
+the person approves a plan)."""
+
 MODE_BUILD = """[mode: build] You are in BUILD mode: you may change the workspace with `write`,
 `edit` and `bash` (they may ask the person for permission). `plan_exit` is for plan mode only."""
 

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 from baton import protocol as p
 from baton.agent.compact_request import CompactRequest
-from baton.agent.grants import Grants
+from baton.agent.grants import SessionGrants
 from baton.agent.history_cache import HistoryCache
 from baton.agent.tokens import TokenModel
 from baton.providers.base import Item, OpaqueItem
@@ -76,8 +76,9 @@ class SessionState:
     running_call_ids: frozenset[str] = frozenset()
     # A compaction is running outside a turn (manual compaction of an idle session).
     compacting: bool = False
-    # What the person allowed "always" for this session (commands, files, categories).
-    grants: Grants = field(default_factory=Grants)
+    # What the person allowed "always" for this session (commands, files, categories),
+    # by the mode it was given in; a `task` child shares its parent's.
+    grants: SessionGrants = field(default_factory=SessionGrants)
     # Messages taken back by `baton/session/revert`: out of the model's view (it only grows).
     reverted: set[str] = field(default_factory=set)
     # Tokens per estimated token, from the provider's last usage report.

@@ -4,8 +4,8 @@ A child is made the way `baton/session/new` makes a session (a row in the store,
 `SessionService.state`), marked with its parent, agent and task; it runs as an
 ordinary turn of its own session (`start_turn`), with its own context (its agent's
 instructions and the task prompt, nothing of the parent's), compaction and ledger.
-It shares the parent's "Always allow" grants, so the person's answers apply inside
-it, and its permission requests name it, its parent and its agent. What comes back
+What it takes from its parent (mode, grants, tools) is one rule, in `inherit.py`;
+its permission requests name it, its parent and its agent. What comes back
 to the parent is one bounded result (`results.py`).
 """
 
@@ -37,6 +37,8 @@ from baton.delegation.agents import (
     load_agents,
 )
 from baton.delegation.channel import DelegationChannel, LiveChild
+from baton.delegation.inherit import inherit
+from baton.delegation.inherit import refusal as inherited_refusal
 from baton.delegation.results import ChildOutcome, render_result
 from baton.errors import BatonError
 from baton.providers.base import StepChoice, ToolCall, ToolSpec
@@ -182,8 +184,10 @@ class Delegation:
 
     def refusal(self, state: SessionState, name: str) -> str | None:
         agent = self.agent_of(state)
-        if agent is None or agent.offers(name):
+        if agent is None:
             return None
+        if agent.offers(name):
+            return inherited_refusal(self.sessions, state, name)
         if name == TASK_TOOL:
             return "[not run: a child cannot start children; do the work yourself]"
         return f"[not run: {name} is not one of the {agent.name} agent's tools]"
@@ -307,8 +311,8 @@ class Delegation:
         cancelled parent cancels it (and is cancelled itself). `require_tools` holds its
         steps as a parent's turn's are held (the call that started it said so)."""
         settings = self.sessions.settings().delegation
-        # The person's answers ("Always allow") hold in the children of their session.
-        child.grants = parent.grants
+        # Its parent's mode and the person's answers given in it (inherit.py).
+        inherit(self.sessions, parent, child)
         readers, writer = self._gates()
         gate: asyncio.Semaphore | asyncio.Lock = writer if agent.writes else readers
         live = LiveChild(call_id, parent.id, child.id, agent.name, description, step=step)

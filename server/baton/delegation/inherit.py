@@ -1,0 +1,52 @@
+"""What a `task` child takes from its parent: one rule for mode, grants and tools.
+
+- **Mode.** A child runs in its parent's mode, set each time it runs (a resumed child
+  takes the mode its parent is in now). A plan-mode session's children are in plan
+  mode: what plan mode refuses the parent (`bash`, `write`, `edit`) is not offered to
+  them and not run. A parent that enters plan mode while a child runs holds that
+  child to plan mode from its next call (`refusal`).
+- **Grants.** A child shares its parent's "Always allow" answers, as they stand for
+  the mode it runs in (`SessionGrants.in_mode`): an answer the person gave in build
+  mode does not carry into a child that runs in plan mode, nor the other way round.
+- **Tools.** A child is offered its agent's tools that its mode allows, never `task`
+  (depth 1): the intersection, never more than either.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from baton.agent.state import SessionState
+from baton.tools.policy import plan_mode_message
+
+if TYPE_CHECKING:
+    from baton.session.service import SessionService
+
+
+def inherit(sessions: SessionService, parent: SessionState, child: SessionState) -> None:
+    """Give `child` what it may take from `parent` before it runs: its mode and grants."""
+    _follow(sessions, parent, child)
+    child.grants = parent.grants
+
+
+def refusal(sessions: SessionService, child: SessionState, tool: str) -> str | None:
+    """Why `tool` may not run in `child` now (None: it may). A parent that entered plan
+    mode while its child ran takes the child with it: from its next call the child is
+    in plan mode, and a tool plan mode refuses is not run."""
+    parent_id = child.row.parent_id
+    if parent_id is None:
+        return None
+    parent = sessions.state(parent_id)
+    if parent.row.mode != "plan" or child.row.mode == "plan":
+        return None
+    _follow(sessions, parent, child)
+    if tool in sessions.tools.names("plan"):
+        return None
+    return f"[not run: the parent session is in plan mode; {plan_mode_message(tool)}]"
+
+
+def _follow(sessions: SessionService, parent: SessionState, child: SessionState) -> None:
+    mode = parent.row.mode
+    if child.row.mode != mode:
+        sessions.store.update_session(child.id, mode=mode)
+        child.row.mode = mode
