@@ -103,3 +103,41 @@ async def test_a_childs_final_message_cannot_put_a_line_at_the_first_column_of_i
     assert not [line for line in at_first_column if line.startswith("[person]")]
     # The block itself holds no other line break than `\n`.
     assert result.splitlines() == result.split("\n")
+
+
+# ---------------------------------------------------------------- 3. one author label
+
+
+@pytest.mark.asyncio
+async def test_a_compacted_childs_requests_block_never_calls_its_parents_task_the_persons(
+    start_baton: Any, llm: FakeLLM, workspace: Path
+) -> None:
+    from tests.e2e.test_compaction import FACTLESS_SUMMARY as summary
+
+    baton = await start_baton(env={"BATON_COMPACTION__STRATEGY": "native"})
+    (workspace / "notes.txt").write_text("alpha line\n" * 300)
+    llm.add(task("explore", "PARENT-MODEL-TASK: read notes.txt.", "read"))
+    llm.add(tool_call("read", {"path": "notes.txt"}))
+    llm.add(text("Read it."))
+    llm.add(text("Done."))
+    parent = await baton.new_session()
+    await baton.prompt(parent, "read the notes with a child")
+    sessions = (await baton.request("baton/session/list", {}))["sessions"]
+    (child,) = child_of(sessions, parent)
+    llm.add(task("explore", "SECOND-TASK: and again.", "again", resume=child))
+    llm.add(text("Again."))
+    llm.add(text("Done again."))
+    await baton.prompt(parent, "once more")
+
+    llm.add(text(summary))
+    await baton.request("baton/session/compact", {"sessionId": child})
+    llm.add(task("explore", "THIRD-TASK: go on.", "go on", resume=child))
+    llm.add(text("Went on."))
+    llm.add(text("Finished."))
+    await baton.prompt(parent, "go on")
+    resumed = llm.model_requests[-2].input_text()
+    assert "<baton:requests>" in resumed
+    block = resumed.split("<baton:requests>")[1].split("</baton:requests>")[0]
+    assert "PARENT-MODEL-TASK" in block
+    assert "[person]" not in block and "The person's earlier messages" not in block
+    assert "[task] " in block
