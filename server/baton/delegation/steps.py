@@ -26,6 +26,7 @@ from baton.delegation.results import ChildOutcome, cut_to_tokens
 from baton.errors import BatonError, SessionBusy
 from baton.ids import new_id
 from baton.plan.steps import PlanStep, parse_steps
+from baton.plan.written import plan_text
 from baton.store.model import StoredMessage
 
 log = logging.getLogger(__name__)
@@ -165,7 +166,9 @@ class StepBuilder:
         )
 
     def _mark(self, session_id: str, content: str, step: PlanStep, ok: bool, line: str) -> None:
-        """Tick the step (or mark it `[!]` with the error) and write its result under it."""
+        """Tick the step (or mark it `[!]` with the error) and write its result under it:
+        one escaped line after Baton's own prefix (plan/written.py), never a step."""
+        line = plan_text(line)
         old = content.split("\n")[step.line]
         box = "[x]" if ok else "[!]"
         head = old.replace("[ ]", box, 1).replace("[~]", box, 1)
