@@ -182,3 +182,34 @@ async def test_a_failed_steps_provider_error_cannot_write_lines_into_the_approve
     assert other == "- [ ] Check it"
     assert "\u202e" not in content and "\\u202e" in content
     assert len(content.splitlines()) == len(plan.splitlines())
+
+
+# ---------------------------------------------------------------- 5. labels: one bound
+
+
+@pytest.mark.asyncio
+async def test_a_600000_character_step_makes_no_child_title_or_label_over_500(
+    baton: BatonClient, llm: FakeLLM
+) -> None:
+    step = "Do " + "x" * 600_000 + " END-OF-STEP"
+    plan = f"# Big\n\n- [ ] {step}\n"
+    sid = await baton.new_session(mode="plan", title="Big")
+    llm.add(tool_call("plan_write", {"content": plan}))
+    llm.add(text("Planned."), tool_call("plan_exit", {}))
+    await baton.prompt(sid, "Plan it.")
+    llm.add(text("Did it."))
+    await baton.request("baton/plan/approve", {"sessionId": sid, "build": "steps"})
+    await steps_ended(baton, sid)
+    sessions = (await baton.request("baton/session/list", {}))["sessions"]
+    (child,) = child_of(sessions, sid)
+    assert all(len(row["title"]) <= 500 for row in sessions)
+    assert (await baton.load(child))["title"].endswith("…")
+    updates = baton.updates(sid, "child")
+    assert updates and all(len(u["description"]) <= 500 for u in updates)
+    notes = [
+        part["text"]
+        for message in (await baton.load(sid))["messages"]
+        for part in message["parts"]
+        if part["type"] == "text" and "<baton:step-result>" in part.get("text", "")
+    ]
+    assert notes and all(len(note) < 2_000 for note in notes)

@@ -25,6 +25,7 @@ from baton.delegation.feature import Delegation
 from baton.delegation.results import ChildOutcome, cut_to_tokens
 from baton.errors import BatonError, SessionBusy
 from baton.ids import new_id
+from baton.labels import label
 from baton.plan.steps import PlanStep, parse_steps
 from baton.plan.written import plan_text
 from baton.store.model import StoredMessage
@@ -196,7 +197,7 @@ class StepBuilder:
         """The one short result per step the parent's context grows by."""
         status = "failed" if failed else outcome.status
         body = (
-            f"step {index} of {total} ({framing.inline(step.text)}): {status}; "
+            f"step {index} of {total} ({framing.inline(label(step.text))}): {status}; "
             f"child {outcome.child_id}; {framing.inline(line)}"
         )
         self.sessions.notes.add(
