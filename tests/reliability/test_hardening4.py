@@ -5,6 +5,8 @@ discovery and catalogs with a bound. The ACP face's cases are in tests/acp/."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -213,3 +215,91 @@ async def test_a_600000_character_step_makes_no_child_title_or_label_over_500(
         if part["type"] == "text" and "<baton:step-result>" in part.get("text", "")
     ]
     assert notes and all(len(note) < 2_000 for note in notes)
+
+
+# ---------------------------------------------------------------- 8-10. bounded discovery
+
+
+def agent_files(folder: Path, count: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    body = "---\ndescription: d\n---\nx\n"
+    for n in range(count):
+        (folder / f"a{n:06d}.md").write_text(body)
+
+
+@pytest.mark.asyncio
+async def test_an_untrusted_folder_of_20000_agent_files_is_counted_not_listed(
+    start_baton: Any, llm: FakeLLM, workspace: Path
+) -> None:
+    agent_files(workspace / ".baton" / "agents", 20_000)
+    baton = await start_baton(trusted=False)
+    llm.add(text("ok"))
+    sid = await baton.new_session()
+    await baton.prompt(sid, "hi")
+    trust = await baton.request("baton/workspace/trust", {})
+    agents = [line for line in trust["ignored"] if "agent" in line]
+    assert len(agents) <= 11
+    assert "… and 19,990 more agent entries in .baton/agents" in agents
+    notices = baton.updates(sid, "workspace_trust")
+    assert all(len(str(n)) < 10_000 for n in notices)
+
+
+@pytest.mark.asyncio
+async def test_a_trusted_folder_of_5000_agent_files_offers_a_bounded_number(
+    baton: BatonClient, llm: FakeLLM, workspace: Path
+) -> None:
+    agent_files(workspace / ".baton" / "agents", 5_000)
+    llm.add(text("ok"))
+    sid = await baton.new_session()
+    await baton.prompt(sid, "hi")
+    (task_tool,) = [t for t in llm.model_requests[0].tools if t.get("name") == "task"]
+    listed = [line for line in task_tool["description"].splitlines() if line.startswith("- a0")]
+    assert 0 < len(listed) <= 200
+
+
+def write_skill(folder: Path, name: str, description: str) -> None:
+    path = folder / name / "SKILL.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\nname: {name}\ndescription: {description}\n---\n\nBODY-OF-{name}\n")
+
+
+@pytest.mark.asyncio
+async def test_a_fifo_named_skill_md_is_reported_and_never_blocks_a_turn(
+    baton: BatonClient, llm: FakeLLM, home: Path
+) -> None:
+    skills = home / "config" / "baton" / "skills"
+    write_skill(skills, "fine", "A fine skill")
+    (skills / "fifo").mkdir()
+    os.mkfifo(skills / "fifo" / "SKILL.md")
+    llm.add(text("first"))
+    llm.add(text("second"))
+    first = await baton.new_session()
+    second = await baton.new_session()
+    assert (await asyncio.wait_for(baton.prompt(first, "hi"), 30))["stopReason"] == "end_turn"
+    assert (await asyncio.wait_for(baton.prompt(second, "hi"), 30))["stopReason"] == "end_turn"
+    listed = await asyncio.wait_for(baton.request("baton/commands/list", {}), 30)
+    assert any("fifo" in p and "not a regular file" in p for p in listed["problems"])
+    assert "fine" in {c["name"] for c in listed["commands"]}
+
+
+@pytest.mark.asyncio
+async def test_2000_skills_keep_the_catalog_within_its_budget_and_every_skill_reachable(
+    start_baton: Any, llm: FakeLLM, home: Path, workspace: Path
+) -> None:
+    for n in range(1000):
+        write_skill(home / "config" / "baton" / "skills", f"own-{n:04d}", f"Own skill {n}")
+        write_skill(workspace / ".agents" / "skills", f"ws-{n:04d}", f"Workspace skill {n}")
+    baton = await start_baton(settings={"contextWindow": 32_000})
+    llm.add(tool_call("skill", {"name": "ws-0999"}))
+    llm.add(text("loaded"))
+    sid = await baton.new_session()
+    await baton.prompt(sid, "hi")
+    first = llm.model_requests[0]
+    body = json.dumps(first.body)
+    block = first.input_text().split("<baton:skills>")[1].split("</baton:skills>")[0]
+    assert len(block) / 4 <= 640, len(block)
+    assert "skills are not listed here" in block and "of 2,000 skills" in block
+    # The whole first request fits the window with room to spare.
+    assert len(body) / 4 < 32_000 / 2, len(body)
+    # A skill the block left out is one call away.
+    assert "BODY-OF-ws-0999" in next(iter(llm.model_requests[1].tool_outputs().values()))

@@ -138,14 +138,24 @@ class Delegation:
 
     def agents(self) -> AgentSet:
         """The agents in force. Asked for on every request (the `task` tool lists them), so
-        the files are read again only when one of them, or trust, changed: a broken file
-        is reported once, not on every request."""
+        this answers from what the last look found: the folders are looked at again at
+        each turn's first step, in a worker thread (`refresh_agents`), and here only on
+        first use or when trust changed. A broken file is reported once, not per request."""
         trusted = self.config.trust.trusted
+        if self._agents is None or self._agents[0][0] != trusted:
+            self._reload(trusted)
+        assert self._agents is not None
+        return self._agents[1]
+
+    async def refresh_agents(self) -> None:
+        """Look at the agent folders again, off the event loop (bounded: folder_scan)."""
+        await asyncio.to_thread(self._reload, self.config.trust.trusted)
+
+    def _reload(self, trusted: bool) -> None:
         key = agent_files_key(self.workspace, trusted=trusted, person_dir=self.person_dir)
         if self._agents is None or self._agents[0] != key:
             loaded = load_agents(self.workspace, trusted=trusted, person_dir=self.person_dir)
             self._agents = (key, loaded)
-        return self._agents[1]
 
     def ignored(self) -> list[str]:
         """The workspace's agent files not in force (an untrusted workspace)."""
@@ -378,7 +388,10 @@ class Delegation:
     # ------------------------------------------------------------------ seams
 
     async def before_step(self, turn: Turn) -> None:
-        """A child over its token budget ends here, before spending more."""
+        """At a turn's first step the agent folders are looked at again (off the event
+        loop); a child over its token budget ends here, before spending more."""
+        if not turn.steps:
+            await self.refresh_agents()
         live = self.channel.live.get(turn.state.id)
         if live is None:
             return
