@@ -303,3 +303,64 @@ async def test_2000_skills_keep_the_catalog_within_its_budget_and_every_skill_re
     assert len(body) / 4 < 32_000 / 2, len(body)
     # A skill the block left out is one call away.
     assert "BODY-OF-ws-0999" in next(iter(llm.model_requests[1].tool_outputs().values()))
+
+
+# ---------------------------------------------------------------- the noted points, decided
+
+
+@pytest.mark.asyncio
+async def test_one_response_starts_at_most_max_children_per_response(
+    start_baton: Any, llm: FakeLLM
+) -> None:
+    baton = await start_baton(settings={"delegation": {"maxChildrenPerResponse": 3}})
+    llm.add(*[task("explore", f"Look at part {n}.", f"part {n}") for n in range(5)])
+    llm.script([text("part seen") for _ in range(3)])
+    llm.add(text("Done."))
+    parent = await baton.new_session()
+    await baton.prompt(parent, "look at five parts")
+    outputs = list(llm.model_requests[-1].tool_outputs().values())
+    assert sum("status: done" in o for o in outputs) == 3
+    refused = [o for o in outputs if o.startswith("[task not started")]
+    assert len(refused) == 2 and all("maxChildrenPerResponse" in o for o in refused)
+    sessions = (await baton.request("baton/session/list", {}))["sessions"]
+    assert len(child_of(sessions, parent)) == 3
+
+
+@pytest.mark.asyncio
+async def test_an_untrusted_workspace_may_lower_the_childrens_limits_but_not_raise_them(
+    start_baton: Any, llm: FakeLLM, workspace: Path
+) -> None:
+    (workspace / ".baton").mkdir()
+    (workspace / ".baton" / "config.toml").write_text(
+        "maxSteps = 500\n[delegation]\nmaxSteps = 61\nmaxParallel = 2\n"
+    )
+    baton = await start_baton(trusted=False)
+    trust = await baton.request("baton/workspace/trust", {})
+    ignored = "\n".join(trust["ignored"])
+    assert "delegation.maxSteps = 61" in ignored and "maxSteps = 500" in ignored
+    assert "maxParallel" not in ignored  # lowered: it applies
+    # The child stops at the person's (default) limit of 40 steps, not 61.
+    llm.add(task("explore", "Read forever.", "read"))
+    llm.script([tool_call("glob", {"pattern": f"*{n}"}) for n in range(61)])
+    parent = await baton.new_session()
+    await baton.prompt(parent, "read")
+    output = next(iter(llm.model_requests[-1].tool_outputs().values()))
+    assert "status: max_steps" in output and "step limit (40)" in output
+
+
+@pytest.mark.asyncio
+async def test_the_persons_agent_wins_over_a_trusted_workspaces_of_the_same_name(
+    baton: BatonClient, llm: FakeLLM, workspace: Path, home: Path
+) -> None:
+    front = "---\nname: reviewer\ndescription: Reviews.\ntools: read\n---\n"
+    (workspace / ".baton" / "agents").mkdir(parents=True)
+    (workspace / ".baton" / "agents" / "reviewer.md").write_text(front + "WORKSPACE-WORDS\n")
+    (home / "config" / "baton" / "agents").mkdir(parents=True)
+    (home / "config" / "baton" / "agents" / "reviewer.md").write_text(front + "PERSON-WORDS\n")
+    llm.add(task("reviewer", "Review.", "review"))
+    llm.add(text("Reviewed."))
+    llm.add(text("Done."))
+    parent = await baton.new_session()
+    await baton.prompt(parent, "review")
+    child_first = llm.model_requests[1].input_text()
+    assert "PERSON-WORDS" in child_first and "WORKSPACE-WORDS" not in child_first

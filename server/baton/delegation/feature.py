@@ -133,6 +133,9 @@ class Delegation:
         self._writer: asyncio.Lock | None = None
         # Build-by-steps runs per parent session (steps.py), cancelled with the parent.
         self.step_runs: dict[str, asyncio.Task[Any]] = {}
+        # Per parent session: children started in its running turn, and in its latest
+        # response (delegation.maxChildrenPerTurn / maxChildrenPerResponse).
+        self._started: dict[str, list[int]] = {}
 
     # ------------------------------------------------------------------ agents
 
@@ -232,6 +235,9 @@ class Delegation:
         *,
         require_tools: Sequence[StepChoice] = (),
     ) -> ToolResult:
+        over = self._count_start(parent_id)
+        if over is not None:
+            return ToolResult(output=f"[task not started: {over}]", is_error=True)
         try:
             parent = self.sessions.state(parent_id)
             agent, child, text = self._prepare(parent, call_id, args)
@@ -247,6 +253,23 @@ class Delegation:
             require_tools=require_tools,
         )
         return self.result(outcome, child, call_id)
+
+    def _count_start(self, parent_id: str) -> str | None:
+        """Count one more child of `parent_id`'s turn and response; why not, past a cap."""
+        settings = self.sessions.settings().delegation
+        turn, response = self._started.setdefault(parent_id, [0, 0])
+        if response >= settings.max_children_per_response:
+            return (
+                f"this response already started {response} children, the most one response "
+                f"may (delegation.maxChildrenPerResponse); wait for their results"
+            )
+        if turn >= settings.max_children_per_turn:
+            return (
+                f"this turn already started {turn} children, the most one turn may "
+                f"(delegation.maxChildrenPerTurn); do the rest yourself or end the turn"
+            )
+        self._started[parent_id] = [turn + 1, response + 1]
+        return None
 
     def result(self, outcome: ChildOutcome, child: SessionState, call_id: str) -> ToolResult:
         settings = self.sessions.settings().delegation
@@ -392,6 +415,10 @@ class Delegation:
         loop); a child over its token budget ends here, before spending more."""
         if not turn.steps:
             await self.refresh_agents()
+        if turn.state.row.parent_id is None:
+            # A new turn counts its children from none; each response from none.
+            counts = self._started.setdefault(turn.state.id, [0, 0])
+            self._started[turn.state.id] = [counts[0] if turn.steps else 0, 0]
         live = self.channel.live.get(turn.state.id)
         if live is None:
             return
