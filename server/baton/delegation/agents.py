@@ -220,10 +220,33 @@ def _tools(value: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+# Agents the `task` tool's description lists, at most, and characters of each one's
+# description there: the list is in every request, so it has a bound like every catalog.
+DESCRIBED_MAX = 30
+DESCRIPTION_CHARS = 300
+
+
 def describe(agents: Iterable[Agent]) -> str:
-    """The agents as the `task` tool's description lists them."""
+    """The agents as the `task` tool's description lists them: at most DESCRIBED_MAX (the
+    built-ins first), each description cut to DESCRIPTION_CHARS, the rest counted."""
+    every = list(agents)
     lines = []
-    for agent in agents:
+    for agent in every[:DESCRIBED_MAX]:
         mode = "read-only" if not agent.writes else "can change files"
-        lines.append(f"- {agent.name} ({mode}): {agent.description}")
+        description = agent.description
+        if len(description) > DESCRIPTION_CHARS:
+            description = description[: DESCRIPTION_CHARS - 1].rstrip() + "…"
+        lines.append(f"- {agent.name} ({mode}): {description}")
+    if len(every) > DESCRIBED_MAX:
+        lines.append(
+            f"- … {len(every) - DESCRIBED_MAX:,} more agents are not listed here; "
+            "a task call with an unknown agent name lists the names"
+        )
     return "\n".join(lines)
+
+
+def names_of(agents: Iterable[Agent], limit: int = 200) -> str:
+    """The agents' names for a message, at most `limit` of them, the rest counted."""
+    names = [agent.name for agent in agents]
+    shown = ", ".join(names[:limit])
+    return shown + (f", … and {len(names) - limit:,} more" if len(names) > limit else "")

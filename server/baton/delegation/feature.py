@@ -27,6 +27,7 @@ from baton.agent.turn import parse_arguments
 from baton.config import ConfigLoader
 from baton.delegation.agents import (
     BUILTIN,
+    DESCRIBED_MAX,
     EXPLORE_TOOLS,
     TASK_TOOL,
     Agent,
@@ -35,6 +36,7 @@ from baton.delegation.agents import (
     agent_files_key,
     describe,
     load_agents,
+    names_of,
 )
 from baton.delegation.channel import DelegationChannel, LiveChild
 from baton.delegation.inherit import inherit
@@ -193,7 +195,7 @@ class Delegation:
         if spec.description == TaskTool.description:
             return prompts.TASK_TOOL_DESCRIPTION.format(agents=describe(agents))
         head = spec.description.split(" Agents:")[0]
-        return f"{head} Agents: {', '.join(a.name for a in agents)}."
+        return f"{head} Agents: {names_of(agents, DESCRIBED_MAX)}."
 
     def refusal(self, state: SessionState, name: str) -> str | None:
         agent = self.agent_of(state)
@@ -303,7 +305,7 @@ class Delegation:
         agents = self.agents()
         agent = agents.get(args.agent)
         if agent is None:
-            names = ", ".join(agents.agents)
+            names = names_of(agents.agents.values())
             raise BatonError(f"no agent named {args.agent!r}; the agents are: {names}")
         if parent.row.mode == "plan" and agent.writes:
             raise BatonError(
