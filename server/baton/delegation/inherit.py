@@ -2,13 +2,14 @@
 
 - **Mode.** A child runs in its parent's mode, set each time it runs (a resumed child
   takes the mode its parent is in now). A plan-mode session's children are in plan
-  mode: what plan mode refuses the parent (`bash`, `write`, `edit`) is not offered to
-  them and not run. A parent that enters plan mode while a child runs holds that
+  mode: what plan mode refuses the parent (`bash`, `write`, `edit`) is refused them,
+  with plan mode's reason (a session offers the same tool list in every mode, so the
+  prompt cache holds; the refusal is at the call). A parent that enters plan mode while a child runs holds that
   child to plan mode from its next call (`refusal`).
 - **Grants.** A child shares its parent's "Always allow" answers, as they stand for
   the mode it runs in (`SessionGrants.in_mode`): an answer the person gave in build
   mode does not carry into a child that runs in plan mode, nor the other way round.
-- **Tools.** A child is offered its agent's tools that its mode allows, never `task`
+- **Tools.** A child may run its agent's tools that its mode allows, never `task`
   (depth 1): the intersection, never more than either.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from baton.agent.state import SessionState
+from baton.errors import BatonError
 from baton.tools.policy import plan_mode_message
 
 if TYPE_CHECKING:
@@ -36,7 +38,10 @@ def refusal(sessions: SessionService, child: SessionState, tool: str) -> str | N
     parent_id = child.row.parent_id
     if parent_id is None:
         return None
-    parent = sessions.state(parent_id)
+    try:
+        parent = sessions.state(parent_id)
+    except BatonError:
+        return None  # the parent is gone (deleted): nothing to follow
     if parent.row.mode != "plan" or child.row.mode == "plan":
         return None
     _follow(sessions, parent, child)
