@@ -365,3 +365,21 @@ async def test_the_persons_agent_wins_over_a_trusted_workspaces_of_the_same_name
     await baton.prompt(parent, "review")
     child_first = llm.model_requests[1].input_text()
     assert "PERSON-WORDS" in child_first and "WORKSPACE-WORDS" not in child_first
+
+
+@pytest.mark.asyncio
+async def test_a_command_files_description_reaches_the_lsp_face_as_a_label(
+    baton: BatonClient, home: Path
+) -> None:
+    folder = home / "config" / "baton" / "commands"
+    folder.mkdir(parents=True)
+    hostile = "Fix it \x1b]52;c;ZXZpbA==\x07\u202e" + "y" * 2_000
+    (folder / "fix.md").write_text(
+        f"---\ndescription: {hostile}\nargument-hint: <x>\u202e\n---\nFix $1.\n"
+    )
+    listed = await baton.request("baton/commands/list", {})
+    (fix,) = [c for c in listed["commands"] if c["name"] == "fix"]
+    for shown in (fix["description"], fix["argumentHint"]):
+        assert not any(ch in shown for ch in "\x1b\x07\u202e"), shown
+        assert len(shown) <= 500
+    assert "\\x1b" in fix["description"] and fix["description"].endswith("…")
