@@ -69,3 +69,12 @@ def test_block_names_are_checked() -> None:
         block("bad>name", "x")
     with pytest.raises(ValueError):
         block("plan", "x", {"a b": "c"})
+
+
+def test_framing_takes_every_line_break_splitlines_knows_for_one() -> None:
+    from baton.agent import framing as f
+
+    text = "a\rb\r\nc\u2028d\u2029e\x85f\x0bg\x0ch\x1ci\x1dj\x1ek\nl"
+    assert f.lines(text) == text.splitlines()
+    assert all(line.startswith("  ") for line in f.indented(text).split("\n"))
+    assert f.block("x", text).splitlines() == f.block("x", text).split("\n")

@@ -202,6 +202,10 @@ class DelegationSettings(_Section):
     max_steps: int = Field(40, ge=1, le=10_000)
     # Input and output tokens a child may spend; reached, it ends with what it did.
     token_budget: int = Field(400_000, ge=1_000)
+    # Children one model response may start, and one turn of a session (past either, a
+    # `task` call is answered "not started" and the model is told why).
+    max_children_per_response: int = Field(8, ge=1, le=100)
+    max_children_per_turn: int = Field(32, ge=1, le=1_000)
 
 
 class McpServerSettings(_Section):
@@ -610,6 +614,24 @@ UNTRUSTED_WORKSPACE_MAY_SET = frozenset(
 )
 
 
+# Limits an untrusted workspace may lower but never raise above what the person's layers
+# (or the defaults) set: they bound how much runs and is spent without the person
+# watching (steps, retries, children, tokens, a command's time).
+UNTRUSTED_WORKSPACE_MAY_ONLY_LOWER = frozenset(
+    {
+        "maxsteps",
+        "maxretries",
+        "delegation.maxsteps",
+        "delegation.tokenbudget",
+        "delegation.maxparallel",
+        "delegation.maxchildrenperresponse",
+        "delegation.maxchildrenperturn",
+        "tools.bashtimeoutms",
+        "hooks.precompactmaxsteps",
+    }
+)
+
+
 # What a workspace file may never set, trusted or not: which secrets commands get is the
 # person's own choice (a repository could otherwise hand itself their tokens).
 PERSON_ONLY = frozenset({"env", "web"})
@@ -666,6 +688,8 @@ def _layer(
         if layer == "workspace":
             data, workspace_permissions, dropped = split_workspace_layer(raw, trusted=trusted)
             workspace_name = name
+            if not trusted:
+                dropped += _drop_raised_limits(merged, data)
             ignored += [f"{_short(name)}: {item}" for item in dropped]
         candidate = _merge(merged, data)
         try:
@@ -691,6 +715,42 @@ def _layer(
         person = _layer(rest, [], trusted=trusted).settings
     settings._person_key_env = person.api_key_env
     return _Resolved(settings, person, problems, ignored)
+
+
+def _drop_raised_limits(merged: dict[str, Any], data: dict[str, Any]) -> list[str]:
+    """Take out of an untrusted workspace's `data` every limit it raises above the value
+    of the layers before it (UNTRUSTED_WORKSPACE_MAY_ONLY_LOWER); what was taken out."""
+    try:
+        current: BaseModel = Settings.model_validate(merged)
+    except ValidationError:
+        return []
+    dropped: list[str] = []
+
+    def walk(node: dict[str, Any], model: BaseModel, prefix: tuple[str, ...]) -> None:
+        for key in list(node):
+            field = _field_name(key, type(model))
+            if field is None:
+                continue
+            value, now = node[key], getattr(model, field)
+            path = ".".join(_canonical_key(part) for part in (*prefix, key))
+            if isinstance(value, dict) and isinstance(now, BaseModel):
+                walk(value, now, (*prefix, key))
+            elif (
+                path in UNTRUSTED_WORKSPACE_MAY_ONLY_LOWER
+                and isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and isinstance(now, int | float)
+                and value > now
+            ):
+                del node[key]
+                shown = ".".join((*prefix, key))
+                dropped.append(
+                    f"{shown} = {value!r} (an untrusted workspace may lower this limit, "
+                    f"not raise it above {now!r})"
+                )
+
+    walk(data, current, ())
+    return dropped
 
 
 def _apply_workspace_permissions(

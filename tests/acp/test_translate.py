@@ -45,7 +45,10 @@ def test_tool_kinds() -> None:
 def test_titles_and_locations(tmp_path: Path) -> None:
     ws = tmp_path.resolve()
     (ws / "a.py").write_text("x\n")
-    assert translate.tool_title("bash", {"command": "pytest   -q\n -x"}) == "Run `pytest -q -x`"
+    # A label (baton.labels): one line, its line breaks and spaces shown, not taken or hidden.
+    assert (
+        translate.tool_title("bash", {"command": "pytest   -q\n -x"}) == "Run `pytest   -q\\n -x`"
+    )
     assert (
         translate.tool_title("grep", {"pattern": "TODO", "path": "src"}) == "Search 'TODO' in src"
     )

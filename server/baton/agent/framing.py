@@ -35,7 +35,8 @@ _TEMPLATE_TAG = re.compile(
     r"(\|[a-z_]+\|?|tool_call\b|tool_response\b|tools\b|function_calls\b)",
     re.IGNORECASE,
 )
-# Every character a model or a renderer may take for the end of a line.
+# Every character a model or a renderer may take for the end of a line: each one
+# `str.splitlines` knows (CR LF as one).
 _LINE_BREAK = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
 _NAME = re.compile(r"[a-z][a-z0-9_-]*")
@@ -58,10 +59,29 @@ def inline(text: str) -> str:
     return neutralise(_CONTROL.sub(escape, text))
 
 
+def lines(text: str) -> list[str]:
+    """`text`'s lines, split at every line break (`\\n`, `\\r`, `\\r\\n`, U+2028,
+    U+2029, U+0085, `\\v`, `\\f`, …): what a Unicode reader or a model takes for a line
+    is a line here too, so indenting by these lines leaves none at the first column.
+    Unlike `str.splitlines`, a trailing break leaves an empty last line."""
+    return _LINE_BREAK.sub("\n", text).split("\n")
+
+
+def one_break(text: str) -> str:
+    """`text` with every line break as `\\n`."""
+    return _LINE_BREAK.sub("\n", text)
+
+
 def entry(text: str, indent: str = "  ") -> str:
     """`text` as one entry's text: its first line as it is, every further line indented."""
-    first, *rest = _LINE_BREAK.sub("\n", neutralise(text)).split("\n")
+    first, *rest = lines(neutralise(text))
     return "\n".join([first, *(indent + line if line.strip() else "" for line in rest)])
+
+
+def indented(text: str, indent: str = "  ") -> str:
+    """`text` neutralised with every line indented (blank lines left empty): a quoted
+    text inside a block, no line of which can pass for one of Baton's."""
+    return "\n".join(indent + line if line.strip() else "" for line in lines(neutralise(text)))
 
 
 def attribute(value: str) -> str:
@@ -87,6 +107,7 @@ def block(
             raise ValueError(f"not an attribute name: {key!r}")
         opening += f" {key}={attribute(value)}"
     # Only blank lines are trimmed: a body's first line may be indented (an attached range).
-    body = body.strip("\n")
+    # One line break everywhere: a CR or U+2028 in a body is a line to the model too.
+    body = one_break(body).strip("\n")
     text = body if trusted else neutralise(body)
     return f"{opening}>\n{text}\n</baton:{name}>"

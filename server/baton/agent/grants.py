@@ -6,7 +6,10 @@ category (every command, every file change, every MCP tool). Each option's name
 says in words what it grants. A protected path (`.baton/`, `.git/`, ...; see
 `baton.tools.policy`) is never covered by any of them: the caller checks that
 first, offers no "always" option for it, and counts an "always" answer as once.
-Grants live in memory with the session; they are not stored.
+Grants live in memory with the session; they are not stored. They hold in the mode
+they were given in (`SessionGrants`): an answer given in build mode does not carry
+into plan mode, nor into a child running in another mode than the one it was given in
+(see `baton.delegation.inherit`).
 """
 
 from __future__ import annotations
@@ -170,3 +173,16 @@ class Grants:
     @staticmethod
     def _option(option_id: str, name: str, scope: p.PermissionScope) -> p.PermissionOption:
         return p.PermissionOption(option_id=option_id, kind="allow_always", name=name, scope=scope)
+
+
+@dataclass
+class SessionGrants:
+    """A session's "Always allow" answers, by the mode they were given in. A session's
+    `task` children share this object, so an answer given in a child holds for its
+    parent and siblings in the same mode, and only there."""
+
+    modes: dict[str, Grants] = field(default_factory=dict)
+
+    def in_mode(self, mode: str) -> Grants:
+        """The answers given in `mode` (empty until one is)."""
+        return self.modes.setdefault(mode, Grants())

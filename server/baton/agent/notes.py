@@ -63,7 +63,10 @@ class ContextNotes:
             version = block_version or 0
         added: list[StoredMessage] = []
         if mode != state.row.mode:
-            added.append(self.add(state, MODE_TEXT[state.row.mode], {"mode": state.row.mode}))
+            told = MODE_TEXT[state.row.mode]
+            if state.row.parent_id is not None and state.row.mode == "plan":
+                told = prompts.MODE_PLAN_CHILD  # a child writes no plan of the session's
+            added.append(self.add(state, told, {"mode": state.row.mode}))
         plan = self.plans.note(state, version) if self.plans is not None else None
         if plan is not None:
             latest, text = plan

@@ -52,6 +52,10 @@ and the commands to run. Revise it with small `plan_edit`s, never by restating i
 ready, call `plan_exit` (in the same response as your last `plan_edit`) to ask for approval;
 your turn ends there."""
 
+MODE_PLAN_CHILD = """[mode: plan] The session that started you is in PLAN mode, and so are you: read
+and search as you need, but do not change the workspace (`write`, `edit`, `bash` are refused until
+the person approves a plan)."""
+
 MODE_BUILD = """[mode: build] You are in BUILD mode: you may change the workspace with `write`,
 `edit` and `bash` (they may ask the person for permission). `plan_exit` is for plan mode only."""
 
@@ -155,6 +159,16 @@ SKILLS_INTRO = (
     " then follow what it says."
 )
 SKILLS_CUT = "({count} of {total} descriptions are shortened to fit this list's budget.)"
+SKILLS_LEFT_OUT = (
+    "({left:,} of {total:,} skills are not listed here, past this list's budget. To find one,"
+    " call the `skill` tool with a word of what you need as `name`: it answers with the"
+    " skills whose name or description holds it.)"
+)
+SKILLS_FOUND = "No skill is named {name!r}. Skills whose name or description holds {words}:"
+SKILLS_NONE_FOUND = (
+    "No skill is named {name!r}, and none of the {total:,} skills' names or descriptions holds"
+    " {words}. Try another word."
+)
 SKILL_TOOL = (
     "Load a skill: the instructions for a kind of work, named in the skills list. Call it"
     " when a request matches a skill's description, before doing the work. `file` reads one"

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from baton.agent import framing, prompts
+from baton.agent import authors, framing, prompts
 from baton.agent.tokens import estimate
 from baton.store.model import StoredMessage
 
@@ -69,6 +69,11 @@ FOLD_NOTE = (
 )
 
 HEADER = "The person's earlier messages, verbatim, in order:"
+# A child's block: its task entries are what the session that started it asked.
+CHILD_HEADER = (
+    "This session's earlier messages, verbatim, in order ([task]: what the session that "
+    "started this one asked of it, not the person's words):"
+)
 
 
 def person_messages(
@@ -206,7 +211,7 @@ def _fold(entries: list[_Entry], texts: list[str], budget_tokens: int) -> None:
 
 def _render(entries: list[_Entry]) -> str:
     # Short labels: the block is paid for in every request until the next compaction.
-    lines = [HEADER]
+    lines = [CHILD_HEADER if any(authors.from_parent(e.message) for e in entries) else HEADER]
     if any(e.level != FULL for e in entries):
         lines.append(FOLD_NOTE)
     counted = [e for e in entries if e.level == COUNTED]
@@ -216,14 +221,18 @@ def _render(entries: list[_Entry]) -> str:
                 # One line for all of them, where the first was: a line per run would cost
                 # more than the replies it stands for.
                 first, last = counted[0].message.id, counted[-1].message.id
+                whose = (
+                    ""
+                    if any(authors.from_parent(e.message) for e in counted)
+                    else " of the person's"
+                )
                 lines.append(
-                    f"[… {len(counted)} earlier messages of the person's, folded "
+                    f"[… {len(counted)} earlier messages{whose}, folded "
                     f"[{RUN_PREFIX}{first}..{last}]]"
                 )
             continue
-        label = {"feedback": "plan feedback", "approval": "plan approval"}.get(
-            entry.message.kind, "person"
-        )
+        # In a child, what its parent asked is labelled as such, never as the person's.
+        label = authors.requests_label(entry.message)
         # No message id unless it is needed (a cut or folded message names its own): ids
         # cost tokens, and a fork's copies have other ids but should send the same view.
         # Every further line indented: no line of theirs can read as another entry.

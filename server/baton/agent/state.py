@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from baton import protocol as p
 from baton.agent.compact_request import CompactRequest
-from baton.agent.grants import Grants
+from baton.agent.grants import SessionGrants
 from baton.agent.history_cache import HistoryCache
 from baton.agent.tokens import TokenModel
 from baton.providers.base import Item, OpaqueItem
@@ -77,8 +77,9 @@ class SessionState:
     running_call_ids: frozenset[str] = frozenset()
     # A compaction is running outside a turn (manual compaction of an idle session).
     compacting: bool = False
-    # What the person allowed "always" for this session (commands, files, categories).
-    grants: Grants = field(default_factory=Grants)
+    # What the person allowed "always" for this session (commands, files, categories),
+    # by the mode it was given in; a `task` child shares its parent's.
+    grants: SessionGrants = field(default_factory=SessionGrants)
     # Directories outside the workspace `read` may read (an ACP editor's additional
     # roots, set by the face for this connection), and those of them write and edit may
     # change (the person trusted them; each change asks).

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from baton import protocol as p
-from baton.agent import framing
+from baton.agent import authors, framing
 from baton.agent.tokens import estimate
 from baton.store.model import StoredMessage
 
@@ -356,7 +356,7 @@ def render_transcript(
         if message.kind == "compaction":
             continue
         if message.role == "user":
-            label = {"continue": "baton", "pre_compact": "hook"}.get(message.kind, "user")
+            label = authors.transcript_label(message)
             lines.append(f"[{label}] {framing.entry(_clip(message.text(), TEXT_CHARS))}")
             continue
         for part in message.parts:

@@ -4,7 +4,10 @@ A custom agent is `<name>.md` in the person's config folder (`agents/`) or in th
 workspace's `.baton/agents/`, with a small front matter (`name`, `description`,
 `tools`, `model`, `maxSteps`) and the agent's instructions as its body. The
 workspace's agents are code-like (they choose tools and words sent to the model), so
-they count only in a trusted workspace; until then they are listed as ignored.
+they count only in a trusted workspace; until then they are counted as ignored (the
+first few named). The person's file wins over the workspace's of the same name, as
+for skills. Folders are looked into with a bound (baton.folder_scan): at most
+MAX_AGENT_FILES files, regular files only, read without blocking.
 """
 
 from __future__ import annotations
@@ -17,6 +20,14 @@ from pathlib import Path
 
 from baton.agent import prompts
 from baton.config import user_config_file
+from baton.folder_scan import (
+    LISTED,
+    Listing,
+    folder_stamp,
+    list_folder,
+    read_regular,
+    shown_entries,
+)
 from baton.skills import frontmatter
 
 log = logging.getLogger(__name__)
@@ -35,6 +46,9 @@ NON_WRITING = frozenset(PLAN_TOOLS)
 TASK_TOOL = "task"
 _NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 MAX_AGENT_FILE_CHARS = 50_000
+MAX_AGENT_FILE_BYTES = 256 * 1024
+# Agent files of one folder used, at most (a repository can hold 150,000).
+MAX_AGENT_FILES = 200
 
 
 @dataclass(frozen=True)
@@ -83,26 +97,33 @@ def person_agents_dir() -> Path:
 
 
 def load_agents(workspace: Path, *, trusted: bool, person_dir: Path | None = None) -> AgentSet:
-    """The built-in agents, then the person's, then (trusted only) the workspace's; a
-    later file of the same name replaces an earlier custom one, never a built-in."""
+    """The built-in agents, then the person's, then (trusted only) the workspace's. A
+    name is taken once: a built-in's never by a file, the person's file over the
+    workspace's (the clash is reported)."""
     agents = {agent.name: agent for agent in BUILTIN}
     problems: list[str] = []
     ignored: list[str] = []
     folder = workspace / WORKSPACE_AGENTS
-    workspace_files = _agent_files(folder)
-    sources = [*_agent_files(person_dir or person_agents_dir())]
+    person = person_dir or person_agents_dir()
+    sources = [*_listed(person, problems).paths]
     if trusted:
-        sources += workspace_files
+        sources += _listed(folder, problems).paths
     else:
-        ignored = [f"agent {path.relative_to(workspace)}" for path in workspace_files]
+        ignored = shown_entries(
+            "agent", folder, lambda path: _relative(path, workspace), _agent_files(folder, LISTED)
+        )
     for path in sources:
         try:
-            agent = parse_agent(path.read_text(encoding="utf-8")[:MAX_AGENT_FILE_CHARS], path)
+            data = read_regular(path, MAX_AGENT_FILE_BYTES)
+            agent = parse_agent(data.decode("utf-8")[:MAX_AGENT_FILE_CHARS], path)
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             problems.append(f"{path}: {exc}")
             continue
         if any(agent.name == builtin.name for builtin in BUILTIN):
             problems.append(f"{path}: {agent.name!r} is a built-in agent's name")
+            continue
+        if agent.name in agents:
+            problems.append(f"{path}: {agent.name!r} is {agents[agent.name].source}'s; not used")
             continue
         agents[agent.name] = agent
     for problem in problems:
@@ -110,18 +131,18 @@ def load_agents(workspace: Path, *, trusted: bool, person_dir: Path | None = Non
     return AgentSet(agents, ignored, problems)
 
 
-AgentFilesKey = tuple[bool, tuple[tuple[str, int, int], ...]]
+AgentFilesKey = tuple[object, ...]
 
 
 def agent_files_key(
     workspace: Path, *, trusted: bool, person_dir: Path | None = None
 ) -> AgentFilesKey:
-    """What `load_agents` would read now: trust and each agent file's path, mtime and
-    size. Equal keys give equal agent sets, so a caller reloads only when it changes."""
-    files = [
-        *_agent_files(person_dir or person_agents_dir()),
-        *_agent_files(workspace / WORKSPACE_AGENTS),
-    ]
+    """What `load_agents` would read now: trust, each folder's stamp, and each agent file
+    it would read with its mtime and size. Equal keys give equal agent sets, so a caller
+    reloads only when it changes. Bounded like the reading (MAX_AGENT_FILES a folder)."""
+    person = person_dir or person_agents_dir()
+    folder = workspace / WORKSPACE_AGENTS
+    files = [*_agent_files(person).paths, *(_agent_files(folder).paths if trusted else ())]
     stamps = []
     for path in files:
         try:
@@ -129,14 +150,30 @@ def agent_files_key(
         except OSError:
             continue
         stamps.append((str(path), st.st_mtime_ns, st.st_size))
-    return trusted, tuple(stamps)
+    return trusted, folder_stamp(person), folder_stamp(folder), tuple(stamps)
 
 
-def _agent_files(folder: Path) -> list[Path]:
+def _agent_files(folder: Path, max_entries: int = MAX_AGENT_FILES) -> Listing:
+    return list_folder(
+        folder, lambda e: e.name.endswith(".md") and e.is_file(), max_entries=max_entries
+    )
+
+
+def _listed(folder: Path, problems: list[str]) -> Listing:
+    listing = _agent_files(folder)
+    if not listing.complete:
+        problems.append(
+            f"{folder}: only {len(listing.paths)} agent files are used "
+            f"(at most {MAX_AGENT_FILES} are looked at, within a time bound)"
+        )
+    return listing
+
+
+def _relative(path: Path, workspace: Path) -> str:
     try:
-        return sorted(p for p in folder.glob("*.md") if p.is_file())
-    except OSError:
-        return []
+        return str(path.relative_to(workspace))
+    except ValueError:
+        return str(path)
 
 
 def parse_agent(text: str, path: Path) -> Agent:
@@ -184,10 +221,33 @@ def _tools(value: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+# Agents the `task` tool's description lists, at most, and characters of each one's
+# description there: the list is in every request, so it has a bound like every catalog.
+DESCRIBED_MAX = 30
+DESCRIPTION_CHARS = 300
+
+
 def describe(agents: Iterable[Agent]) -> str:
-    """The agents as the `task` tool's description lists them."""
+    """The agents as the `task` tool's description lists them: at most DESCRIBED_MAX (the
+    built-ins first), each description cut to DESCRIPTION_CHARS, the rest counted."""
+    every = list(agents)
     lines = []
-    for agent in agents:
+    for agent in every[:DESCRIBED_MAX]:
         mode = "read-only" if not agent.writes else "can change files"
-        lines.append(f"- {agent.name} ({mode}): {agent.description}")
+        description = agent.description
+        if len(description) > DESCRIPTION_CHARS:
+            description = description[: DESCRIPTION_CHARS - 1].rstrip() + "…"
+        lines.append(f"- {agent.name} ({mode}): {description}")
+    if len(every) > DESCRIBED_MAX:
+        lines.append(
+            f"- … {len(every) - DESCRIBED_MAX:,} more agents are not listed here; "
+            "a task call with an unknown agent name lists the names"
+        )
     return "\n".join(lines)
+
+
+def names_of(agents: Iterable[Agent], limit: int = 200) -> str:
+    """The agents' names for a message, at most `limit` of them, the rest counted."""
+    names = [agent.name for agent in agents]
+    shown = ", ".join(names[:limit])
+    return shown + (f", … and {len(names) - limit:,} more" if len(names) > limit else "")

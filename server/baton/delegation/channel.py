@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from baton import protocol as p
 from baton.agent.events import ClientChannel, ProgressScope
+from baton.labels import label
 
 
 @dataclass
@@ -35,8 +36,9 @@ class LiveChild:
         return p.ChildUpdate(
             call_id=self.call_id,
             child_id=self.child_id,
-            agent=self.agent,
-            description=self.description,
+            # The model's (or a plan's) words, shown as a label on every face.
+            agent=label(self.agent),
+            description=label(self.description),
             status=self.status,
             current_tool=self.current_tool,
             tokens=self.tokens,

@@ -4,8 +4,8 @@ A child is made the way `baton/session/new` makes a session (a row in the store,
 `SessionService.state`), marked with its parent, agent and task; it runs as an
 ordinary turn of its own session (`start_turn`), with its own context (its agent's
 instructions and the task prompt, nothing of the parent's), compaction and ledger.
-It shares the parent's "Always allow" grants, so the person's answers apply inside
-it, and its permission requests name it, its parent and its agent. What comes back
+What it takes from its parent (mode, grants, tools) is one rule, in `inherit.py`;
+its permission requests name it, its parent and its agent. What comes back
 to the parent is one bounded result (`results.py`).
 """
 
@@ -27,6 +27,7 @@ from baton.agent.turn import parse_arguments
 from baton.config import ConfigLoader
 from baton.delegation.agents import (
     BUILTIN,
+    DESCRIBED_MAX,
     EXPLORE_TOOLS,
     TASK_TOOL,
     Agent,
@@ -35,8 +36,11 @@ from baton.delegation.agents import (
     agent_files_key,
     describe,
     load_agents,
+    names_of,
 )
 from baton.delegation.channel import DelegationChannel, LiveChild
+from baton.delegation.inherit import inherit
+from baton.delegation.inherit import refusal as inherited_refusal
 from baton.delegation.results import ChildOutcome, render_result
 from baton.errors import BatonError
 from baton.providers.base import StepChoice, ToolCall, ToolSpec
@@ -121,19 +125,32 @@ class Delegation:
         self._writer: asyncio.Lock | None = None
         # Build-by-steps runs per parent session (steps.py), cancelled with the parent.
         self.step_runs: dict[str, asyncio.Task[Any]] = {}
+        # Per parent session: children started in its running turn, and in its latest
+        # response (delegation.maxChildrenPerTurn / maxChildrenPerResponse).
+        self._started: dict[str, list[int]] = {}
 
     # ------------------------------------------------------------------ agents
 
     def agents(self) -> AgentSet:
         """The agents in force. Asked for on every request (the `task` tool lists them), so
-        the files are read again only when one of them, or trust, changed: a broken file
-        is reported once, not on every request."""
+        this answers from what the last look found: the folders are looked at again at
+        each turn's first step, in a worker thread (`refresh_agents`), and here only on
+        first use or when trust changed. A broken file is reported once, not per request."""
         trusted = self.config.trust.trusted
+        if self._agents is None or self._agents[0][0] != trusted:
+            self._reload(trusted)
+        assert self._agents is not None
+        return self._agents[1]
+
+    async def refresh_agents(self) -> None:
+        """Look at the agent folders again, off the event loop (bounded: folder_scan)."""
+        await asyncio.to_thread(self._reload, self.config.trust.trusted)
+
+    def _reload(self, trusted: bool) -> None:
         key = agent_files_key(self.workspace, trusted=trusted, person_dir=self.person_dir)
         if self._agents is None or self._agents[0] != key:
             loaded = load_agents(self.workspace, trusted=trusted, person_dir=self.person_dir)
             self._agents = (key, loaded)
-        return self._agents[1]
 
     def ignored(self) -> list[str]:
         """The workspace's agent files not in force (an untrusted workspace)."""
@@ -168,12 +185,14 @@ class Delegation:
         if spec.description == TaskTool.description:
             return prompts.TASK_TOOL_DESCRIPTION.format(agents=describe(agents))
         head = spec.description.split(" Agents:")[0]
-        return f"{head} Agents: {', '.join(a.name for a in agents)}."
+        return f"{head} Agents: {names_of(agents, DESCRIBED_MAX)}."
 
     def refusal(self, state: SessionState, name: str) -> str | None:
         agent = self.agent_of(state)
-        if agent is None or agent.offers(name):
+        if agent is None:
             return None
+        if agent.offers(name):
+            return inherited_refusal(self.sessions, state, name)
         if name == TASK_TOOL:
             return "[not run: a child cannot start children; do the work yourself]"
         return f"[not run: {name} is not one of the {agent.name} agent's tools]"
@@ -208,6 +227,9 @@ class Delegation:
         *,
         require_tools: Sequence[StepChoice] = (),
     ) -> ToolResult:
+        over = self._count_start(parent_id)
+        if over is not None:
+            return ToolResult(output=f"[task not started: {over}]", is_error=True)
         try:
             parent = self.sessions.state(parent_id)
             agent, child, text = self._prepare(parent, call_id, args)
@@ -223,6 +245,23 @@ class Delegation:
             require_tools=require_tools,
         )
         return self.result(outcome, child, call_id)
+
+    def _count_start(self, parent_id: str) -> str | None:
+        """Count one more child of `parent_id`'s turn and response; why not, past a cap."""
+        settings = self.sessions.settings().delegation
+        turn, response = self._started.setdefault(parent_id, [0, 0])
+        if response >= settings.max_children_per_response:
+            return (
+                f"this response already started {response} children, the most one response "
+                f"may (delegation.maxChildrenPerResponse); wait for their results"
+            )
+        if turn >= settings.max_children_per_turn:
+            return (
+                f"this turn already started {turn} children, the most one turn may "
+                f"(delegation.maxChildrenPerTurn); do the rest yourself or end the turn"
+            )
+        self._started[parent_id] = [turn + 1, response + 1]
+        return None
 
     def result(self, outcome: ChildOutcome, child: SessionState, call_id: str) -> ToolResult:
         settings = self.sessions.settings().delegation
@@ -256,7 +295,7 @@ class Delegation:
         agents = self.agents()
         agent = agents.get(args.agent)
         if agent is None:
-            names = ", ".join(agents.agents)
+            names = names_of(agents.agents.values())
             raise BatonError(f"no agent named {args.agent!r}; the agents are: {names}")
         if parent.row.mode == "plan" and agent.writes:
             raise BatonError(
@@ -297,11 +336,8 @@ class Delegation:
         cancelled parent cancels it (and is cancelled itself). `require_tools` holds its
         steps as a parent's turn's are held (the call that started it said so)."""
         settings = self.sessions.settings().delegation
-        # The person's answers ("Always allow") hold in the children of their session.
-        child.grants = parent.grants
-        # And what they may read outside the workspace (never more than the parent).
-        child.read_roots = parent.read_roots
-        child.write_roots = parent.write_roots
+        # Its parent's mode and the person's answers given in it (inherit.py).
+        inherit(self.sessions, parent, child)
         readers, writer = self._gates()
         gate: asyncio.Semaphore | asyncio.Lock = writer if agent.writes else readers
         live = LiveChild(call_id, parent.id, child.id, agent.name, description, step=step)
@@ -367,7 +403,14 @@ class Delegation:
     # ------------------------------------------------------------------ seams
 
     async def before_step(self, turn: Turn) -> None:
-        """A child over its token budget ends here, before spending more."""
+        """At a turn's first step the agent folders are looked at again (off the event
+        loop); a child over its token budget ends here, before spending more."""
+        if not turn.steps:
+            await self.refresh_agents()
+        if turn.state.row.parent_id is None:
+            # A new turn counts its children from none; each response from none.
+            counts = self._started.setdefault(turn.state.id, [0, 0])
+            self._started[turn.state.id] = [counts[0] if turn.steps else 0, 0]
         live = self.channel.live.get(turn.state.id)
         if live is None:
             return

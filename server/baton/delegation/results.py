@@ -52,10 +52,9 @@ def cut_to_tokens(text: str, limit: int) -> tuple[str, bool]:
 
 
 def _indented(text: str) -> str:
-    """The child's words, every line indented: none can pass for a line of Baton's."""
-    return "\n".join(
-        "  " + line if line.strip() else "" for line in framing.neutralise(text).split("\n")
-    )
+    """The child's words, every line (at every line break) indented: none can pass for
+    a line of Baton's."""
+    return framing.indented(text)
 
 
 def render_result(

@@ -25,7 +25,9 @@ from baton.delegation.feature import Delegation
 from baton.delegation.results import ChildOutcome, cut_to_tokens
 from baton.errors import BatonError, SessionBusy
 from baton.ids import new_id
+from baton.labels import label
 from baton.plan.steps import PlanStep, parse_steps
+from baton.plan.written import plan_text
 from baton.store.model import StoredMessage
 
 log = logging.getLogger(__name__)
@@ -165,7 +167,9 @@ class StepBuilder:
         )
 
     def _mark(self, session_id: str, content: str, step: PlanStep, ok: bool, line: str) -> None:
-        """Tick the step (or mark it `[!]` with the error) and write its result under it."""
+        """Tick the step (or mark it `[!]` with the error) and write its result under it:
+        one escaped line after Baton's own prefix (plan/written.py), never a step."""
+        line = plan_text(line)
         old = content.split("\n")[step.line]
         box = "[x]" if ok else "[!]"
         head = old.replace("[ ]", box, 1).replace("[~]", box, 1)
@@ -193,7 +197,7 @@ class StepBuilder:
         """The one short result per step the parent's context grows by."""
         status = "failed" if failed else outcome.status
         body = (
-            f"step {index} of {total} ({framing.inline(step.text)}): {status}; "
+            f"step {index} of {total} ({framing.inline(label(step.text))}): {status}; "
             f"child {outcome.child_id}; {framing.inline(line)}"
         )
         self.sessions.notes.add(

@@ -64,7 +64,8 @@ class PermissionDialog:
         if policy == "deny":
             return False
         reason = protected_reason(self.workspace, tool, input)
-        grants = state.grants
+        # An "Always allow" holds in the mode it was given in (a child runs in its parent's).
+        grants = state.grants.in_mode(state.row.mode)
         if reason is None and (policy == "allow" or grants.covers(self.workspace, tool, input)):
             return True
         options = [p.PermissionOption(option_id="allow_once", kind="allow_once", name="Allow once")]

@@ -10,20 +10,32 @@ Folders, in the order a name is taken (the first one wins):
 
 A workspace's files count only when it is trusted: a repository's skill is text it
 puts in front of the model and offers the person as a command. Untrusted, they are
-listed as ignored instead.
+ignored: the first few named, the rest counted.
+
+Every folder is looked into with a bound (baton.folder_scan): at most MAX_ENTRIES
+entries used a folder, within a time bound, and a file is read only if it is a
+regular file, without blocking (a FIFO named `SKILL.md` is reported, never waited on).
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from platformdirs import user_config_path
 
 from baton.config import ConfigProblem
+from baton.folder_scan import (
+    LISTED,
+    MAX_ENTRIES,
+    Listing,
+    NotRegular,
+    TooLarge,
+    list_folder,
+    read_regular,
+    shown_entries,
+)
 from baton.skills.frontmatter import FrontmatterError, Value, split
 from baton.skills.model import Kind, Origin, Skill, Snapshot
 
@@ -75,20 +87,16 @@ def folders(workspace: Path, *, person: Path | None = None) -> list[Folder]:
     return out
 
 
-def candidates(folder: Folder) -> Iterator[Path]:
-    """The files one folder holds, by name: `<name>/SKILL.md` or `*.md`."""
-    try:
-        entries = sorted(os.scandir(folder.path), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        if folder.kind == "skill":
-            if entry.is_dir():
-                yield Path(entry.path) / SKILL_FILE
-        elif entry.name.endswith(".md") and entry.is_file():
-            yield Path(entry.path)
+def candidates(folder: Folder, max_entries: int = MAX_ENTRIES) -> Listing:
+    """The files one folder holds, by name: `<name>/SKILL.md` or `*.md`; bounded."""
+    if folder.kind == "skill":
+        listing = list_folder(folder.path, lambda e: e.is_dir(), max_entries=max_entries)
+        return Listing(
+            tuple(path / SKILL_FILE for path in listing.paths), listing.seen, listing.complete
+        )
+    return list_folder(
+        folder.path, lambda e: e.name.endswith(".md") and e.is_file(), max_entries=max_entries
+    )
 
 
 class Scanner:
@@ -107,11 +115,21 @@ class Scanner:
         ignored: list[str] = []
         seen: set[Path] = set()
         for folder in folders(self.workspace, person=self.person):
-            for path in candidates(folder):
-                if folder.origin == "workspace" and not trusted:
-                    if path.is_file():
-                        ignored.append(f"{folder.kind} file {self._shown(path)}")
-                    continue
+            if folder.origin == "workspace" and not trusted:
+                # Counted, not listed: the first few by name, the rest as a number.
+                listing = candidates(folder, LISTED)
+                ignored += shown_entries(f"{folder.kind} file", folder.path, self._shown, listing)
+                continue
+            listing = candidates(folder)
+            if not listing.complete:
+                problems.append(
+                    ConfigProblem(
+                        str(folder.path),
+                        f"only {len(listing.paths)} entries are used (at most {MAX_ENTRIES} "
+                        "a folder are looked at, within a time bound)",
+                    )
+                )
+            for path in listing.paths:
                 parsed = self._read(path, folder)
                 if parsed is None:
                     continue
@@ -159,9 +177,11 @@ class Scanner:
 def read_file(path: Path, folder: Folder) -> Skill | ConfigProblem:
     """One skill or command file, or why it cannot be used."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return ConfigProblem(str(path), f"larger than {MAX_FILE_BYTES // 1024} KB")
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path, MAX_FILE_BYTES).decode("utf-8")
+    except TooLarge:
+        return ConfigProblem(str(path), f"larger than {MAX_FILE_BYTES // 1024} KB")
+    except NotRegular:
+        return ConfigProblem(str(path), "not a regular file (a FIFO, a device or a folder)")
     except UnicodeDecodeError:
         return ConfigProblem(str(path), "not UTF-8 text")
     except OSError as exc:

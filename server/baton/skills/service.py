@@ -20,6 +20,7 @@ from baton import protocol as p
 from baton.agent.events import ClientChannel
 from baton.agent.state import SessionState, View
 from baton.config import ConfigLoader, Settings
+from baton.labels import label
 from baton.skills import catalog, loaded
 from baton.skills.builtins import BUILTIN_NAMES, BUILTINS
 from baton.skills.discovery import Scanner
@@ -175,11 +176,12 @@ class SkillsFeature:
             if skill.name in BUILTIN_NAMES:
                 continue
             out.append(
+                # A file's words, shown to the person on every face: labels (baton.labels).
                 p.CommandInfo(
                     name=skill.name,
-                    description=skill.description,
+                    description=label(skill.description),
                     source=skill.kind,
-                    argument_hint=skill.argument_hint,
+                    argument_hint=label(skill.argument_hint) if skill.argument_hint else None,
                     origin=skill.origin,
                     path=str(skill.path),
                     model=skill.model,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -11,11 +12,17 @@ from typing import Any, ClassVar, Protocol
 from pydantic import Field
 
 from baton.agent import framing, prompts
+from baton.folder_scan import read_regular_head
 from baton.skills.model import Skill, Snapshot
 from baton.tools.base import ToolContext, ToolFailure, ToolInput, ToolResult
 
 MAX_BUNDLED = 100
 MAX_FILE_CHARS = 60_000
+# Names the tool's `name` enum lists, at most: past it `name` is free text (a name or a
+# word to find one), so the tool's schema stays small at any count of skills.
+ENUM_MAX = 64
+# Skills a search by words answers with, at most.
+FOUND_MAX = 20
 
 
 class SkillInput(ToolInput):
@@ -40,7 +47,12 @@ def input_model(names: list[str]) -> type[ToolInput]:
         @classmethod
         def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
             schema = copy.deepcopy(SkillInput.model_json_schema(*args, **kwargs))
-            schema["properties"]["name"]["enum"] = list(names)
+            if len(names) <= ENUM_MAX:
+                schema["properties"]["name"]["enum"] = list(names)
+            else:
+                schema["properties"]["name"]["description"] = (
+                    "The skill's name, or a word of what you need to find skills by"
+                )
             return schema
 
     return Input
@@ -59,13 +71,33 @@ class SkillTool:
     async def run(self, args: SkillInput, ctx: ToolContext) -> ToolResult:
         skill = self.host.snapshot().skills.get(args.name)
         if skill is None or not skill.in_catalog:
-            names = ", ".join(s.name for s in self.host.snapshot().catalog()) or "none"
-            raise ToolFailure(f"no skill named {args.name!r}; the skills are: {names}")
+            raise ToolFailure(not_found(self.host.snapshot().catalog(), args.name))
         if args.file:
             return ToolResult(output=read_bundled(skill, args.file))
         if self.host.loaded_in_view(ctx.session_id, skill.name):
             return ToolResult(output=prompts.SKILL_ALREADY_LOADED.format(name=skill.name))
         return ToolResult(output=render(skill, skill.body, self.workspace))
+
+
+def not_found(catalog: list[Skill], name: str) -> str:
+    """The answer to a name that is no skill: every skill when they are few, else the
+    skills whose name or description holds a word of it (at most FOUND_MAX)."""
+    if len(catalog) <= ENUM_MAX:
+        names = ", ".join(s.name for s in catalog) or "none"
+        return f"no skill named {name!r}; the skills are: {names}"
+    words = [w for w in re.split(r"[^\w]+", name.lower()) if len(w) > 1]
+    found = [
+        s for s in catalog if any(w in s.name.lower() or w in s.description.lower() for w in words)
+    ]
+    shown_words = " or ".join(repr(w) for w in words) or "any word"
+    if not found:
+        return prompts.SKILLS_NONE_FOUND.format(name=name, total=len(catalog), words=shown_words)
+    lines = [prompts.SKILLS_FOUND.format(name=name, words=shown_words)]
+    for skill in found[:FOUND_MAX]:
+        lines.append(f"- {framing.inline(skill.name)}: {framing.inline(skill.description[:200])}")
+    if len(found) > FOUND_MAX:
+        lines.append(f"(and {len(found) - FOUND_MAX:,} more; use a narrower word)")
+    return "\n".join(lines)
 
 
 def bundled(skill: Skill) -> list[str]:
@@ -116,7 +148,9 @@ def read_bundled(skill: Skill, relative: str) -> str:
         )
     path = skill.path.parent / relative
     try:
-        data = path.read_bytes()
+        # A regular file only, never waited on (a FIFO among a skill's files), and only
+        # as much as can be shown (a UTF-8 character is at most 4 bytes).
+        data = read_regular_head(path, MAX_FILE_CHARS * 4)
     except OSError as exc:
         raise ToolFailure(f"cannot read {relative}: {exc.strerror or exc}") from None
     if b"\0" in data[:8192]:

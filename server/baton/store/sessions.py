@@ -7,6 +7,7 @@ import sqlite3
 from typing import Any, cast
 
 from baton.ids import new_id, utc_now
+from baton.labels import label
 from baton.providers.base import Native, ProviderIdentity
 from baton.store.db import Database
 from baton.store.model import (
@@ -74,11 +75,12 @@ class SessionStore:
     def create_child(
         self, parent_id: str, agent: str, task: dict[str, Any], title: str, mode: str
     ) -> SessionRow:
-        """A `task` child of `parent_id` (baton.delegation): a session of its own."""
+        """A `task` child of `parent_id` (baton.delegation): a session of its own. Its title
+        is the model's or a plan's words: a label (one line, escaped, at most 500)."""
         now = utc_now()
         row = SessionRow(
             id=new_id("ses"),
-            title=title,
+            title=label(title),
             mode=cast(Any, mode),
             created_at=now,
             updated_at=now,

@@ -44,6 +44,7 @@ from baton import protocol as p
 from baton.agent.events import ProgressScope, no_progress
 from baton.faces.acp import children, translate
 from baton.faces.acp.commands import available_commands
+from baton.labels import label
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -547,7 +548,7 @@ class AcpChannel:
             child = self._children.get(sid)
             agent = params.agent or (child.update.agent if child else "child")
             about = f" ({child.update.description})" if child else ""
-            title = f"{agent} child{about}: {title}"
+            title = label(f"{agent} child{about}: {title}")
             meta = {"baton": {"childSessionId": sid, "agent": agent}}
             if not (self.opt_ins.subagents and sid in self.parents):
                 app = self._app_of(params.parent_id)
@@ -560,7 +561,8 @@ class AcpChannel:
             kind=translate.tool_kind(call.name),
             status="pending",
             raw_input=call.input,
-            content=[diff] if diff is not None else None,
+            # What is approved is shown in full: the diff, or the whole command.
+            content=_asked_content(diff, translate.command_content(call.name, call.input)),
             field_meta=meta,
         )
         options = [
@@ -626,3 +628,9 @@ def compaction_announcement(record: p.CompactionRecord) -> str:
         f"{record.tokens_before} → {record.tokens_after} tokens; "
         "earlier messages stay in the history]\n"
     )
+
+
+def _asked_content(*parts: Any) -> list[Any] | None:
+    """A permission request's content: its diff and its whole command, those it has."""
+    shown = [part for part in parts if part is not None]
+    return shown or None

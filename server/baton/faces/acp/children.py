@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from baton import protocol as p
 from baton.delegation.words import STATUS_WORDS
 from baton.faces.acp import translate
+from baton.labels import label
 
 # The child's latest tool calls shown in the call's content (older ones are counted).
 SHOWN_STEPS = 8
@@ -55,8 +56,8 @@ class ChildView:
 def title(update: p.ChildUpdate) -> str:
     """The title of a call Baton started itself for a child (a step of the plan)."""
     if update.step is not None:
-        return f"Step {update.step.index} of {update.step.total}: {update.description}"
-    return f"{update.agent}: {update.description}"
+        return label(f"Step {update.step.index} of {update.step.total}: {update.description}")
+    return label(f"{update.agent}: {update.description}")
 
 
 def text(view: ChildView) -> str:

@@ -16,6 +16,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 
 from baton import protocol as p
 from baton.errors import InvalidParams
+from baton.labels import label
 from baton.plan import annotate
 from baton.skills.builtins import BUILTINS
 
@@ -38,10 +39,13 @@ def available_commands(extra: list[p.CommandInfo] | None = None) -> list[Availab
         if c.source != "builtin" and c.name not in builtin and c.name != "new"
     ]
     return [
+        # A workspace's or the person's file says these: shown as labels (baton.labels).
         AvailableCommand(
-            name=name,
-            description=description,
-            input=AvailableCommandInput(UnstructuredCommandInput(hint=hint)) if hint else None,
+            name=label(name),
+            description=label(description),
+            input=AvailableCommandInput(UnstructuredCommandInput(hint=label(hint)))
+            if hint
+            else None,
         )
         for name, description, hint in offered
     ]

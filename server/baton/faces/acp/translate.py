@@ -17,7 +17,9 @@ from acp.schema import (
     ToolCallLocation,
 )
 
+from baton.labels import label, was_cut
 from baton.plan.steps import ACP_STATUS, parse_steps
+from baton.terminal_escape import escape_terminal
 from baton.tools.base import ToolFailure
 from baton.tools.fileio import read_bytes
 from baton.tools.replace import replace_exact
@@ -58,8 +60,19 @@ def tool_kind(name: str) -> ToolKind:
     return "other"
 
 
+# A command's characters in a tool call's title, at most; past it the title says the
+# whole command is in the call's content (`command_content`).
+COMMAND_TITLE_MAX = 120
+
+
 def tool_title(name: str, args: dict[str, Any]) -> str:
-    """A one-line title such as `Read src/app.py` or `Run \\`pytest -q\\``."""
+    """A one-line title such as `Read src/app.py` or `Run \\`pytest -q\\``: a label (one
+    line, escaped, at most 500 characters: baton.labels). A command too long for it is cut
+    and the title says so."""
+    return label(_title(name, args))
+
+
+def _title(name: str, args: dict[str, Any]) -> str:
     path = str(args.get("path") or "")
     if name == "read":
         return f"Read {path}"
@@ -73,13 +86,39 @@ def tool_title(name: str, args: dict[str, Any]) -> str:
         where = f" in {path}" if path else ""
         return f"Search '{args.get('pattern', '')}'{where}"
     if name == "bash":
-        command = " ".join(str(args.get("command", "")).split())
-        return f"Run `{command[:120]}`"
+        command = str(args.get("command", ""))
+        if not was_cut(command, COMMAND_TITLE_MAX):
+            return f"Run `{label(command)}`"
+        shown = label(command, COMMAND_TITLE_MAX)
+        return f"Run `{shown}` (cut: {len(command):,} characters, the whole command below)"
     if name.startswith("plan_"):
         return name.replace("_", " ").capitalize()
     if name == "task":
         return f"Delegate to {args.get('agent', 'an agent')}: {args.get('description', '')}".strip()
     return name
+
+
+def command_content(name: str, args: dict[str, Any]) -> ContentToolCallContent | None:
+    """The whole command of a `bash` call, as the content of its permission request: what
+    the person approves is shown whatever the editor does with `rawInput`. Control and
+    bidi characters are shown as escapes; newlines are kept."""
+    command = args.get("command")
+    if name != "bash" or not isinstance(command, str):
+        return None
+    shown = escape_terminal(command)
+    fence = "`" * max(3, _longest_run(shown, "`") + 1)
+    return ContentToolCallContent(
+        type="content",
+        content=TextContentBlock(type="text", text=f"{fence}sh\n{shown}\n{fence}"),
+    )
+
+
+def _longest_run(text: str, char: str) -> int:
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == char else 0
+        longest = max(longest, run)
+    return longest
 
 
 def locations(workspace: Path, name: str, args: dict[str, Any]) -> list[ToolCallLocation]:
