@@ -933,6 +933,24 @@ export interface PromptParams {
 export interface PromptResult {
   stopReason: "end_turn" | "cancelled" | "max_steps" | "refusal" | "error";
   error?: string | null;
+  cause?:
+    | (
+        | "rate_limit"
+        | "quota"
+        | "server_error"
+        | "connection_dropped"
+        | "unreachable"
+        | "timeout"
+        | "model_not_found"
+        | "key_refused"
+        | "key_missing"
+        | "model_missing"
+        | "not_configured"
+        | "local_model"
+        | "context_overflow"
+        | "other"
+      )
+    | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -1077,6 +1095,24 @@ export interface TurnOutcome {
   afterMessageId?: string | null;
   stopReason: "end_turn" | "cancelled" | "max_steps" | "refusal" | "error";
   error?: string | null;
+  cause?:
+    | (
+        | "rate_limit"
+        | "quota"
+        | "server_error"
+        | "connection_dropped"
+        | "unreachable"
+        | "timeout"
+        | "model_not_found"
+        | "key_refused"
+        | "key_missing"
+        | "model_missing"
+        | "not_configured"
+        | "local_model"
+        | "context_overflow"
+        | "other"
+      )
+    | null;
   createdAt: string;
 }
 /**
@@ -1199,6 +1235,24 @@ export interface TurnEnded {
   kind: "turn_ended";
   stopReason: "end_turn" | "cancelled" | "max_steps" | "refusal" | "error";
   error?: string | null;
+  cause?:
+    | (
+        | "rate_limit"
+        | "quota"
+        | "server_error"
+        | "connection_dropped"
+        | "unreachable"
+        | "timeout"
+        | "model_not_found"
+        | "key_refused"
+        | "key_missing"
+        | "model_missing"
+        | "not_configured"
+        | "local_model"
+        | "context_overflow"
+        | "other"
+      )
+    | null;
 }
 /**
  * Extension: said once per session when the workspace is not trusted and something of

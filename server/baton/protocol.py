@@ -75,6 +75,24 @@ PermissionScope = Literal["command", "path", "tool", "category"]
 # feedback wrapped in Baton's instructions, the build order after approval, the continue
 # message after a compaction, a pre-compact round's prompt.
 MessageOrigin = Literal["feedback", "approval", "continue", "pre_compact"]
+# Why a turn or a request failed, as the server classified it (baton/causes.py): the
+# words a client titles the error with and the actions it offers follow from it.
+ErrorCause = Literal[
+    "rate_limit",
+    "quota",
+    "server_error",
+    "connection_dropped",
+    "unreachable",
+    "timeout",
+    "model_not_found",
+    "key_refused",
+    "key_missing",
+    "model_missing",
+    "not_configured",
+    "local_model",
+    "context_overflow",
+    "other",
+]
 
 NonEmptyId = Annotated[str, Field(min_length=1, max_length=200)]
 
@@ -267,6 +285,8 @@ class TurnOutcome(WireModel):
     after_message_id: str | None = None
     stop_reason: StopReason
     error: str | None = None
+    # Extension: what the error was, for a client's title and actions.
+    cause: ErrorCause | None = None
     created_at: str
 
 
@@ -334,6 +354,8 @@ class PromptParams(WireModel):
 class PromptResult(WireModel):
     stop_reason: StopReason
     error: str | None = None
+    # Extension: what the error was (absent without an error).
+    cause: ErrorCause | None = None
 
 
 class SetModeParams(WireModel):
@@ -1078,6 +1100,7 @@ class TurnEnded(WireModel):
     kind: Literal["turn_ended"] = "turn_ended"
     stop_reason: StopReason
     error: str | None = None
+    cause: ErrorCause | None = None
 
 
 Update = Annotated[

@@ -685,3 +685,23 @@ async def test_available_commands_list_the_skills_and_change_when_a_file_is_adde
     users = again.client.of(sid, "user_message_chunk")
     assert users[0]["content"]["text"] == "/deploy staging"
     assert users[0]["_meta"]["batonCommand"]["expanded"].startswith('<baton:skill name="deploy">')
+
+
+@pytest.mark.asyncio
+async def test_a_failed_turn_is_titled_by_its_cause(start_acp: StartAcp, llm: FakeLLM) -> None:
+    from tests.fake_llm import rate_limit
+
+    acp = await start_acp(env={"BATON_MAX_RETRIES": "1"})
+    sid = await acp.new()
+    llm.add(rate_limit(0))
+    llm.add(rate_limit(0))
+    limited = await error_of(acp.say(sid, "hello"))
+    # The editor shows the message: the same title `baton run` and the sidebar give.
+    assert str(limited) == (
+        "The model server is rate-limiting requests. Baton retried 1 time."
+        " Wait a moment, then retry."
+    )
+    assert limited.data["cause"] == "rate_limit"
+    assert "returned HTTP 429" in limited.data["details"]
+    llm.add(text("Hi."))
+    assert (await acp.say(sid, "hello again")).stop_reason == "end_turn"

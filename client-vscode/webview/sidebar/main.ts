@@ -3,7 +3,7 @@
 // model, Send / Stop). Talks to the host only through typed, guarded messages.
 import "../shared/elements";
 import "./sidebar.css";
-import type { SessionInfo } from "../../src/protocol";
+import type { ErrorCause, SessionInfo } from "../../src/protocol";
 import {
   parseSidebarInbound,
   SIDEBAR_ACTIONS,
@@ -241,8 +241,8 @@ function renderSessions(): void {
 const TURN_ACTIVITY = new Set(["user_message", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update"]);
 
 /** The end of a turn arrives twice (the turn_ended update and the prompt's result); show it once. */
-function finishTurn(stopReason: string | undefined, error: string | undefined): void {
-  if (running) transcript.endTurn(stopReason, error);
+function finishTurn(stopReason: string | undefined, error: string | undefined, cause?: ErrorCause | null): void {
+  if (running) transcript.endTurn(stopReason, error, true, cause);
   else transcript.endMessage();
   running = false;
   render();
@@ -333,7 +333,7 @@ function handle(message: SidebarInbound): void {
       if (update.kind === "mode") mode = update.mode;
       if (update.kind === "skills") slash.setCommands(parseCommands(update.commands) ?? []);
       if (update.kind === "turn_ended") {
-        finishTurn(update.stopReason, update.error ?? undefined);
+        finishTurn(update.stopReason, update.error ?? undefined, update.cause);
         return;
       }
       // A turn the server started itself (after plan approval or feedback) is running too.
@@ -361,7 +361,7 @@ function handle(message: SidebarInbound): void {
         running = true;
         render();
       } else {
-        finishTurn(message.stopReason, message.error);
+        finishTurn(message.stopReason, message.error, message.cause);
       }
       return;
     case "mode":

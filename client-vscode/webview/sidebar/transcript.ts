@@ -2,7 +2,7 @@
 // live baton/session/update stream (answer chunks, thoughts, tool calls,
 // compaction markers). Baton's own instructions to the model show as compact
 // chips, errors as cards with the actions that fix them.
-import type { Message, SessionUpdate, TurnOutcome } from "../../src/protocol";
+import type { ErrorCause, Message, SessionUpdate, TurnOutcome } from "../../src/protocol";
 import type { SidebarAction } from "../../src/views/sidebar/messages";
 import { el, formatTokens } from "../shared/dom";
 import { setMarkdown } from "../shared/markdown";
@@ -110,7 +110,7 @@ export class Transcript {
       list.forEach((turn, i) => {
         // Retry sends the latest failed prompt again: only the session's last end offers it.
         const latest = key === (lastId ?? null) && i === list.length - 1 && !reverted;
-        this.endTurn(turn.stopReason, turn.error ?? undefined, latest);
+        this.endTurn(turn.stopReason, turn.error ?? undefined, latest, turn.cause);
         // A failed attempt that was sent again: its card says so, as it did live.
         if (reverted) this.root.lastElementChild?.classList.add("resolved");
       });
@@ -389,11 +389,11 @@ export class Transcript {
     this.countdown = undefined;
   }
 
-  endTurn(stopReason: string | undefined, error: string | undefined, retryable = true): void {
+  endTurn(stopReason: string | undefined, error: string | undefined, retryable = true, cause?: ErrorCause | null): void {
     this.endRetry();
     this.open = undefined;
     if (stopReason === "error" || (error && stopReason !== "cancelled")) {
-      this.error(error ?? "The turn stopped with an error.", retryable);
+      this.error(error ?? "The turn stopped with an error.", retryable, cause);
     } else if (stopReason === "cancelled") {
       this.marker("stop-cancelled", "Stopped");
     } else if (stopReason === "max_steps") {
@@ -407,8 +407,8 @@ export class Transcript {
   }
 
   /** An error card: what happened in plain words, the actions that fix it, the details folded. */
-  error(raw: string, retryable = false): void {
-    const described = describeError(raw);
+  error(raw: string, retryable = false, cause?: ErrorCause | null): void {
+    const described = describeError(raw, cause);
     const actions = el("div", { class: "error-actions" });
     if (retryable && this.handlers.retry) {
       const retry = el("button", { type: "button", class: "error-action primary", "data-error-action": "retry" }, "Retry");
@@ -425,7 +425,7 @@ export class Transcript {
     }
     const card = el(
       "div",
-      { class: "error-card", role: "alert", "data-kind": "error" },
+      { class: "error-card", role: "alert", "data-kind": "error", ...(cause ? { "data-cause": cause } : {}) },
       el("div", { class: "error-title" }, described.title),
       actions,
       el("details", { class: "error-details" }, el("summary", {}, "Details"), el("pre", {}, raw)),

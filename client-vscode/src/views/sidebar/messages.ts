@@ -1,5 +1,5 @@
 // Messages between the extension host and the sidebar webview, with guards.
-import type { Message, Mode, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, TurnOutcome, WorkspaceTrustResult } from "../../protocol";
+import type { ErrorCause, Message, Mode, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, TurnOutcome, WorkspaceTrustResult } from "../../protocol";
 import { hasType, isId, isMode, isRecord, isString, type Json } from "../guards";
 import {
   parseAttachments,
@@ -65,6 +65,7 @@ export const SIDEBAR_ACTIONS = [
   "newSession",
   "sessions",
   "manageTrust",
+  "chooseModel",
 ] as const;
 export type SidebarAction = (typeof SIDEBAR_ACTIONS)[number];
 
@@ -76,7 +77,7 @@ export type SidebarInbound =
   | { type: "history"; sessionId: string; title: string; mode: Mode; messages: Message[]; running: boolean; turns?: TurnOutcome[] }
   | { type: "update"; sessionId: string; update: SessionUpdate }
   | { type: "userMessage"; sessionId: string; text: string }
-  | { type: "turn"; sessionId: string; running: boolean; stopReason?: string; error?: string }
+  | { type: "turn"; sessionId: string; running: boolean; stopReason?: string; error?: string; cause?: ErrorCause }
   /** How a model is set up (the welcome state and the actions on errors). */
   | { type: "setup"; setup: SetupView }
   /** What the server ignores because the folder is not trusted (null: not known yet). */

@@ -8,7 +8,7 @@ import type { WorkspaceTrust } from "../../client/workspaceTrust";
 import type { Message, Mode, PermissionRequestParams, PermissionResponse, PromptParams, SessionInfo } from "../../protocol";
 import { FileIndex, promptContext, type AttachmentRef } from "../../review/editorContext";
 import type { SessionState } from "../../state/sessionState";
-import { errorMessage } from "../../util/errors";
+import { errorCause, errorMessage } from "../../util/errors";
 import { visibleText } from "../../util/visible";
 import { webviewHtml, webviewOptions } from "../webviewAssets";
 import {
@@ -330,6 +330,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       setPythonPath: "baton.setPythonPath",
       newSession: "baton.newSession",
       sessions: "baton.switchSession",
+      chooseModel: "baton.selectModel",
       // VS Code's own Workspace Trust editor: the person decides there, Baton follows.
       manageTrust: "workbench.trust.manage",
     };
@@ -488,9 +489,11 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         running: false,
         stopReason: result.stopReason,
         ...(result.error ? { error: result.error } : {}),
+        ...(result.cause ? { cause: result.cause } : {}),
       });
     } catch (error) {
-      this.post({ type: "turn", sessionId, running: false, stopReason: "error", error: errorMessage(error) });
+      const cause = errorCause(error);
+      this.post({ type: "turn", sessionId, running: false, stopReason: "error", error: errorMessage(error), ...(cause ? { cause } : {}) });
     } finally {
       this.state.setRunning(sessionId, false);
       void this.refreshSessions().catch(() => undefined);

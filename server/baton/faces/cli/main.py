@@ -517,6 +517,7 @@ async def _run(args: argparse.Namespace) -> int:
     from baton import protocol as p
     from baton.agent.nudge import looks_like_change_request, nudge_possible
     from baton.app import build_app
+    from baton.causes import cause_of
     from baton.errors import BatonError, SessionNotFound
     from baton.faces.terminal.render import TerminalChannel
 
@@ -565,7 +566,7 @@ async def _run(args: argparse.Namespace) -> int:
         plan_after = _plan_version(app, session_id)
     except BatonError as exc:
         channel.finish()
-        print(f"baton: {exc.message}", file=sys.stderr)
+        print(f"baton: {_titled(exc.message, cause_of(exc))}", file=sys.stderr)
         return 1
     finally:
         await app.close()
@@ -587,8 +588,15 @@ async def _run(args: argparse.Namespace) -> int:
         print(no_change_note(channel.completed, channel.failed), file=sys.stderr)
     print(f"[{result.stop_reason}; session {session_id}]", file=sys.stderr)
     if result.error:
-        print(f"baton: {result.error}", file=sys.stderr)
+        print(f"baton: {_titled(result.error, result.cause)}", file=sys.stderr)
     return 0 if result.stop_reason in ("end_turn", "max_steps") else 1
+
+
+def _titled(message: str, cause: Any) -> str:
+    """An error as `baton run` prints it: the title by its cause, then the provider's words."""
+    from baton.causes import headline
+
+    return f"{headline(cause, message)}\n  {message}" if cause is not None else message
 
 
 async def _run_turn(app: App, session_id: str, args: argparse.Namespace) -> p.PromptResult:
