@@ -103,7 +103,7 @@ function render(): void {
   approveSteps.title = why || "Approve and let Baton build each open step in a fresh child session, in order; the build stops at a step that fails";
   setDisabled(byId("request-changes-toggle"), busy || running || !reviewable);
   approveFresh.title =
-    why || "Approve and build from the system prompt, your requests, the ledger and this plan; the planning conversation stays one recall away (Ctrl+Alt+Enter)";
+    why || "Approve and build from the system prompt, your requests, the ledger and this plan; the planning conversation stays one recall away (Ctrl+Shift+Alt+Enter)";
   approve.title = why || "Approve and build with the planning conversation still in view";
   byId("request-changes-toggle").title = why || "Tell the agent what to change in the plan (select text in the plan to annotate lines)";
   if (!reviewable || running) feedbackBox.hidden = true;

@@ -55,7 +55,7 @@ export const SIDEBAR_BODY = `
       </div>
       <button id="pick-model" class="model-picker" type="button" title="Choose the model for this session's next requests">Model</button>
       <button id="composer-more" class="composer-more" type="button" aria-label="More actions" title="More actions">…</button>
-      <vscode-button id="cancel" secondary disabled title="Stop the running turn (Ctrl+Alt+Backspace)">Stop</vscode-button>
+      <vscode-button id="cancel" secondary disabled title="Stop the running turn (Ctrl+Shift+Alt+Backspace)">Stop</vscode-button>
       <vscode-button id="send" title="Send (Enter)">Send</vscode-button>
     </div>
     <div id="composer-menu" class="composer-menu" aria-label="More actions" hidden></div>
