@@ -406,6 +406,16 @@ export interface ContextResult {
  */
 export interface Empty {}
 /**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "FoundModelServer".
+ */
+export interface FoundModelServer {
+  port: number;
+  name: string;
+  baseUrl: string;
+  models: string[];
+}
+/**
  * Extension: an image attached to a prompt, sent to a model that takes images.
  *
  * `data` is the image's bytes in base64 (a `data:<mimeType>;base64,` URL is accepted
@@ -593,6 +603,117 @@ export interface ModelRetry {
   delaySeconds: number;
   reason: string;
   status?: number | null;
+}
+/**
+ * Extension (`baton/models/servers`): look for OpenAI-compatible servers running on
+ * this machine's loopback, as `baton model find` does; `ports` defaults to the usual
+ * ones (Ollama 11434, LM Studio 1234, llama.cpp 8080, vLLM 8000).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ModelServersParams".
+ */
+export interface ModelServersParams {
+  ports?:
+    | []
+    | [number]
+    | [number, number]
+    | [number, number, number]
+    | [number, number, number, number]
+    | [number, number, number, number, number]
+    | [number, number, number, number, number, number]
+    | [number, number, number, number, number, number, number]
+    | [number, number, number, number, number, number, number, number]
+    | [number, number, number, number, number, number, number, number, number]
+    | [number, number, number, number, number, number, number, number, number, number]
+    | [number, number, number, number, number, number, number, number, number, number, number]
+    | [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ]
+    | [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ]
+    | [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ]
+    | [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ]
+    | [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ]
+    | null;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ModelServersResult".
+ */
+export interface ModelServersResult {
+  servers: FoundModelServer[];
 }
 /**
  * Extension (`baton/models/list`): the models of a provider (the session's, or the
@@ -1385,6 +1506,8 @@ export interface BatonRequests {
   "baton/mcp/servers": { params: Record<string, never>; result: McpServersResult };
   /** Models to choose from. */
   "baton/models/list": { params: ModelsListParams; result: ModelsListResult };
+  /** Model servers running on this machine. */
+  "baton/models/servers": { params: ModelServersParams; result: ModelServersResult };
   /** Approve the plan. */
   "baton/plan/approve": { params: PlanApproveParams; result: PlanApproveResult };
   /** Attach a plan file to a session. */

@@ -435,6 +435,28 @@ class ModelsListResult(WireModel):
     error: str | None = None
 
 
+class ModelServersParams(WireModel):
+    """Extension (`baton/models/servers`): look for OpenAI-compatible servers running on
+    this machine's loopback, as `baton model find` does; `ports` defaults to the usual
+    ones (Ollama 11434, LM Studio 1234, llama.cpp 8080, vLLM 8000)."""
+
+    ports: Annotated[list[Annotated[int, Field(ge=1, le=65535)]], Field(max_length=16)] | None = (
+        None
+    )
+
+
+class FoundModelServer(WireModel):
+    port: int
+    # What usually listens on the port ("Ollama"), "port N" when nothing is known.
+    name: str
+    base_url: str
+    models: list[str]
+
+
+class ModelServersResult(WireModel):
+    servers: list[FoundModelServer]
+
+
 class CompactParams(WireModel):
     session_id: NonEmptyId
     instructions: str | None = Field(default=None, max_length=20_000)
@@ -1254,6 +1276,9 @@ METHODS: dict[str, MethodSpec] = {
     ),
     "baton/session/export": MethodSpec(SessionRef, SessionExportResult, "The session as markdown."),
     "baton/models/list": MethodSpec(ModelsListParams, ModelsListResult, "Models to choose from."),
+    "baton/models/servers": MethodSpec(
+        ModelServersParams, ModelServersResult, "Model servers running on this machine."
+    ),
     "baton/mcp/servers": MethodSpec(Empty, McpServersResult, "Configured MCP servers."),
     "baton/workspace/trust": MethodSpec(
         Empty, WorkspaceTrustResult, "Whether the workspace is trusted, by whom, what is ignored."

@@ -5,6 +5,7 @@ import "../shared/elements";
 import "./sidebar.css";
 import type { ErrorCause, SessionInfo } from "../../src/protocol";
 import {
+  needsServerModel,
   parseSidebarInbound,
   SIDEBAR_ACTIONS,
   type SessionInfoView,
@@ -54,6 +55,8 @@ const transcriptRoot = byId("transcript");
 const isAction = (value: string | undefined): value is SidebarAction =>
   value !== undefined && (SIDEBAR_ACTIONS as readonly string[]).includes(value);
 const runAction = (action: SidebarAction) => host.post({ type: "action", action });
+// The server's models the welcome shows as buttons; the rest are one click away in the picker.
+const MAX_WELCOME_MODELS = 8;
 
 makeSingleTabStop(transcriptRoot);
 const transcript = new Transcript(transcriptRoot, {
@@ -172,15 +175,41 @@ function renderWelcome(): void {
     line.textContent = "";
   } else if (setup.provider === "local") {
     line.textContent = "Baton is set to use the local model. If it is not installed yet, choose below.";
-  } else if (setup.provider === "openai-compatible") {
-    line.textContent = "Baton is set to use an OpenAI-compatible server.";
+  } else if (setup.provider === "openai-compatible" && !needsServerModel(setup)) {
+    line.textContent = `Baton is set to use ${setup.model} on an OpenAI-compatible server${setup.baseUrl ? ` at ${setup.baseUrl}` : ""}.`;
   } else if (setup.hasKey || setup.provider === "openai") {
     line.textContent = "Baton will use OpenAI with your key. To use another model, choose below.";
   } else if (setup.baseUrl) {
     const from = setup.baseUrlFrom === "environment" ? " (OPENAI_BASE_URL)" : "";
-    line.textContent = `Baton will use the OpenAI-compatible server at ${setup.baseUrl}${from}. To use another model, choose below.`;
+    line.textContent = setup.model
+      ? `Baton will use ${setup.model} on the OpenAI-compatible server at ${setup.baseUrl}${from}.`
+      : setup.serverModels?.length
+        ? `Baton will use the OpenAI-compatible server at ${setup.baseUrl}${from}. Choose its model for this workspace:`
+        : `Baton will use the OpenAI-compatible server at ${setup.baseUrl}${from}. It needs a model: choose one${setup.serverModelsError ? ` (the server's list is unavailable: ${setup.serverModelsError})` : ""}.`;
   } else {
     line.textContent = "No model is set up yet. Choose one (you can also just send: Baton tries the local model).";
+  }
+  renderServerModels();
+}
+
+/** The server's models as buttons, while none is chosen: one click makes it the workspace's. */
+function renderServerModels(): void {
+  const list = byId("welcome-models");
+  const models = setup && needsServerModel(setup) ? (setup.serverModels ?? []) : [];
+  const needed = Boolean(setup && needsServerModel(setup));
+  list.hidden = !needed;
+  list.replaceChildren();
+  if (!needed) return;
+  for (const model of models.slice(0, MAX_WELCOME_MODELS)) {
+    const button = el("button", { type: "button", class: "choice model-choice", "data-model": model }, model);
+    button.addEventListener("click", () => host.post({ type: "useModel", model }));
+    list.append(button);
+  }
+  // More than fit, or none listed: the picker (with "Enter a model id…").
+  if (models.length > MAX_WELCOME_MODELS || models.length === 0) {
+    const more = el("button", { type: "button", class: "choice model-choice", "data-model-more": "" }, models.length ? `All ${models.length} models…` : "Choose a model…");
+    more.addEventListener("click", () => runAction("chooseModel"));
+    list.append(more);
   }
 }
 

@@ -52,6 +52,19 @@ export interface SetupView {
   baseUrl?: string;
   /** Where `baseUrl` came from. */
   baseUrlFrom?: "setting" | "environment";
+  /** `baton.model`: the workspace's (or the person's) model, chosen once for every session. */
+  model?: string;
+  /** With a server and no model: the models the server lists (`/v1/models`), to choose from. */
+  serverModels?: string[];
+  /** Why the server's models could not be listed. */
+  serverModelsError?: string;
+}
+
+/** With a server and no model chosen, the welcome offers the server's models. */
+export function needsServerModel(setup: SetupView): boolean {
+  if (setup.model) return false;
+  if (setup.provider === "openai-compatible") return true;
+  return !setup.provider && !setup.hasKey && Boolean(setup.baseUrl);
 }
 
 /** Things the webview may ask the host to do for the person (each is a fixed command, no arguments). */
@@ -138,7 +151,9 @@ export type SidebarOutbound =
   | { type: "forkSession"; sessionId: string; messageId?: string }
   | { type: "exportSession"; sessionId: string }
   /** `sessionId` null: before the first prompt (the host starts a session in `mode`, then picks). */
-  | { type: "pickModel"; sessionId: string | null; mode?: Mode };
+  | { type: "pickModel"; sessionId: string | null; mode?: Mode }
+  /** A model from the welcome's list of the server's models: the workspace's model from now on. */
+  | { type: "useModel"; model: string };
 
 const OUTBOUND_TYPES = [
   ...REVIEW_OUTBOUND_TYPES,
@@ -159,6 +174,7 @@ const OUTBOUND_TYPES = [
   "forkSession",
   "exportSession",
   "pickModel",
+  "useModel",
   "retry",
   "openLink",
   "action",
@@ -183,6 +199,8 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
     case "deleteSession":
     case "exportSession":
       return isId(m.sessionId) ? { type: value.type, sessionId: m.sessionId } : undefined;
+    case "useModel":
+      return typeof m.model === "string" && m.model.trim() !== "" && m.model.length <= 200 ? { type: "useModel", model: m.model.trim() } : undefined;
     case "pickModel":
       if (m.sessionId === null) return { type: "pickModel", sessionId: null, ...(isMode(m.mode) ? { mode: m.mode } : {}) };
       return isId(m.sessionId) ? { type: "pickModel", sessionId: m.sessionId } : undefined;

@@ -31,6 +31,7 @@ export const SIDEBAR_BODY = `
     <h2 id="welcome-title">Ask Baton to plan or build</h2>
     <p>Type a task below and press <kbd>Enter</kbd>. Baton plans in a file you can review, then builds it step by step.</p>
     <p id="welcome-model" class="welcome-model"></p>
+    <div id="welcome-models" class="welcome-models" role="group" aria-label="The server's models" hidden></div>
     <div class="welcome-choices" role="group" aria-label="Choose a model">
       <button type="button" class="choice" data-action="useLocalModel"><span><strong>Use a local model</strong><br><span class="choice-detail">Runs on this machine; nothing leaves it.</span></span></button>
       <button type="button" class="choice" data-action="setKey"><span><strong>Use an OpenAI API key</strong><br><span class="choice-detail">Kept in VS Code's secret storage.</span></span></button>

@@ -16,6 +16,7 @@ import {
   type SessionInfoView,
   type SetupView,
   type SidebarAction,
+  needsServerModel,
   type SidebarInbound,
   type SidebarOutbound,
   type ImageRef,
@@ -66,7 +67,10 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       }),
       client.onDidChangeState((status) => {
         this.post({ type: "server", status });
-        if (status === "running" && this.view) void this.refreshSessions();
+        if (status === "running" && this.view) {
+          void this.refreshSessions();
+          void this.postSetup();
+        }
       }),
       state.onDidChangeActive((sessionId) => {
         if (sessionId && this.view) void this.loadSession(sessionId).catch(() => undefined);
@@ -291,6 +295,9 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       case "exportSession":
         await vscode.commands.executeCommand("baton.exportSession", message.sessionId);
         return;
+      case "useModel":
+        await vscode.commands.executeCommand("baton.chooseWorkspaceModel", message.model);
+        return;
       case "pickModel": {
         // Before the first prompt the model is the new session's: start it, then pick.
         const sessionId = message.sessionId ?? (await this.newSession(message.mode ?? "build"));
@@ -330,7 +337,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       setPythonPath: "baton.setPythonPath",
       newSession: "baton.newSession",
       sessions: "baton.switchSession",
-      chooseModel: "baton.selectModel",
+      chooseModel: "baton.chooseWorkspaceModel",
       // VS Code's own Workspace Trust editor: the person decides there, Baton follows.
       manageTrust: "workbench.trust.manage",
     };
@@ -339,7 +346,18 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
 
   /** Tells the webview how a model is set up (the welcome state and error actions). */
   async postSetup(): Promise<void> {
-    this.post({ type: "setup", setup: await this.setup() });
+    const setup = await this.setup();
+    this.post({ type: "setup", setup });
+    if (!needsServerModel(setup) || this.client.state !== "running") return;
+    // A server and no model (OPENAI_BASE_URL alone): the welcome offers what the server lists.
+    try {
+      const listed = await this.client.request("baton/models/list", {});
+      if (listed.source === "provider") setup.serverModels = listed.models.map((m) => m.id);
+      else if (listed.error) setup.serverModelsError = listed.error;
+    } catch (error) {
+      setup.serverModelsError = errorMessage(error);
+    }
+    this.post({ type: "setup", setup });
   }
 
   /** Puts the caret in the prompt box (after New Session, or from the keybinding). */
