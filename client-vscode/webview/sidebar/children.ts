@@ -7,6 +7,7 @@ import "./children.css";
 import type { Message, SessionUpdate } from "../../src/protocol";
 import { CHILD_STATUS_LABELS, CHILD_STATUSES, type ChildAsker, type ChildProgress, type ChildStatus } from "../../src/views/sidebar/children";
 import { el, formatTokens } from "../shared/dom";
+import { parseTaskResult, type TaskResult } from "./taskResult";
 
 export interface ChildHandlers {
   /** Stop this child only (its parent goes on). */
@@ -62,6 +63,36 @@ export class ChildCards {
       }
     }
     for (const child of this.known.values()) if (child.parentId === parentId) this.render(child);
+    for (const message of messages) {
+      for (const part of message.parts) {
+        const result = part.type === "tool_call" && part.name === "task" && part.output ? parseTaskResult(part.output) : undefined;
+        if (result) this.summarise(result);
+      }
+    }
+  }
+
+  /** A child's result (its `task` call ended): the card says it in words, under its head. */
+  summarise(result: TaskResult): void {
+    const card = this.cardOf(result.childId);
+    if (!card) return;
+    const known = this.known.get(result.childId);
+    if (known && known.status === "running") {
+      known.status = result.status;
+      this.render(known, false);
+    }
+    card.querySelector(".child-summary")?.remove();
+    const facts = [
+      result.files.length ? `${result.files.length} ${result.files.length === 1 ? "file" : "files"} changed` : "no file changed",
+      ...(result.commands.length ? [`${result.commands.length} ${result.commands.length === 1 ? "command" : "commands"} run`] : []),
+    ];
+    const summary = el(
+      "div",
+      { class: "child-summary" },
+      el("div", { class: "child-summary-facts", title: [...result.files, ...result.commands].join("\n") }, facts.join(" · ")),
+      ...(result.error ? [el("div", { class: "child-summary-error" }, result.error)] : []),
+      ...(result.answer ? [el("div", { class: "child-summary-answer" }, result.answer)] : []),
+    );
+    card.querySelector(".child-actions")?.before(summary);
   }
 
   /** The child a permission request came from, if it is known. */
@@ -119,7 +150,12 @@ export class ChildCards {
     card.toggleAttribute("data-asking", this.asking.has(child.childId));
     card.setAttribute("aria-label", `${child.agent} child: ${child.description}`);
     text(card, ".child-agent", child.agent);
-    text(card, ".child-description", child.description);
+    const description = card.querySelector<HTMLElement>(".child-description");
+    if (description && description.dataset.text !== child.description) {
+      // A step's words as the plan has them: `code` as code, never raw backticks.
+      description.dataset.text = child.description;
+      description.replaceChildren(...inlineCode(child.description));
+    }
     text(card, ".child-status", this.asking.has(child.childId) ? "needs you" : CHILD_STATUS_LABELS[child.status]);
     const step = card.querySelector<HTMLElement>(".child-step");
     if (step) {
@@ -201,4 +237,11 @@ function endedChild(output: string): { childId: string; agent: string; status: C
 function text(card: HTMLElement, selector: string, value: string): void {
   const node = card.querySelector(selector);
   if (node && node.textContent !== value) node.textContent = value;
+}
+
+/** Text with `inline code` as <code> elements, the backticks gone. */
+export function inlineCode(text: string): Node[] {
+  return text.split(/(`[^`\n]+`)/).filter(Boolean).map((piece) =>
+    piece.length > 2 && piece.startsWith("`") && piece.endsWith("`") ? el("code", {}, piece.slice(1, -1)) : document.createTextNode(piece),
+  );
 }

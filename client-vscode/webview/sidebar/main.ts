@@ -71,6 +71,7 @@ const transcript = new Transcript(transcriptRoot, {
   },
   action: runAction,
   changed: () => renderWelcome(),
+  taskResult: (result) => children.summarise(result),
 });
 
 // Child sessions: a card under each `task` call; Stop cancels that child only.

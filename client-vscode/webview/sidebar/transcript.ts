@@ -7,6 +7,8 @@ import type { SidebarAction } from "../../src/views/sidebar/messages";
 import { el, formatTokens } from "../shared/dom";
 import { setMarkdown } from "../shared/markdown";
 import { describeError } from "./errors";
+import { parseTaskResult, taskResultText, type TaskResult } from "./taskResult";
+import { CHILD_STATUS_LABELS, type ChildStatus } from "../../src/views/sidebar/children";
 import { displayOutput, toolTitle } from "./tools";
 
 type Part = Message["parts"][number];
@@ -26,6 +28,8 @@ export interface TranscriptHandlers {
   action?(action: SidebarAction): void;
   /** Something was added or removed (the welcome state follows). */
   changed?(): void;
+  /** A `task` call ended: its child's result, for the child's card. */
+  taskResult?(result: TaskResult): void;
 }
 
 const ORIGIN_LABELS: Record<Origin, string> = {
@@ -520,6 +524,15 @@ export class Transcript {
     // Only a call in progress can still be waiting for the person's answer.
     if (status !== "in_progress") card.removeAttribute("data-asking");
     showStatus(card);
+    // A child's result is shown in words (and on its card), never Baton's framing for the
+    // model; a child the person stopped reads "stopped", not "done".
+    const result = card.dataset.tool === "task" && output !== undefined ? parseTaskResult(output) : undefined;
+    if (result) {
+      output = taskResultText(result);
+      card.dataset.childStatus = result.status;
+      showStatus(card);
+      this.handlers.taskResult?.(result);
+    }
     if (output !== undefined) {
       output = displayOutput(card.dataset.tool ?? "", output);
       const pre = card.querySelector<HTMLElement>(".tool-output");
@@ -572,7 +585,9 @@ const NOTE_LABELS: Record<Extract<SessionUpdate, { kind: "note" }>["reason"], st
 function showStatus(card: HTMLElement): void {
   const badge = card.querySelector(".tool-status");
   const status = card.dataset.status ?? "pending";
-  if (badge) badge.textContent = card.hasAttribute("data-asking") ? "needs you" : (STATUS_LABELS[status] ?? status);
+  const child = card.dataset.childStatus as ChildStatus | undefined;
+  const label = child && status === "completed" ? CHILD_STATUS_LABELS[child] : (STATUS_LABELS[status] ?? status);
+  if (badge) badge.textContent = card.hasAttribute("data-asking") ? "needs you" : label;
 }
 
 const STATUS_LABELS: Record<string, string> = {
