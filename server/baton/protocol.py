@@ -1116,6 +1116,47 @@ class ModelRetry(WireModel):
     status: int | None = None
 
 
+# When a message the person sends while the agent works reaches the model: at the next
+# step boundary of the running turn (`steer`), or as the next turn once it ends.
+QueueDelivery = Literal["steer", "after_turn"]
+
+
+class QueuedPrompt(WireModel):
+    id: str
+    text: str
+    delivery: QueueDelivery
+
+
+class QueueParams(WireModel):
+    """Extension (`baton/session/queue`): say something while the agent works."""
+
+    session_id: NonEmptyId
+    text: Annotated[str, Field(min_length=1, max_length=100_000)]
+    delivery: QueueDelivery = "steer"
+
+
+class QueueResult(WireModel):
+    # What waits now, oldest first.
+    queued: list[QueuedPrompt]
+    # The session was idle: the text started a turn at once instead of waiting.
+    started: bool = False
+
+
+class UnqueueParams(WireModel):
+    """Extension (`baton/session/unqueue`): take back a message that has not reached the
+    model yet."""
+
+    session_id: NonEmptyId
+    id: NonEmptyId
+
+
+class QueueUpdate(WireModel):
+    """Extension: what waits to reach the model changed (queued, delivered, taken back)."""
+
+    kind: Literal["queue"] = "queue"
+    queued: list[QueuedPrompt]
+
+
 class TurnEnded(WireModel):
     """Extension: a turn ended; lets clients that did not send the prompt finish their view."""
 
@@ -1138,6 +1179,7 @@ Update = Annotated[
     | UserMessageUpdate
     | NoteUpdate
     | TurnEnded
+    | QueueUpdate
     | McpServerUpdate
     | ModelProgress
     | ModelRetry
@@ -1275,6 +1317,12 @@ METHODS: dict[str, MethodSpec] = {
         SessionForkParams, SessionForkResult, "A new session with the history up to a message."
     ),
     "baton/session/export": MethodSpec(SessionRef, SessionExportResult, "The session as markdown."),
+    "baton/session/queue": MethodSpec(
+        QueueParams, QueueResult, "Queue a message while the agent works (or start a turn)."
+    ),
+    "baton/session/unqueue": MethodSpec(
+        UnqueueParams, QueueResult, "Take back a queued message that has not reached the model."
+    ),
     "baton/models/list": MethodSpec(ModelsListParams, ModelsListResult, "Models to choose from."),
     "baton/models/servers": MethodSpec(
         ModelServersParams, ModelServersResult, "Model servers running on this machine."
