@@ -1074,6 +1074,44 @@ export interface PromptResult {
     | null;
 }
 /**
+ * Extension (`baton/session/queue`): say something while the agent works.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "QueueParams".
+ */
+export interface QueueParams {
+  sessionId: string;
+  text: string;
+  delivery?: "steer" | "after_turn";
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "QueueResult".
+ */
+export interface QueueResult {
+  queued: QueuedPrompt[];
+  started?: boolean;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "QueuedPrompt".
+ */
+export interface QueuedPrompt {
+  id: string;
+  text: string;
+  delivery: "steer" | "after_turn";
+}
+/**
+ * Extension: what waits to reach the model changed (queued, delivered, taken back).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "QueueUpdate".
+ */
+export interface QueueUpdate {
+  kind: "queue";
+  queued: QueuedPrompt[];
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "RecoveredSession".
  */
@@ -1288,6 +1326,7 @@ export interface SessionUpdateNotification {
     | UserMessageUpdate
     | NoteUpdate
     | TurnEnded
+    | QueueUpdate
     | McpServerUpdate
     | ModelProgress
     | ModelRetry
@@ -1345,6 +1384,7 @@ export interface UserMessageUpdate {
   text: string;
   origin?: ("feedback" | "approval" | "continue" | "pre_compact") | null;
   command?: MessageCommand | null;
+  queued?: ("steer" | "after_turn" | "idle") | null;
 }
 /**
  * Extension: a turn ended; lets clients that did not send the prompt finish their view.
@@ -1487,6 +1527,17 @@ export interface UncompactParams {
   compactionId: string;
 }
 /**
+ * Extension (`baton/session/unqueue`): take back a message that has not reached the
+ * model yet.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "UnqueueParams".
+ */
+export interface UnqueueParams {
+  sessionId: string;
+  id: string;
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "WorkspaceTrustResult".
  */
@@ -1546,6 +1597,8 @@ export interface BatonRequests {
   "baton/session/new": { params: SessionNewParams; result: SessionNewResult };
   /** Run one turn. */
   "baton/session/prompt": { params: PromptParams; result: PromptResult };
+  /** Queue a message while the agent works (or start a turn). */
+  "baton/session/queue": { params: QueueParams; result: QueueResult };
   /** Rename a session. */
   "baton/session/rename": { params: SessionRenameParams; result: SessionInfo };
   /** Undo the file changes of turns and take them back. */
@@ -1556,6 +1609,8 @@ export interface BatonRequests {
   "baton/session/setModel": { params: SetModelParams; result: SetModelResult };
   /** Undo a compaction's view. */
   "baton/session/uncompact": { params: UncompactParams; result: CompactionRecord };
+  /** Take back a queued message that has not reached the model. */
+  "baton/session/unqueue": { params: UnqueueParams; result: QueueResult };
   /** Check the session store. */
   "baton/store/check": { params: Record<string, never>; result: StoreCheckResult };
   /** Keep a damaged store aside; recover what is readable. */

@@ -988,6 +988,9 @@ class UserMessageUpdate(WireModel):
     text: str
     origin: MessageOrigin | None = None
     command: MessageCommand | None = None
+    # The person's own message, sent while the agent worked (baton/session/queue): how it
+    # was delivered (`steer`, `after_turn`, or `idle`: it started the turn).
+    queued: Literal["steer", "after_turn", "idle"] | None = None
 
 
 class NoteUpdate(WireModel):

@@ -24,7 +24,11 @@ def _queues(baton: Any, sid: str) -> list[list[str]]:
 
 async def _stalled_turn(baton: Any, llm: FakeLLM, sid: str, prompt: str) -> asyncio.Task[Any]:
     """A turn whose first model answer (text, then a `read` call) is held mid-stream."""
-    llm.add(text("Looking at the notes first. "), tool_call("read", {"path": "notes.txt"}), stall(30, after=1))
+    llm.add(
+        text("Looking at the notes first. "),
+        tool_call("read", {"path": "notes.txt"}),
+        stall(30, after=1),
+    )
     turn = asyncio.create_task(baton.prompt(sid, prompt))
     await llm.wait_for_requests_async(len(llm.model_requests) + 1)
     await asyncio.sleep(0.2)
@@ -55,8 +59,8 @@ async def test_a_steering_message_reaches_the_model_at_the_next_step(
     assert len(llm.model_requests) == 2  # steering is not a turn of its own
     # Every client saw it queued, then delivered (an empty queue), and as a user message.
     assert _queues(baton, sid) == [["Answer in French."], []]
-    shown = [u["text"] for u in baton.updates(sid, "user_message")]
-    assert shown == ["Answer in French."]
+    shown = [(u["text"], u.get("queued")) for u in baton.updates(sid, "user_message")]
+    assert shown == [("Answer in French.", "steer")]
     # It is in the history as the person's message, after the read's result.
     messages = (await baton.load(sid))["messages"]
     texts = [(m["role"], m["parts"][0].get("text")) for m in messages if m["parts"]]
@@ -75,7 +79,8 @@ async def test_after_the_turn_is_a_turn_of_its_own_and_stopping_keeps_the_queue(
     # After the turn: the queued message starts the next turn once this one ends.
     turn = await _stalled_turn(baton, llm, sid, "read the notes")
     await baton.request(
-        "baton/session/queue", {"sessionId": sid, "text": "Then sum 2 and 3.", "delivery": "after_turn"}
+        "baton/session/queue",
+        {"sessionId": sid, "text": "Then sum 2 and 3.", "delivery": "after_turn"},
     )
     llm.add(text("The notes say 42."))
     llm.add(text("5."))
@@ -115,7 +120,9 @@ async def test_after_the_turn_is_a_turn_of_its_own_and_stopping_keeps_the_queue(
     assert not any("Never mind this." in t for r in llm.model_requests for t in r.texts("user"))
 
     with pytest.raises(JsonRpcException) as gone:
-        await baton.request("baton/session/unqueue", {"sessionId": sid, "id": kept["queued"][0]["id"]})
+        await baton.request(
+            "baton/session/unqueue", {"sessionId": sid, "id": kept["queued"][0]["id"]}
+        )
     assert gone.value.code == -32602
 
 

@@ -106,7 +106,8 @@ const composerBar = new ComposerBar({
   more: byId("composer-more"),
   menu: byId("composer-menu"),
   collapseOrder: () => [
-    running ? { node: sendButton, label: () => "Send" } : { node: cancelButton, label: () => "Stop" },
+    // While the agent works both Stop and Queue are of use: the model picker goes first.
+    ...(running ? [] : [{ node: cancelButton, label: () => "Stop" }]),
     { node: byId("pick-model"), label: () => `Model: ${info.model ?? "choose…"}` },
   ],
   actions: [{ id: "attach-image", label: "Attach image…", run: () => byId<HTMLInputElement>("image-file").click() }],
@@ -127,6 +128,10 @@ function addImages(files: Iterable<File>): void {
 }
 let mode: "build" | "plan" = saved?.mode ?? "build";
 let running = false;
+/** What the person said while the agent works, waiting on the server (its `queue` updates). */
+let queued: Array<{ id: string; text: string; delivery: "steer" | "after_turn" }> = [];
+const queueList = byId("queued");
+const queueDelivery = byId<HTMLSelectElement>("queue-delivery");
 let serverStatus = "starting";
 let sessions: SessionInfo[] = [];
 let info: SessionInfoView = {};
@@ -153,8 +158,10 @@ function render(): void {
   byId("mode-plan").setAttribute("aria-checked", String(mode === "plan"));
   byId("mode-build").setAttribute("aria-checked", String(mode === "build"));
   const blocked = sendBlocked();
-  setDisabled(sendButton, running || blocked !== undefined);
-  sendButton.title = blocked ?? "Send (Enter)";
+  // While the agent works Send queues: the message waits for the agent's next step or the turn's end.
+  setDisabled(sendButton, (running && !activeSessionId) || blocked !== undefined);
+  sendButton.textContent = running ? "Queue" : "Send";
+  sendButton.title = blocked ?? (running ? "Queue it: the agent reads it as chosen above (Enter)" : "Send (Enter)");
   sendReason.hidden = blocked === undefined;
   sendReason.textContent = blocked ?? "";
   setDisabled(cancelButton, !running);
@@ -166,6 +173,7 @@ function render(): void {
   turnStatus.textContent = step ? `Building step ${step.index} of ${step.total}…` : running ? "Working…" : "";
   composerBar.fit();
   renderWelcome();
+  renderQueue();
 }
 
 function renderWelcome(): void {
@@ -333,6 +341,8 @@ function handle(message: SidebarInbound): void {
       save();
       return;
     case "history":
+      // Another session's queue is not this one's (its next `queue` update says what waits).
+      if (message.sessionId !== activeSessionId) queued = [];
       activeSessionId = message.sessionId;
       mode = message.mode;
       running = message.running;
@@ -362,6 +372,11 @@ function handle(message: SidebarInbound): void {
       const { update } = message;
       if (update.kind === "mode") mode = update.mode;
       if (update.kind === "skills") slash.setCommands(parseCommands(update.commands) ?? []);
+      if (update.kind === "queue") {
+        queued = update.queued.map((q) => ({ id: q.id, text: q.text, delivery: q.delivery }));
+        renderQueue();
+        return;
+      }
       if (update.kind === "turn_ended") {
         finishTurn(update.stopReason, update.error ?? undefined, update.cause);
         return;
@@ -450,8 +465,40 @@ function handle(message: SidebarInbound): void {
   }
 }
 
+/** While the agent works: what the person says waits on the server, shown as queued. */
+function queue(text: string): void {
+  if (!activeSessionId) return;
+  const delivery = queueDelivery.value === "after_turn" ? "after_turn" : "steer";
+  host.post({ type: "queue", sessionId: activeSessionId, text, delivery });
+  promptBox.value = "";
+  save();
+}
+
+function renderQueue(): void {
+  queueList.replaceChildren(
+    ...queued.map((q) => {
+      const remove = el("button", { type: "button", class: "queued-remove", title: "Take it back: it will not reach the agent", "aria-label": `Take back: ${q.text}` }, "✕");
+      remove.addEventListener("click", () => {
+        if (activeSessionId) host.post({ type: "unqueue", sessionId: activeSessionId, id: q.id });
+      });
+      return el(
+        "li",
+        { class: "queued-item", "data-queued-id": q.id, "data-delivery": q.delivery },
+        el("span", { class: "queued-text" }, q.text),
+        el("span", { class: "queued-when" }, q.delivery === "steer" ? "queued · next step" : "queued · after the turn"),
+        remove,
+      );
+    }),
+  );
+  byId("queue").hidden = !running && queued.length === 0;
+}
+
 function send(): void {
   const text = promptBox.value.trim();
+  if (text && running && activeSessionId && !slash.builtin(text)) {
+    queue(text);
+    return;
+  }
   if (!text || running || sendBlocked() !== undefined) return;
   const builtin = slash.builtin(text);
   if (builtin) {

@@ -181,6 +181,16 @@ export class Transcript {
     this.scroll();
   }
 
+  /** What the person sent while the agent worked, now with the agent: their words, and when. */
+  queuedDelivered(text: string, how: "steer" | "after_turn" | "idle"): void {
+    this.open = undefined;
+    const when = how === "steer" ? "Sent while the agent worked; it read this at its next step" : how === "after_turn" ? "Sent while the agent worked; sent after its turn" : "";
+    const node = el("div", { class: "msg user", "data-kind": "user", "data-queued": how }, text, ...(when ? [el("span", { class: "queued-tag" }, when)] : []));
+    this.root.append(node);
+    this.pinned = true;
+    this.scroll();
+  }
+
   /** The person's `/name arguments` as typed, with what the model was sent one click away. */
   command(typed: string, expanded: string, compacted = false): void {
     this.open = undefined;
@@ -305,6 +315,7 @@ export class Transcript {
       case "user_message":
         // The server announces the messages it adds itself, and the person's slash commands.
         if (update.command) this.commandAnnounced(update.command.typed, update.text);
+        else if (update.queued) this.queuedDelivered(update.text, update.queued);
         else this.baton(update.text, update.origin ?? "baton");
         break;
       case "compaction_started":

@@ -77,11 +77,16 @@ class Turns:
         # A client shows the person's own prompt as they sent it; a slash command it is
         # told of, so that what the agent was sent is one click away while it runs. A
         # queued message (`announce`) was not sent as a prompt: every client is told.
-        if kind != "prompt" or command is not None or announce or (meta or {}).get("queued"):
+        queued = (meta or {}).get("queued")
+        if kind != "prompt" or command is not None or announce or queued:
             self.channel.send_update(
                 state.id,
                 p.UserMessageUpdate(
-                    message_id=message.id, text=text, origin=message.origin(), command=command
+                    message_id=message.id,
+                    text=text,
+                    origin=message.origin(),
+                    command=command,
+                    queued=queued if queued in ("steer", "after_turn", "idle") else None,
                 ),
             )
         return message

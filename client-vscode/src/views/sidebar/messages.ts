@@ -153,7 +153,10 @@ export type SidebarOutbound =
   /** `sessionId` null: before the first prompt (the host starts a session in `mode`, then picks). */
   | { type: "pickModel"; sessionId: string | null; mode?: Mode }
   /** A model from the welcome's list of the server's models: the workspace's model from now on. */
-  | { type: "useModel"; model: string };
+  | { type: "useModel"; model: string }
+  /** Said while the agent works: it waits on the server until the next step (`steer`) or the turn's end. */
+  | { type: "queue"; sessionId: string; text: string; delivery: "steer" | "after_turn" }
+  | { type: "unqueue"; sessionId: string; id: string };
 
 const OUTBOUND_TYPES = [
   ...REVIEW_OUTBOUND_TYPES,
@@ -175,6 +178,8 @@ const OUTBOUND_TYPES = [
   "exportSession",
   "pickModel",
   "useModel",
+  "queue",
+  "unqueue",
   "retry",
   "openLink",
   "action",
@@ -199,6 +204,12 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
     case "deleteSession":
     case "exportSession":
       return isId(m.sessionId) ? { type: value.type, sessionId: m.sessionId } : undefined;
+    case "queue":
+      return isId(m.sessionId) && typeof m.text === "string" && m.text.trim() !== "" && m.text.length <= 100_000 && (m.delivery === "steer" || m.delivery === "after_turn")
+        ? { type: "queue", sessionId: m.sessionId, text: m.text, delivery: m.delivery }
+        : undefined;
+    case "unqueue":
+      return isId(m.sessionId) && isId(m.id) ? { type: "unqueue", sessionId: m.sessionId, id: m.id } : undefined;
     case "useModel":
       return typeof m.model === "string" && m.model.trim() !== "" && m.model.length <= 200 ? { type: "useModel", model: m.model.trim() } : undefined;
     case "pickModel":

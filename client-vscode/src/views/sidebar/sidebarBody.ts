@@ -47,6 +47,15 @@ export const SIDEBAR_BODY = `
     <input id="image-file" type="file" accept="image/png,image/jpeg,image/gif,image/webp" multiple hidden>
     <ul id="mentions" class="mentions" role="listbox" aria-label="Workspace files" hidden></ul>
     <ul id="slash-menu" class="mentions slash-menu" role="listbox" aria-label="Commands" hidden></ul>
+    <div id="queue" class="queue" hidden>
+      <ul id="queued" class="queued" aria-label="Waiting for the agent"></ul>
+      <label class="queue-delivery">Sent while it works, reaches the agent
+        <select id="queue-delivery">
+          <option value="steer">at its next step</option>
+          <option value="after_turn">after this turn</option>
+        </select>
+      </label>
+    </div>
     <vscode-textarea id="prompt" rows="3" resize="vertical" placeholder="Ask Baton… (@ to attach a file, / for commands, paste or drop an image, Enter to send, Shift+Enter for a new line)"></vscode-textarea>
     <div id="turn-status" class="turn-status" role="status"></div>
     <div id="composer-bar" class="composer-bar">

@@ -295,6 +295,12 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       case "exportSession":
         await vscode.commands.executeCommand("baton.exportSession", message.sessionId);
         return;
+      case "queue":
+        await this.client.request("baton/session/queue", { sessionId: message.sessionId, text: message.text, delivery: message.delivery });
+        return;
+      case "unqueue":
+        await this.client.request("baton/session/unqueue", { sessionId: message.sessionId, id: message.id });
+        return;
       case "useModel":
         await vscode.commands.executeCommand("baton.chooseWorkspaceModel", message.model);
         return;
