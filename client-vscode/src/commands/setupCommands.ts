@@ -212,6 +212,7 @@ export async function setPythonPath(): Promise<void> {
 export async function switchSession(services: Services): Promise<void> {
   const { sessions } = await services.client.request("baton/session/list", {});
   const active = services.state.activeSessionId;
+  const titles = new Map(sessions.map((s) => [s.sessionId, s.title]));
   const items = nestChildren(sessions).map(({ session: s, depth }) => ({
     label:
       depth === 1
@@ -220,7 +221,14 @@ export async function switchSession(services: Services): Promise<void> {
     description: [depth === 1 ? "Child session" : s.mode === "plan" ? "Plan" : "Build", tokensUsed(s.usage)]
       .filter(Boolean)
       .join(" · "),
-    detail: [s.firstPrompt, `last active ${lastActive(s.updatedAt)}`].filter(Boolean).join(" · "),
+    // A child's first prompt is the task Baton wrote for it, not the person's words: it is
+    // titled by its task's description and says whose work it was part of.
+    detail: [
+      depth === 1 ? `part of “${titles.get(parentOf(s) ?? "") || "its parent"}”` : s.firstPrompt,
+      `last active ${lastActive(s.updatedAt)}`,
+    ]
+      .filter(Boolean)
+      .join(" · "),
     sessionId: s.sessionId,
     child: parentOf(s) !== undefined,
   }));
