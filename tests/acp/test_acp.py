@@ -705,3 +705,37 @@ async def test_a_failed_turn_is_titled_by_its_cause(start_acp: StartAcp, llm: Fa
     assert "returned HTTP 429" in limited.data["details"]
     llm.add(text("Hi."))
     assert (await acp.say(sid, "hello again")).stop_reason == "end_turn"
+
+
+@pytest.mark.asyncio
+async def test_a_prompt_sent_during_a_turn_is_queued_as_the_next_turn(
+    start_acp: StartAcp, llm: FakeLLM
+) -> None:
+    acp = await start_acp()
+    sid = await acp.new()
+    llm.add(text("working", " on", " it"), stall(30, after=4))
+    first = asyncio.ensure_future(acp.say(sid, "do a long thing"))
+    await llm.wait_for_requests_async(1)
+    # Sent while the turn runs: no "session busy", it waits for its own turn.
+    second = asyncio.ensure_future(acp.say(sid, "then say bye"))
+    await asyncio.sleep(0.5)
+    assert not second.done()
+    llm.add(text("Bye."))
+    llm.release()
+    assert (await asyncio.wait_for(first, 20)).stop_reason == "end_turn"
+    assert (await asyncio.wait_for(second, 20)).stop_reason == "end_turn"
+    assert len(llm.model_requests) == 2
+    assert llm.model_requests[1].last_user_text() == "then say bye"
+
+    # Cancelling the running turn answers the waiting prompt too; nothing of it runs.
+    llm.add(text("working", " again"), stall(30, after=2))
+    third = asyncio.ensure_future(acp.say(sid, "another long thing"))
+    await llm.wait_for_requests_async(3)
+    fourth = asyncio.ensure_future(acp.say(sid, "never mind"))
+    await asyncio.sleep(0.5)
+    await acp.conn.cancel(session_id=sid)
+    assert (await asyncio.wait_for(third, 10)).stop_reason == "cancelled"
+    assert (await asyncio.wait_for(fourth, 10)).stop_reason == "cancelled"
+    llm.release()
+    await asyncio.sleep(0.5)
+    assert not any("never mind" in t for r in llm.model_requests for t in r.texts("user"))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from baton import protocol as p
@@ -43,6 +43,9 @@ class Queued:
     id: str
     text: str
     delivery: p.QueueDelivery
+    # An ACP editor's prompt sent during a turn waits for the result of the turn that
+    # carries it (`run_after`).
+    waiter: asyncio.Future[p.PromptResult] | None = field(default=None, compare=False)
 
     def wire(self) -> p.QueuedPrompt:
         return p.QueuedPrompt(id=self.id, text=self.text, delivery=self.delivery)
@@ -54,6 +57,8 @@ class TurnStarter(Protocol):
     def start(
         self, state: SessionState, text: str, *, meta: dict[str, Any] | None = None
     ) -> asyncio.Task[p.PromptResult]: ...
+
+    async def until_done(self, task: asyncio.Task[p.PromptResult]) -> p.PromptResult: ...
 
     def add_user_message(
         self,
@@ -91,6 +96,39 @@ class PromptQueue:
         self._changed(state.id)
         return p.QueueResult(queued=self._wire(state.id))
 
+    async def run_after(self, state: SessionState, text: str) -> p.PromptResult:
+        """ACP's prompt queueing: a prompt sent while a turn runs is the next turn; its
+        result is that turn's. Idle, it runs at once."""
+        if not state.busy and not state.compacting:
+            return await self.turns.until_done(self.turns.start(state, text))
+        waiting = self._waiting.setdefault(state.id, [])
+        if len(waiting) >= MAX_QUEUED:
+            raise InvalidParams(f"{MAX_QUEUED} messages already wait; take one back first")
+        waiter: asyncio.Future[p.PromptResult] = asyncio.get_running_loop().create_future()
+        queued = Queued(new_id("queued"), text, "after_turn", waiter)
+        waiting.append(queued)
+        self._changed(state.id)
+        try:
+            return await asyncio.shield(waiter)
+        except asyncio.CancelledError:  # the editor gave up on it: it never reaches the model
+            if queued in self._waiting.get(state.id, []):
+                self._waiting[state.id].remove(queued)
+                self._changed(state.id)
+            raise
+
+    def cancelled(self, state: SessionState) -> None:
+        """The turn was stopped: the person's queue stays; an editor's waiting prompts end
+        `cancelled` with it (their requests are answered, nothing of theirs runs)."""
+        waiting = self._waiting.get(state.id, [])
+        answered = [q for q in waiting if q.waiter is not None]
+        if not answered:
+            return
+        for queued in answered:
+            if queued.waiter is not None and not queued.waiter.done():
+                queued.waiter.set_result(p.PromptResult(stop_reason="cancelled"))
+        self._waiting[state.id] = [q for q in waiting if q.waiter is None]
+        self._changed(state.id)
+
     def remove(self, state: SessionState, queued_id: str) -> p.QueueResult:
         waiting = self._waiting.get(state.id, [])
         kept = [q for q in waiting if q.id != queued_id]
@@ -126,11 +164,13 @@ class PromptQueue:
             return  # another turn took the session first: it delivers them
         text = "\n\n".join(q.text for q in waiting)
         try:
-            self.turns.start(state, text, meta={QUEUED_META: "after_turn"})
+            task = self.turns.start(state, text, meta={QUEUED_META: "after_turn"})
         except BatonError as exc:  # another process holds the session: the queue waits
             log.info("queued messages of %s wait: %s", state.id, exc.message)
             return
         self._waiting[state.id] = []
+        for queued in waiting:
+            _answer_with(task, queued.waiter)
         self._changed(state.id)
 
     def _wire(self, session_id: str) -> list[p.QueuedPrompt]:
@@ -138,6 +178,24 @@ class PromptQueue:
 
     def _changed(self, session_id: str) -> None:
         self.channel.send_update(session_id, p.QueueUpdate(queued=self._wire(session_id)))
+
+
+def _answer_with(task: asyncio.Task[p.PromptResult], waiter: asyncio.Future[Any] | None) -> None:
+    """`waiter` gets the result of the turn `task` runs (a failed turn's error, too)."""
+    if waiter is None:
+        return
+
+    def done(finished: asyncio.Task[p.PromptResult]) -> None:
+        if waiter.done():
+            return
+        if finished.cancelled():
+            waiter.set_result(p.PromptResult(stop_reason="cancelled"))
+        elif (exc := finished.exception()) is not None:
+            waiter.set_exception(exc)
+        else:
+            waiter.set_result(finished.result())
+
+    task.add_done_callback(done)
 
 
 def _ended_well(task: asyncio.Task[Any]) -> bool:

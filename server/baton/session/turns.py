@@ -182,6 +182,8 @@ class Turns:
     def cancel(self, state: SessionState) -> None:
         if state.turn_task is not None and not state.turn_task.done():
             state.turn_task.cancel()
+        # QUEUE HOOK (the session's work was stopped): editors' waiting prompts end too.
+        self.queue.cancelled(state)
         for callback in self.seams.on_cancel:
             callback(state)
 

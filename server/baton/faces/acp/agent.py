@@ -482,8 +482,13 @@ class BatonAgent:
         title = app.sessions.state(session_id).row.title
         try:
             async with core_errors():
+                state = app.sessions.state(session_id)
                 if command is not None:
                     stop = await self._command(app, session_id, *command)
+                elif state.busy and not context:
+                    # ACP's prompt queueing: sent during a turn, it is the next turn.
+                    result = await app.sessions.turns.queue.run_after(state, text)
+                    stop = self._stop(result, app, session_id)
                 else:
                     result = await app.sessions.prompt(
                         p.PromptParams(session_id=session_id, text=text, context=context or None)
