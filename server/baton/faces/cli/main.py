@@ -604,7 +604,12 @@ async def _run_turn(app: App, session_id: str, args: argparse.Namespace) -> p.Pr
     from baton import protocol as p
 
     if not args.approve:
-        return await app.sessions.prompt(p.PromptParams(session_id=session_id, text=args.prompt))
+        prompt = asyncio.ensure_future(
+            app.sessions.prompt(p.PromptParams(session_id=session_id, text=args.prompt))
+        )
+        if sys.stdin.isatty():  # the terminal's lines answer permission prompts
+            return await prompt
+        return await _with_lines_from_stdin(app, session_id, prompt)
     if args.steps:
         # Each step in a child of its own; the session's task runs them in order.
         await app.steps.approve(p.PlanApproveParams(session_id=session_id, build="steps"))
@@ -615,6 +620,45 @@ async def _run_turn(app: App, session_id: str, args: argparse.Namespace) -> p.Pr
     task = app.sessions.state(session_id).turn_task
     assert task is not None, "an approval with start begins the build turn"
     return await asyncio.shield(task)
+
+
+async def _with_lines_from_stdin(
+    app: App, session_id: str, prompt: asyncio.Future[p.PromptResult]
+) -> p.PromptResult:
+    """With stdin a pipe, each line read while the agent works is said to it at its next
+    step (`baton/session/queue`, steer); the run ends with the last turn they lead to."""
+    import threading
+
+    from baton import protocol as p
+
+    state = app.sessions.state(session_id)
+    loop = asyncio.get_running_loop()
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def read() -> None:  # a daemon thread: a stdin left open never holds the exit
+        for line in sys.stdin:
+            loop.call_soon_threadsafe(lines.put_nowait, line.rstrip("\n"))
+        loop.call_soon_threadsafe(lines.put_nowait, None)
+
+    while not state.busy and not prompt.done():
+        await asyncio.sleep(0.01)  # the turn first: a line then queues, never starts one
+    threading.Thread(target=read, name="baton-run-stdin", daemon=True).start()
+
+    async def steer() -> None:
+        while (line := await lines.get()) is not None:
+            if line.strip() and state.busy:
+                app.sessions.queue(p.QueueParams(session_id=session_id, text=line))
+
+    steering = asyncio.create_task(steer())
+    try:
+        result = await prompt
+        await asyncio.sleep(0)  # a queued line the turn did not reach starts the next turn
+        while (task := state.turn_task) is not None and not task.done():
+            result = await asyncio.shield(task)
+            await asyncio.sleep(0)
+        return result
+    finally:
+        steering.cancel()
 
 
 NO_PLAN_NOTE = (
