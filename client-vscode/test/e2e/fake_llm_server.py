@@ -30,6 +30,11 @@ Replies, decided per request so the order of requests does not matter:
   has its result, a line that says the status the result reported;
 - the SLOW CHILD itself: `glob` first (the card shows the tool), then an answer whose
   stream stalls for minutes (the card is seen running until Stop cancels the child);
+- PLEASE RATE LIMIT: HTTP 429 with Retry-After 0, every time (Baton gives up after its retries);
+- PLEASE DROP: the first words of an answer, then the connection cut mid-stream;
+- PLEASE STEER: a slowly streamed line and a `read` of README.md; once the read's result is
+  in, "Steered by: " and the person's last message (what they sent while it worked), or
+  "Nothing arrived while I worked." when the prompt is still the last message;
 - anything else: a fixed greeting.
 """
 
@@ -47,7 +52,15 @@ sys.path.insert(0, str(REPO))
 
 from tests.fake_llm import FakeLLM  # noqa: E402
 from tests.fake_llm.records import item_type  # noqa: E402
-from tests.fake_llm.script import reply, stall, text, tool_call  # noqa: E402
+from tests.fake_llm.script import (  # noqa: E402
+    cut_after,
+    pace,
+    rate_limit,
+    reply,
+    stall,
+    text,
+    tool_call,
+)
 
 GREETING = "Hello from the fake model."
 NEW_README = "# e2e workspace\n\nRewritten by the agent.\n"
@@ -179,6 +192,20 @@ def answer(req: Any) -> Any:
     if any(POLITE in t for t in req.texts("user")):
         return polite(req)
     last = req.last_user_text() or ""
+    # A failed turn leaves its prompt without an answer: the next prompt may come joined to
+    # it in one user message, so the newest request is looked for first.
+    if "PLEASE DROP" in last:
+        return reply(text("The first words of an answer that ", "never ", "ends ", "well."), cut_after(2))
+    if "PLEASE RATE LIMIT" in last and "PLEASE STEER" not in last:
+        return rate_limit(0)
+    asked_to_steer = any("PLEASE STEER" in t for t in req.texts("user"))
+    if asked_to_steer and not any(c.get("name") == "read" for c in req.function_calls()):
+        words = [f"word{i} " for i in range(24)]
+        return reply(text("Reading the readme slowly: ", *words), tool_call("read", {"path": "README.md"}), pace(0.5))
+    if asked_to_steer:
+        if "PLEASE STEER" in last:
+            return text("Nothing arrived while I worked.")
+        return text(f"Steered by: {last}")
     if "ECHO REVIEW" in last:
         return text(echo_review(req, last))
     if "PLEASE REVISE" in last:
