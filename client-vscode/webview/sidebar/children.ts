@@ -18,6 +18,8 @@ export interface ChildHandlers {
 
 interface Known extends ChildProgress {
   parentId: string;
+  /** A step's one line of result (restored from the parent's step note). */
+  line?: string;
 }
 
 export class ChildCards {
@@ -62,7 +64,30 @@ export class ChildCards {
         this.known.set(ended.childId, { kind: "child", callId: part.toolCallId, parentId, description, currentTool: null, step: null, ...ended });
       }
     }
+    // A step-by-step build's children: from the one note per step the parent keeps.
+    for (const message of messages) {
+      if (message.role !== "system") continue;
+      const text = message.parts.map((part) => (part.type === "text" ? part.text : "")).join("");
+      const step = parseStepResult(text);
+      if (!step || this.known.has(step.childId)) continue;
+      this.known.set(step.childId, {
+        kind: "child",
+        callId: stepCallId(message.id),
+        parentId,
+        childId: step.childId,
+        agent: "build",
+        description: step.text,
+        status: step.status,
+        currentTool: null,
+        tokens: 0,
+        step: { index: step.index, total: step.total },
+        line: step.line,
+      });
+    }
     for (const child of this.known.values()) if (child.parentId === parentId) this.render(child);
+    for (const child of this.known.values()) {
+      if (child.parentId === parentId && child.line) this.summarise({ childId: child.childId, agent: child.agent, status: child.status, tokens: child.tokens, files: [], commands: [], answer: child.line, cut: false }, false);
+    }
     for (const message of messages) {
       for (const part of message.parts) {
         const result = part.type === "tool_call" && part.name === "task" && part.output ? parseTaskResult(part.output) : undefined;
@@ -72,7 +97,7 @@ export class ChildCards {
   }
 
   /** A child's result (its `task` call ended): the card says it in words, under its head. */
-  summarise(result: TaskResult): void {
+  summarise(result: TaskResult, withFacts = true): void {
     const card = this.cardOf(result.childId);
     if (!card) return;
     const known = this.known.get(result.childId);
@@ -88,7 +113,7 @@ export class ChildCards {
     const summary = el(
       "div",
       { class: "child-summary" },
-      el("div", { class: "child-summary-facts", title: [...result.files, ...result.commands].join("\n") }, facts.join(" · ")),
+      ...(withFacts ? [el("div", { class: "child-summary-facts", title: [...result.files, ...result.commands].join("\n") }, facts.join(" · "))] : []),
       ...(result.error ? [el("div", { class: "child-summary-error" }, result.error)] : []),
       ...(result.answer ? [el("div", { class: "child-summary-answer" }, result.answer)] : []),
     );
@@ -98,6 +123,18 @@ export class ChildCards {
   /** The child a permission request came from, if it is known. */
   childOf(childId: string): Known | undefined {
     return this.known.get(childId);
+  }
+
+  /** After a step-by-step build: one line under its last step's card says how it ended. */
+  closeBuild(parentId: string): void {
+    let last: Known | undefined;
+    for (const child of this.known.values()) {
+      if (child.parentId === parentId && child.step && (!last || child.step.index >= (last.step?.index ?? 0))) last = child;
+    }
+    if (!last?.step || last.status === "running") return;
+    const card = this.cardOf(last.childId);
+    if (!card || this.root.querySelector(`.build-ended[data-child-id="${CSS.escape(last.childId)}"]`)) return;
+    card.after(el("div", { class: "marker build-ended", "data-kind": "build-ended", "data-child-id": last.childId, role: "status" }, buildEnding(last.step, last.status)));
   }
 
   /** The step of a plan being built step by step in `parentId`, while a child builds it. */
@@ -210,7 +247,7 @@ export class ChildCards {
    * at the end of the transcript when the call is not shown (a step Baton itself started). */
   private place(card: HTMLElement, callId: string): void {
     const atEnd = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 24;
-    const call = this.root.querySelector<HTMLElement>(`.tool-card[data-tool-call-id="${CSS.escape(callId)}"]`);
+    const call = this.root.querySelector<HTMLElement>(`.tool-card[data-tool-call-id="${CSS.escape(callId)}"], .step-anchor[data-call-id="${CSS.escape(callId)}"]`);
     if (call) {
       let after: Element = call;
       while (after.nextElementSibling?.matches(`.child-card[data-call-id="${CSS.escape(callId)}"]`)) after = after.nextElementSibling;
@@ -244,4 +281,36 @@ export function inlineCode(text: string): Node[] {
   return text.split(/(`[^`\n]+`)/).filter(Boolean).map((piece) =>
     piece.length > 2 && piece.startsWith("`") && piece.endsWith("`") ? el("code", {}, piece.slice(1, -1)) : document.createTextNode(piece),
   );
+}
+
+/** The anchor a step note leaves in the transcript, where its child's card goes. */
+export function stepCallId(messageId: string): string {
+  return `step-note-${messageId}`;
+}
+
+export interface StepResult {
+  index: number;
+  total: number;
+  text: string;
+  status: ChildStatus;
+  childId: string;
+  line: string;
+}
+
+/** The parent's note of one built step: `<baton:step-result>step i of n (text): status; child id; line`. */
+export function parseStepResult(text: string): StepResult | undefined {
+  const body = /<baton:step-result>\n?([\s\S]*?)\n?<\/baton:step-result>/.exec(text)?.[1];
+  const found = body ? /^step (\d+) of (\d+) \((.*)\): (\w+); child (\S+); ([\s\S]*)$/.exec(body.trim()) : null;
+  if (!found) return undefined;
+  const [, index, total, stepText, status, childId, line] = found;
+  const known = (CHILD_STATUSES as readonly string[]).includes(status ?? "") ? (status as ChildStatus) : "failed";
+  return { index: Number(index), total: Number(total), text: stepText ?? "", status: known, childId: childId ?? "", line: (line ?? "").trim() };
+}
+
+/** How a step-by-step build ended, in words, from its last step's child. */
+export function buildEnding(step: { index: number; total: number }, status: ChildStatus): string {
+  if (status === "done" && step.index === step.total) return `The step-by-step build ended: all ${step.total} ${step.total === 1 ? "step" : "steps"} built.`;
+  if (status === "cancelled") return `The step-by-step build was stopped at step ${step.index} of ${step.total}.`;
+  if (status === "done") return `The step-by-step build stopped after step ${step.index} of ${step.total}.`;
+  return `The step-by-step build stopped at step ${step.index} of ${step.total}: it ${CHILD_STATUS_LABELS[status]}.`;
 }

@@ -281,6 +281,8 @@ const TURN_ACTIVITY = new Set(["user_message", "agent_message_chunk", "agent_tho
 /** The end of a turn arrives twice (the turn_ended update and the prompt's result); show it once. */
 function finishTurn(stopReason: string | undefined, error: string | undefined, cause?: ErrorCause | null): void {
   if (running) transcript.endTurn(stopReason, error, true, cause);
+  // A step-by-step build says how it ended under its last step's card.
+  if (activeSessionId) children.closeBuild(activeSessionId);
   else transcript.endMessage();
   running = false;
   render();
@@ -349,6 +351,7 @@ function handle(message: SidebarInbound): void {
       transcript.load(message.messages, message.turns ?? []);
       review.decorateHistory(message.messages);
       children.restore(message.sessionId, message.messages);
+      if (!message.running) children.closeBuild(message.sessionId);
       foldRetriedAttempts(transcriptRoot);
       info = {}; // until the host sends this session's sessionInfo
       renderInfo();

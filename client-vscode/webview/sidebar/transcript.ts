@@ -8,6 +8,7 @@ import { el, formatTokens } from "../shared/dom";
 import { setMarkdown } from "../shared/markdown";
 import { describeError } from "./errors";
 import { parseTaskResult, taskResultText, type TaskResult } from "./taskResult";
+import { stepCallId } from "./children";
 import { CHILD_STATUS_LABELS, type ChildStatus } from "../../src/views/sidebar/children";
 import { displayOutput, toolTitle } from "./tools";
 
@@ -147,9 +148,13 @@ export class Transcript {
       return;
     }
     if (message.role === "system") {
-      // Baton's own entries: where a compaction happened, how a pre-compact round ended.
+      // Baton's own entries: where a compaction happened, how a pre-compact round ended,
+      // where a step-by-step build's step ended (its child's card goes there).
       for (const part of message.parts) {
         if (part.type === "compaction" || part.type === "pre_compact") this.part(part, compacted);
+        if (part.type === "text" && part.text.startsWith("<baton:step-result>")) {
+          this.root.append(el("div", { class: "step-anchor", "data-call-id": stepCallId(message.id), hidden: "" }));
+        }
       }
       this.open = undefined;
       return;
