@@ -3,7 +3,7 @@
 // (Reload Window), from the one note per step the parent keeps.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, openWebview, send, waitForPosted } from "./harness";
+import { launchBrowser, openWebview, posted, send, waitForPosted } from "./harness";
 
 let browser: Browser;
 beforeAll(async () => {
@@ -44,10 +44,16 @@ describe("a step-by-step build", () => {
     expect(await cards.locator(".child-status").allInnerTexts()).toEqual(["done", "done"]);
     expect(await cards.locator(".child-summary-answer").allInnerTexts()).toEqual(["Wrote hello.txt with the greeting.", "The check passes."]);
     const ended = page.locator("[data-kind=build-ended]");
-    expect(await ended.innerText()).toBe("The step-by-step build ended: all 2 steps built.");
+    expect(await ended.locator(".build-ended-text").innerText()).toBe("The step-by-step build ended: all 2 steps built.");
     // Right under the last step's card.
     expect(await ended.evaluate((node) => node.previousElementSibling?.getAttribute("data-child-id"))).toBe("ses_c2");
     expect(await page.locator("#transcript").innerText()).not.toContain("<baton:");
+    // Undo: from one step (that step and the later ones), or the whole build.
+    await cards.nth(1).locator(".child-undo").click();
+    expect(await waitForPosted(page, "revert")).toEqual({ type: "revert", sessionId: PARENT, messageId: "n2" });
+    await ended.locator(".build-undo").click();
+    const reverts = (await posted(page)).filter((m) => m.type === "revert");
+    expect(reverts.at(-1)).toEqual({ type: "revert", sessionId: PARENT, messageId: "n1" });
     await page.close();
   });
 
@@ -61,13 +67,15 @@ describe("a step-by-step build", () => {
     await send(page, update({ kind: "turn_ended", stopReason: "cancelled" }));
     const ended = page.locator("[data-kind=build-ended]");
     await ended.waitFor();
-    expect(await ended.innerText()).toBe("The step-by-step build was stopped at step 2 of 3.");
+    expect(await ended.locator(".build-ended-text").innerText()).toBe("The step-by-step build was stopped at step 2 of 3.");
     expect(await page.locator(".child-card .child-status").allInnerTexts()).toEqual(["done", "stopped"]);
+    // The build ended live: the sidebar reloads the session, so its cards know their notes.
+    expect(await waitForPosted(page, "selectSession")).toEqual({ type: "selectSession", sessionId: PARENT });
     await page.close();
 
     const reopened = await sidebar([approved, note("n1", "step 1 of 3 (One): done; child ses_c1; ok"), note("n2", "step 2 of 3 (Two): cancelled; child ses_c2; the child ended cancelled")]);
     await reopened.locator("[data-kind=build-ended]").waitFor();
-    expect(await reopened.locator("[data-kind=build-ended]").innerText()).toBe("The step-by-step build was stopped at step 2 of 3.");
+    expect(await reopened.locator("[data-kind=build-ended] .build-ended-text").innerText()).toBe("The step-by-step build was stopped at step 2 of 3.");
     await reopened.close();
   });
 });

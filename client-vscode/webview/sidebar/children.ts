@@ -14,12 +14,16 @@ export interface ChildHandlers {
   stop(childId: string): void;
   /** Open the child's own transcript (read-only). */
   open(childId: string): void;
+  /** Undo from this message on (a step's note): the files of that step and the later ones. */
+  undo?(messageId: string): void;
 }
 
 interface Known extends ChildProgress {
   parentId: string;
   /** A step's one line of result (restored from the parent's step note). */
   line?: string;
+  /** The parent's note of the step: Undo from here reverts from it. */
+  noteId?: string;
 }
 
 export class ChildCards {
@@ -69,7 +73,13 @@ export class ChildCards {
       if (message.role !== "system") continue;
       const text = message.parts.map((part) => (part.type === "text" ? part.text : "")).join("");
       const step = parseStepResult(text);
-      if (!step || this.known.has(step.childId)) continue;
+      if (!step) continue;
+      const live = this.known.get(step.childId);
+      if (live) {
+        // Seen live: its card now stands where its note is, and can undo from it.
+        this.known.set(step.childId, { ...live, callId: stepCallId(message.id), line: step.line, noteId: message.id, status: step.status });
+        continue;
+      }
       this.known.set(step.childId, {
         kind: "child",
         callId: stepCallId(message.id),
@@ -82,6 +92,7 @@ export class ChildCards {
         tokens: 0,
         step: { index: step.index, total: step.total },
         line: step.line,
+        noteId: message.id,
       });
     }
     for (const child of this.known.values()) if (child.parentId === parentId) this.render(child);
@@ -125,6 +136,11 @@ export class ChildCards {
     return this.known.get(childId);
   }
 
+  /** Whether a step-by-step build ran live in `parentId` (its cards have no notes yet). */
+  stepsRan(parentId: string): boolean {
+    return [...this.known.values()].some((c) => c.parentId === parentId && c.step && !c.noteId && c.status !== "running");
+  }
+
   /** After a step-by-step build: one line under its last step's card says how it ended. */
   closeBuild(parentId: string): void {
     let last: Known | undefined;
@@ -134,7 +150,17 @@ export class ChildCards {
     if (!last?.step || last.status === "running") return;
     const card = this.cardOf(last.childId);
     if (!card || this.root.querySelector(`.build-ended[data-child-id="${CSS.escape(last.childId)}"]`)) return;
-    card.after(el("div", { class: "marker build-ended", "data-kind": "build-ended", "data-child-id": last.childId, role: "status" }, buildEnding(last.step, last.status)));
+    const marker = el("div", { class: "marker build-ended", "data-kind": "build-ended", "data-child-id": last.childId, role: "status" }, el("span", { class: "build-ended-text" }, buildEnding(last.step, last.status)));
+    // The whole build, back to before its first step (the person's choice; a step's own
+    // card undoes from that step).
+    const first = [...this.known.values()].find((c) => c.parentId === parentId && c.step?.index === 1 && c.noteId);
+    if (first?.noteId && this.handlers.undo) {
+      const noteId = first.noteId;
+      const undo = el("button", { type: "button", class: "build-undo", title: "Restore every file the build's steps changed, as it was before the build" }, "Undo the whole build");
+      undo.addEventListener("click", () => this.handlers.undo?.(noteId));
+      marker.append(" ", undo);
+    }
+    card.after(marker);
   }
 
   /** The step of a plan being built step by step in `parentId`, while a child builds it. */
@@ -222,6 +248,13 @@ export class ChildCards {
       event.preventDefault();
       this.handlers.open(child.childId);
     });
+    const actions = el("div", { class: "child-actions" }, stop, open);
+    if (child.step && child.noteId && this.handlers.undo) {
+      const noteId = child.noteId;
+      const undo = el("button", { type: "button", class: "child-undo", title: "Restore the files this step and the later ones changed" }, "Undo from this step");
+      undo.addEventListener("click", () => this.handlers.undo?.(noteId));
+      actions.append(undo);
+    }
     return el(
       "div",
       { class: "child-card", role: "group", "data-kind": "child", "data-child-id": child.childId, "data-call-id": child.callId },
@@ -239,7 +272,7 @@ export class ChildCards {
         el("span", { class: "child-tool", hidden: "" }),
         el("span", { class: "child-tokens" }),
       ),
-      el("div", { class: "child-actions" }, stop, open),
+      actions,
     );
   }
 

@@ -78,6 +78,10 @@ const transcript = new Transcript(transcriptRoot, {
 const children = new ChildCards(transcriptRoot, {
   stop: (childId) => host.post({ type: "cancel", sessionId: childId }),
   open: (childId) => host.post({ type: "openChild", sessionId: childId }),
+  // The host asks first (Undo Turn's dialog), then reverts from the step's note.
+  undo: (messageId) => {
+    if (activeSessionId) host.post({ type: "revert", sessionId: activeSessionId, messageId });
+  },
 });
 
 const saved = host.getState();
@@ -281,7 +285,9 @@ const TURN_ACTIVITY = new Set(["user_message", "agent_message_chunk", "agent_tho
 /** The end of a turn arrives twice (the turn_ended update and the prompt's result); show it once. */
 function finishTurn(stopReason: string | undefined, error: string | undefined, cause?: ErrorCause | null): void {
   if (running) transcript.endTurn(stopReason, error, true, cause);
-  // A step-by-step build says how it ended under its last step's card.
+  // A step-by-step build says how it ended under its last step's card; reloaded, its
+  // cards know their step notes (Undo from a step, or the whole build).
+  if (activeSessionId && children.stepsRan(activeSessionId)) host.post({ type: "selectSession", sessionId: activeSessionId });
   if (activeSessionId) children.closeBuild(activeSessionId);
   else transcript.endMessage();
   running = false;
