@@ -9,11 +9,12 @@ leaves the queue as it is: nothing the person said is lost or sent unasked; the 
 turn delivers it by the same rules. A message sent to an idle session starts its
 turn at once.
 
-Two hooks connect it to the turn, both in `session/turns.py` and marked there: the
-step boundary (`Turns.before_step` calls `steer`) and the end of the turn
-(`Turns._done` calls `turn_ended`). When one owner of a session's activity
-replaces how turns mark the session busy, both are its "before a step" and
-"the session went idle" events.
+Three hooks connect it to the turn, all in `session/turns.py` and marked QUEUE HOOK
+there: the step boundary (`Turns.before_step` calls `steer`), the end of the turn
+(`Turns._done` calls `turn_ended`) and a cancel (`Turns.cancel` calls `cancelled`).
+When one owner of a session's activity replaces how turns mark the session busy,
+they are its "before a step", "the session went idle" and "stopped" events. An ACP
+editor's prompt sent during a turn waits here as the next turn (`run_after`).
 """
 
 from __future__ import annotations

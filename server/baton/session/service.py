@@ -272,11 +272,6 @@ class SessionService:
             self.start_turn(state, text, extra_parts=attachments, meta=meta, first_call=first_call)
         )
 
-    def queue(self, params: p.QueueParams) -> p.QueueResult:
-        """Say something while the agent works (session/queue.py); idle, it starts the turn."""
-        state = self.state(params.session_id)
-        return self.turns.queue.add(state, params.text, params.delivery)
-
     def cancel(self, session_id: str) -> None:
         self.turns.cancel(self.state(session_id))
 

@@ -629,8 +629,6 @@ async def _with_lines_from_stdin(
     step (`baton/session/queue`, steer); the run ends with the last turn they lead to."""
     import threading
 
-    from baton import protocol as p
-
     state = app.sessions.state(session_id)
     loop = asyncio.get_running_loop()
     lines: asyncio.Queue[str | None] = asyncio.Queue()
@@ -647,7 +645,7 @@ async def _with_lines_from_stdin(
     async def steer() -> None:
         while (line := await lines.get()) is not None:
             if line.strip() and state.busy:
-                app.sessions.queue(p.QueueParams(session_id=session_id, text=line))
+                app.sessions.turns.queue.add(state, line, "steer")
 
     steering = asyncio.create_task(steer())
     try:

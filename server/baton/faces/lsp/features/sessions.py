@@ -38,7 +38,8 @@ def register(server: Registrar) -> None:
 
     @method(server, "baton/session/queue")
     def queue(app: App, params: p.QueueParams) -> p.QueueResult:
-        return app.sessions.queue(params)
+        state = app.sessions.state(params.session_id)
+        return app.sessions.turns.queue.add(state, params.text, params.delivery)
 
     @method(server, "baton/session/unqueue")
     def unqueue(app: App, params: p.UnqueueParams) -> p.QueueResult:
