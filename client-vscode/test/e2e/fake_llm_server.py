@@ -35,12 +35,15 @@ Replies, decided per request so the order of requests does not matter:
 - PLEASE STEER: a slowly streamed line and a `read` of README.md; once the read's result is
   in, "Steered by: " and the person's last message (what they sent while it worked), or
   "Nothing arrived while I worked." when the prompt is still the last message;
+- a child building one step of a step-by-step build ("Your step (i of n)"): `write`
+  step<i>.txt, then "Built step <i>.";
 - anything else: a fixed greeting.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sys
 import threading
@@ -198,6 +201,12 @@ def answer(req: Any) -> Any:
         return reply(text("The first words of an answer that ", "never ", "ends ", "well."), cut_after(2))
     if "PLEASE RATE LIMIT" in last and "PLEASE STEER" not in last:
         return rate_limit(0)
+    building = re.search(r"Your step \((\d+) of \d+\)", req.texts("user")[0] if req.texts("user") else "")
+    if building:
+        index = building.group(1)
+        if not any(c.get("name") == "write" for c in req.function_calls()):
+            return tool_call("write", {"path": f"step{index}.txt", "content": f"step {index}\n"})
+        return text(f"Built step {index}.")
     asked_to_steer = any("PLEASE STEER" in t for t in req.texts("user"))
     if asked_to_steer and not any(c.get("name") == "read" for c in req.function_calls()):
         words = [f"word{i} " for i in range(24)]
