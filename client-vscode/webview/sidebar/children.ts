@@ -232,7 +232,8 @@ export class ChildCards {
       tool.textContent = using ? `Using ${using}` : "";
       tool.title = using ? `The tool the child is using now: ${using}` : "";
     }
-    text(card, ".child-tokens", `${formatTokens(child.tokens)} tokens`);
+    // A step restored from its note has no token count to show: none is said.
+    text(card, ".child-tokens", child.noteId && !child.tokens ? "" : `${formatTokens(child.tokens)} tokens`);
     const stop = card.querySelector<HTMLButtonElement>(".child-stop");
     if (stop) stop.hidden = child.status !== "running";
   }
