@@ -19,6 +19,8 @@ describe("webview message guards", () => {
     expect(parseSidebarOutbound({ type: "queue", sessionId: "s", text: "  ", delivery: "after_turn" })).toBeUndefined();
     expect(parseSidebarOutbound({ type: "unqueue", sessionId: "s", id: "q1" })).toEqual({ type: "unqueue", sessionId: "s", id: "q1" });
     expect(parseSidebarOutbound({ type: "useModel", model: " qwen " })).toEqual({ type: "useModel", model: "qwen" });
+    expect(parseSidebarOutbound({ type: "childHistory", sessionId: "c-1" })).toEqual({ type: "childHistory", sessionId: "c-1" });
+    expect(parseSidebarOutbound({ type: "childHistory", sessionId: 7 })).toBeUndefined();
     // Extra fields never pass through.
     expect(parseSidebarOutbound({ type: "cancel", sessionId: "s", extra: 1 })).toEqual({ type: "cancel", sessionId: "s" });
   });

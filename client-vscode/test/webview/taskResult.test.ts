@@ -112,4 +112,34 @@ describe("a child's result in people's words", () => {
     expect(body).not.toContain("do not re-apply");
     await page.close();
   });
+
+  it("the child's transcript shows under its card in the sidebar's own rendering, and follows it live", async () => {
+    const page = await sidebar();
+    const card = page.locator(".child-card");
+    await card.locator(".child-show").click();
+    expect(await waitForPosted(page, "childHistory")).toEqual({ type: "childHistory", sessionId: CHILD });
+    await send(page, {
+      type: "childHistory",
+      sessionId: CHILD,
+      messages: [
+        { id: "c1", role: "user", createdAt: "t", parts: [{ type: "text", text: "Add parse_args to cli.py" }] },
+        { id: "c2", role: "assistant", createdAt: "t", parts: [{ type: "text", text: "Reading **cli.py** first." }, { type: "tool_call", toolCallId: "r1", name: "read", input: { path: "cli.py" }, status: "completed", output: "def main(): ..." }] },
+      ],
+    });
+    const box = card.locator(".child-transcript");
+    await box.locator("[data-kind=assistant]").first().waitFor();
+    // Rendered as the sidebar renders: markdown, tool cards.
+    expect(await box.locator("[data-kind=assistant] strong").innerText()).toBe("cli.py");
+    expect(await box.locator(".tool-card[data-tool=read]").count()).toBe(1);
+    // Live: the child's own stream lands under its card, not in the parent's transcript.
+    await send(page, { type: "update", sessionId: CHILD, update: { kind: "agent_message_chunk", text: "Now writing the parser." } });
+    await expect.poll(() => box.innerText()).toContain("Now writing the parser.");
+    const outside = await page.evaluate(() =>
+      Array.from(document.querySelectorAll("#transcript > [data-kind=assistant]")).map((n) => n.textContent ?? ""),
+    );
+    expect(outside.join(" ")).not.toContain("Now writing the parser.");
+    await card.locator(".child-show").click();
+    expect(await box.isHidden()).toBe(true);
+    await page.close();
+  });
 });

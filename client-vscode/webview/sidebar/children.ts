@@ -7,7 +7,8 @@ import "./children.css";
 import type { Message, SessionUpdate } from "../../src/protocol";
 import { CHILD_STATUS_LABELS, CHILD_STATUSES, type ChildAsker, type ChildProgress, type ChildStatus } from "../../src/views/sidebar/children";
 import { el, formatTokens } from "../shared/dom";
-import { parseTaskResult, type TaskResult } from "./taskResult";
+import { parseTaskResult, stepCallId, type TaskResult } from "./taskResult";
+import { Transcript } from "./transcript";
 
 export interface ChildHandlers {
   /** Stop this child only (its parent goes on). */
@@ -16,6 +17,8 @@ export interface ChildHandlers {
   open(childId: string): void;
   /** Undo from this message on (a step's note): the files of that step and the later ones. */
   undo?(messageId: string): void;
+  /** Ask for the child's history, to show its transcript under its card. */
+  history?(childId: string): void;
 }
 
 interface Known extends ChildProgress {
@@ -30,6 +33,8 @@ export class ChildCards {
   private readonly known = new Map<string, Known>();
   /** Children whose permission prompt is open. */
   private readonly asking = new Set<string>();
+  /** The transcripts shown under children's cards, in the sidebar's own rendering, live. */
+  private readonly transcripts = new Map<string, Transcript>();
 
   constructor(
     private readonly root: HTMLElement,
@@ -47,6 +52,9 @@ export class ChildCards {
   /** A child's own update (its session's stream): its card follows its tokens and tool
    * between the parent's `child` updates, which then say the server's own figures. */
   own(childId: string, update: SessionUpdate): boolean {
+    // The child's transcript under its card follows its stream as it comes.
+    const shown = this.transcripts.get(childId);
+    if (shown) shown.apply(update);
     const child = this.known.get(childId);
     if (!child || child.status !== "running") return false;
     if (update.kind === "usage") child.tokens += (update.inputTokens ?? 0) + (update.outputTokens ?? 0);
@@ -105,6 +113,16 @@ export class ChildCards {
         if (result) this.summarise(result);
       }
     }
+  }
+
+  /** The child's history arrived: its transcript under its card, rendered as the sidebar's. */
+  showHistory(childId: string, messages: Message[]): void {
+    const box = this.cardOf(childId)?.querySelector<HTMLElement>(".child-transcript");
+    if (!box) return;
+    const transcript = new Transcript(box, {});
+    transcript.load(messages);
+    this.transcripts.set(childId, transcript);
+    box.dataset.loaded = "true";
   }
 
   /** A child's result (its `task` call ended): the card says it in words, under its head. */
@@ -249,7 +267,17 @@ export class ChildCards {
       event.preventDefault();
       this.handlers.open(child.childId);
     });
-    const actions = el("div", { class: "child-actions" }, stop, open);
+    // The child's transcript in the sidebar's own rendering, under the card, live.
+    const box = el("div", { class: "child-transcript", "aria-label": `The ${child.agent} child's transcript`, hidden: "" });
+    const show = el("button", { type: "button", class: "child-show", "aria-expanded": "false", title: "Show the child's transcript here; it follows the child live" }, "Show here");
+    show.addEventListener("click", () => {
+      const opening = box.hidden;
+      box.hidden = !opening;
+      show.setAttribute("aria-expanded", String(opening));
+      show.textContent = opening ? "Hide" : "Show here";
+      if (opening && !box.dataset.loaded) this.handlers.history?.(child.childId);
+    });
+    const actions = el("div", { class: "child-actions" }, stop, open, show);
     if (child.step && child.noteId && this.handlers.undo) {
       const noteId = child.noteId;
       const undo = el("button", { type: "button", class: "child-undo", title: "Restore the files this step and the later ones changed" }, "Undo from this step");
@@ -274,6 +302,7 @@ export class ChildCards {
         el("span", { class: "child-tokens" }),
       ),
       actions,
+      box,
     );
   }
 
@@ -317,10 +346,6 @@ export function inlineCode(text: string): Node[] {
   );
 }
 
-/** The anchor a step note leaves in the transcript, where its child's card goes. */
-export function stepCallId(messageId: string): string {
-  return `step-note-${messageId}`;
-}
 
 export interface StepResult {
   index: number;

@@ -78,6 +78,7 @@ const transcript = new Transcript(transcriptRoot, {
 const children = new ChildCards(transcriptRoot, {
   stop: (childId) => host.post({ type: "cancel", sessionId: childId }),
   open: (childId) => host.post({ type: "openChild", sessionId: childId }),
+  history: (childId) => host.post({ type: "childHistory", sessionId: childId }),
   // The host asks first (Undo Turn's dialog), then reverts from the step's note.
   undo: (messageId) => {
     if (activeSessionId) host.post({ type: "revert", sessionId: activeSessionId, messageId });
@@ -406,6 +407,9 @@ function handle(message: SidebarInbound): void {
         running = true;
         render();
       }
+      return;
+    case "childHistory":
+      children.showHistory(message.sessionId, message.messages);
       return;
     case "turn":
       if (message.sessionId !== activeSessionId) return;

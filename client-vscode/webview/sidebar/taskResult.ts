@@ -81,3 +81,8 @@ export function statusWords(status: ChildStatus): string {
       return CHILD_STATUS_LABELS[status];
   }
 }
+
+/** The anchor a step note leaves in the transcript, where its child's card goes. */
+export function stepCallId(messageId: string): string {
+  return `step-note-${messageId}`;
+}

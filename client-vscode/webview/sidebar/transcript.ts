@@ -7,8 +7,7 @@ import type { SidebarAction } from "../../src/views/sidebar/messages";
 import { el, formatTokens } from "../shared/dom";
 import { setMarkdown } from "../shared/markdown";
 import { describeError } from "./errors";
-import { parseTaskResult, taskResultText, type TaskResult } from "./taskResult";
-import { stepCallId } from "./children";
+import { parseTaskResult, stepCallId, taskResultText, type TaskResult } from "./taskResult";
 import { CHILD_STATUS_LABELS, type ChildStatus } from "../../src/views/sidebar/children";
 import { displayOutput, toolTitle } from "./tools";
 

@@ -91,6 +91,8 @@ export type SidebarInbound =
   | { type: "update"; sessionId: string; update: SessionUpdate }
   | { type: "userMessage"; sessionId: string; text: string }
   | { type: "turn"; sessionId: string; running: boolean; stopReason?: string; error?: string; cause?: ErrorCause }
+  /** A child's history, for its transcript under its card (its live updates follow). */
+  | { type: "childHistory"; sessionId: string; messages: Message[] }
   /** How a model is set up (the welcome state and the actions on errors). */
   | { type: "setup"; setup: SetupView }
   /** What the server ignores because the folder is not trusted (null: not known yet). */
@@ -156,7 +158,9 @@ export type SidebarOutbound =
   | { type: "useModel"; model: string }
   /** Said while the agent works: it waits on the server until the next step (`steer`) or the turn's end. */
   | { type: "queue"; sessionId: string; text: string; delivery: "steer" | "after_turn" }
-  | { type: "unqueue"; sessionId: string; id: string };
+  | { type: "unqueue"; sessionId: string; id: string }
+  /** A child's card asks for the child's history, to show its transcript in the sidebar. */
+  | { type: "childHistory"; sessionId: string };
 
 const OUTBOUND_TYPES = [
   ...REVIEW_OUTBOUND_TYPES,
@@ -180,6 +184,7 @@ const OUTBOUND_TYPES = [
   "useModel",
   "queue",
   "unqueue",
+  "childHistory",
   "retry",
   "openLink",
   "action",
@@ -208,6 +213,8 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
       return isId(m.sessionId) && typeof m.text === "string" && m.text.trim() !== "" && m.text.length <= 100_000 && (m.delivery === "steer" || m.delivery === "after_turn")
         ? { type: "queue", sessionId: m.sessionId, text: m.text, delivery: m.delivery }
         : undefined;
+    case "childHistory":
+      return isId(m.sessionId) ? { type: "childHistory", sessionId: m.sessionId } : undefined;
     case "unqueue":
       return isId(m.sessionId) && isId(m.id) ? { type: "unqueue", sessionId: m.sessionId, id: m.id } : undefined;
     case "useModel":
@@ -274,6 +281,7 @@ const INBOUND_TYPES = [
   "update",
   "userMessage",
   "turn",
+  "childHistory",
   "mode",
   "permission",
   "permissionClosed",
@@ -305,6 +313,8 @@ export function parseSidebarInbound(value: unknown): SidebarInbound | undefined 
         : undefined;
     case "userMessage":
       return isId(m.sessionId) && isString(m.text) ? (value as unknown as SidebarInbound) : undefined;
+    case "childHistory":
+      return isId(m.sessionId) && Array.isArray(m.messages) ? (value as unknown as SidebarInbound) : undefined;
     case "turn":
       return isId(m.sessionId) && typeof m.running === "boolean" ? (value as unknown as SidebarInbound) : undefined;
     case "mode":

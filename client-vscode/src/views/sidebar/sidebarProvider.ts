@@ -295,6 +295,11 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       case "exportSession":
         await vscode.commands.executeCommand("baton.exportSession", message.sessionId);
         return;
+      case "childHistory": {
+        const loaded = await this.client.request("baton/session/load", { sessionId: message.sessionId });
+        this.post({ type: "childHistory", sessionId: message.sessionId, messages: loaded.messages });
+        return;
+      }
       case "queue":
         await this.client.request("baton/session/queue", { sessionId: message.sessionId, text: message.text, delivery: message.delivery });
         return;
