@@ -37,6 +37,8 @@ Replies, decided per request so the order of requests does not matter:
   "Nothing arrived while I worked." when the prompt is still the last message;
 - a child building one step of a step-by-step build ("Your step (i of n)"): `write`
   step<i>.txt, then "Built step <i>.";
+- HAND A WRITE: a `task` call to a `build` child told CHILD WRITE, which writes README.md
+  (asking permission first), then a line;
 - anything else: a fixed greeting.
 """
 
@@ -187,9 +189,27 @@ def delegation(req: Any) -> Any:
     return text(f"The child's result says: {status}.")
 
 
+def child_write(req: Any) -> Any:
+    """HAND A WRITE: the parent's `task` call to a `build` child told CHILD WRITE; the child
+    writes README.md (it asks permission), then a line; the parent, a line."""
+    calls = [c.get("name") for c in req.function_calls()]
+    if any("CHILD WRITE" in t for t in req.texts("user")):
+        if "write" not in calls:
+            return tool_call("write", {"path": "README.md", "content": NEW_README})
+        return text("The child is done.")
+    if "task" not in calls:
+        return tool_call(
+            "task",
+            {"agent": "build", "description": "Rewrite the readme", "prompt": "CHILD WRITE the readme"},
+        )
+    return text("Handed over.")
+
+
 def answer(req: Any) -> Any:
     if not req.tool_names:
         return text(SUMMARY)
+    if any("HAND A WRITE" in t or "CHILD WRITE" in t for t in req.texts("user")):
+        return child_write(req)
     if any(SLOW_CHILD in t or "PLEASE DELEGATE" in t for t in req.texts("user")):
         return delegation(req)
     if any(POLITE in t for t in req.texts("user")):
