@@ -31,6 +31,12 @@ let services: Services | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<Services> {
   const output = vscode.window.createOutputChannel("Baton Server", { log: true });
   const state = new SessionState();
+  // `baton.turnRunning` scopes the Stop key binding to when there is a turn to stop.
+  const turnRunning = () => {
+    const sessionId = state.activeSessionId;
+    void vscode.commands.executeCommand("setContext", "baton.turnRunning", Boolean(sessionId && state.isRunning(sessionId)));
+  };
+  context.subscriptions.push(state.onDidChangeSession(turnRunning), state.onDidChangeActive(turnRunning));
   const firstFolder = () => vscode.workspace.workspaceFolders?.[0];
 
   const client: BatonClient = new BatonClient({

@@ -450,6 +450,16 @@ export interface EditorFileDiagnostics {
  */
 export interface Empty {}
 /**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "FoundModelServer".
+ */
+export interface FoundModelServer {
+  port: number;
+  name: string;
+  baseUrl: string;
+  models: string[];
+}
+/**
  * Extension: an image attached to a prompt, sent to a model that takes images.
  *
  * `data` is the image's bytes in base64 (a `data:<mimeType>;base64,` URL is accepted
@@ -637,6 +647,117 @@ export interface ModelRetry {
   delaySeconds: number;
   reason: string;
   status?: number | null;
+}
+/**
+ * Extension (`baton/models/servers`): look for OpenAI-compatible servers running on
+ * this machine's loopback, as `baton model find` does; `ports` defaults to the usual
+ * ones (Ollama 11434, LM Studio 1234, llama.cpp 8080, vLLM 8000).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ModelServersParams".
+ */
+export interface ModelServersParams {
+  ports?:
+    | []
+    | [number]
+    | [number, number]
+    | [number, number, number]
+    | [number, number, number, number]
+    | [number, number, number, number, number]
+    | [number, number, number, number, number, number]
+    | [number, number, number, number, number, number, number]
+    | [number, number, number, number, number, number, number, number]
+    | [number, number, number, number, number, number, number, number, number]
+    | [number, number, number, number, number, number, number, number, number, number]
+    | [number, number, number, number, number, number, number, number, number, number, number]
+    | [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ]
+    | [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ]
+    | [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ]
+    | [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ]
+    | [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ]
+    | null;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ModelServersResult".
+ */
+export interface ModelServersResult {
+  servers: FoundModelServer[];
 }
 /**
  * Extension (`baton/models/list`): the models of a provider (the session's, or the
@@ -977,6 +1098,24 @@ export interface PromptParams {
 export interface PromptResult {
   stopReason: "end_turn" | "cancelled" | "max_steps" | "refusal" | "error";
   error?: string | null;
+  cause?:
+    | (
+        | "rate_limit"
+        | "quota"
+        | "server_error"
+        | "connection_dropped"
+        | "unreachable"
+        | "timeout"
+        | "model_not_found"
+        | "key_refused"
+        | "key_missing"
+        | "model_missing"
+        | "not_configured"
+        | "local_model"
+        | "context_overflow"
+        | "other"
+      )
+    | null;
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -1012,6 +1151,44 @@ export interface QuestionResponse {
   outcome: "answered" | "cancelled";
   labels?: string[];
   text?: string | null;
+}
+/**
+ * Extension (`baton/session/queue`): say something while the agent works.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "QueueParams".
+ */
+export interface QueueParams {
+  sessionId: string;
+  text: string;
+  delivery?: "steer" | "after_turn";
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "QueueResult".
+ */
+export interface QueueResult {
+  queued: QueuedPrompt[];
+  started?: boolean;
+}
+/**
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "QueuedPrompt".
+ */
+export interface QueuedPrompt {
+  id: string;
+  text: string;
+  delivery: "steer" | "after_turn";
+}
+/**
+ * Extension: what waits to reach the model changed (queued, delivered, taken back).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "QueueUpdate".
+ */
+export interface QueueUpdate {
+  kind: "queue";
+  queued: QueuedPrompt[];
 }
 /**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
@@ -1156,6 +1333,24 @@ export interface TurnOutcome {
   afterMessageId?: string | null;
   stopReason: "end_turn" | "cancelled" | "max_steps" | "refusal" | "error";
   error?: string | null;
+  cause?:
+    | (
+        | "rate_limit"
+        | "quota"
+        | "server_error"
+        | "connection_dropped"
+        | "unreachable"
+        | "timeout"
+        | "model_not_found"
+        | "key_refused"
+        | "key_missing"
+        | "model_missing"
+        | "not_configured"
+        | "local_model"
+        | "context_overflow"
+        | "other"
+      )
+    | null;
   createdAt: string;
 }
 /**
@@ -1210,6 +1405,7 @@ export interface SessionUpdateNotification {
     | UserMessageUpdate
     | NoteUpdate
     | TurnEnded
+    | QueueUpdate
     | McpServerUpdate
     | ModelProgress
     | ModelRetry
@@ -1267,6 +1463,7 @@ export interface UserMessageUpdate {
   text: string;
   origin?: ("feedback" | "approval" | "continue" | "pre_compact") | null;
   command?: MessageCommand | null;
+  queued?: ("steer" | "after_turn" | "idle") | null;
 }
 /**
  * Extension: a turn ended; lets clients that did not send the prompt finish their view.
@@ -1278,6 +1475,24 @@ export interface TurnEnded {
   kind: "turn_ended";
   stopReason: "end_turn" | "cancelled" | "max_steps" | "refusal" | "error";
   error?: string | null;
+  cause?:
+    | (
+        | "rate_limit"
+        | "quota"
+        | "server_error"
+        | "connection_dropped"
+        | "unreachable"
+        | "timeout"
+        | "model_not_found"
+        | "key_refused"
+        | "key_missing"
+        | "model_missing"
+        | "not_configured"
+        | "local_model"
+        | "context_overflow"
+        | "other"
+      )
+    | null;
 }
 /**
  * Extension: said once per session when the workspace is not trusted and something of
@@ -1391,6 +1606,17 @@ export interface UncompactParams {
   compactionId: string;
 }
 /**
+ * Extension (`baton/session/unqueue`): take back a message that has not reached the
+ * model yet.
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "UnqueueParams".
+ */
+export interface UnqueueParams {
+  sessionId: string;
+  id: string;
+}
+/**
  * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
  * via the `definition` "WorkspaceTrustResult".
  */
@@ -1410,6 +1636,8 @@ export interface BatonRequests {
   "baton/mcp/servers": { params: Record<string, never>; result: McpServersResult };
   /** Models to choose from. */
   "baton/models/list": { params: ModelsListParams; result: ModelsListResult };
+  /** Model servers running on this machine. */
+  "baton/models/servers": { params: ModelServersParams; result: ModelServersResult };
   /** Approve the plan. */
   "baton/plan/approve": { params: PlanApproveParams; result: PlanApproveResult };
   /** Attach a plan file to a session. */
@@ -1448,6 +1676,8 @@ export interface BatonRequests {
   "baton/session/new": { params: SessionNewParams; result: SessionNewResult };
   /** Run one turn. */
   "baton/session/prompt": { params: PromptParams; result: PromptResult };
+  /** Queue a message while the agent works (or start a turn). */
+  "baton/session/queue": { params: QueueParams; result: QueueResult };
   /** Rename a session. */
   "baton/session/rename": { params: SessionRenameParams; result: SessionInfo };
   /** Undo the file changes of turns and take them back. */
@@ -1458,6 +1688,8 @@ export interface BatonRequests {
   "baton/session/setModel": { params: SetModelParams; result: SetModelResult };
   /** Undo a compaction's view. */
   "baton/session/uncompact": { params: UncompactParams; result: CompactionRecord };
+  /** Take back a queued message that has not reached the model. */
+  "baton/session/unqueue": { params: UnqueueParams; result: QueueResult };
   /** Check the session store. */
   "baton/store/check": { params: Record<string, never>; result: StoreCheckResult };
   /** Keep a damaged store aside; recover what is readable. */

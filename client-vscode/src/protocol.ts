@@ -7,6 +7,7 @@ import type {
   BatonServerNotifications,
   PermissionRequestParams,
   PermissionResponse,
+  PromptResult,
 } from "./protocol.generated";
 
 export * from "./protocol.generated";
@@ -33,6 +34,8 @@ export type { PermissionRequestParams, PermissionResponse };
 
 export type SessionUpdate = BatonServerNotifications["baton/session/update"]["update"];
 export type Mode = "build" | "plan";
+/** What a failed turn or request was, as the server classified it (server/baton/causes.py). */
+export type ErrorCause = NonNullable<PromptResult["cause"]>;
 
 /** JSON-RPC error codes Baton uses (docs/protocol.md, "Errors"). */
 export const ErrorCodes = {

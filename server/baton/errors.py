@@ -9,6 +9,9 @@ class BatonError(Exception):
     code = -32603
     # Structured detail for the JSON-RPC error's `data` member (None: no `data`).
     data: object = None
+    # What went wrong, in the words of protocol.ErrorCause (baton/causes.py), for an
+    # error a person can act on (a provider's, the configuration's); None otherwise.
+    cause: str | None = None
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -51,12 +54,16 @@ class ProviderError(BatonError):
         retryable: bool = False,
         overflow: bool = False,
         retry_after: float | None = None,
+        cause: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.retryable = retryable
         self.overflow = overflow
         self.retry_after = retry_after
+        self.cause = cause or ("context_overflow" if overflow else "other")
+        # A JSON-RPC client titles the error by its cause without reading the message.
+        self.data = {"cause": self.cause, **({"status": status} if status is not None else {})}
 
 
 class PlanChanged(BatonError):
@@ -88,7 +95,16 @@ class NotFound(BatonError):
 
 
 class ConfigError(BatonError):
+    """A setting cannot be used. One that keeps Baton from reaching a model names its
+    `cause` (`not_configured`, `key_missing`, `local_model`)."""
+
     code = -32009
+
+    def __init__(self, message: str, *, cause: str | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
+        if cause is not None:
+            self.data = {"cause": cause}
 
 
 class StorageError(BatonError):

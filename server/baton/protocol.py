@@ -75,6 +75,24 @@ PermissionScope = Literal["command", "path", "tool", "host", "category"]
 # feedback wrapped in Baton's instructions, the build order after approval, the continue
 # message after a compaction, a pre-compact round's prompt.
 MessageOrigin = Literal["feedback", "approval", "continue", "pre_compact"]
+# Why a turn or a request failed, as the server classified it (baton/causes.py): the
+# words a client titles the error with and the actions it offers follow from it.
+ErrorCause = Literal[
+    "rate_limit",
+    "quota",
+    "server_error",
+    "connection_dropped",
+    "unreachable",
+    "timeout",
+    "model_not_found",
+    "key_refused",
+    "key_missing",
+    "model_missing",
+    "not_configured",
+    "local_model",
+    "context_overflow",
+    "other",
+]
 
 NonEmptyId = Annotated[str, Field(min_length=1, max_length=200)]
 
@@ -291,6 +309,8 @@ class TurnOutcome(WireModel):
     after_message_id: str | None = None
     stop_reason: StopReason
     error: str | None = None
+    # Extension: what the error was, for a client's title and actions.
+    cause: ErrorCause | None = None
     created_at: str
 
 
@@ -358,6 +378,8 @@ class PromptParams(WireModel):
 class PromptResult(WireModel):
     stop_reason: StopReason
     error: str | None = None
+    # Extension: what the error was (absent without an error).
+    cause: ErrorCause | None = None
 
 
 class SetModeParams(WireModel):
@@ -435,6 +457,28 @@ class ModelsListResult(WireModel):
     source: Literal["provider", "configured"]
     # Why the provider's list could not be read (the configured models are listed instead).
     error: str | None = None
+
+
+class ModelServersParams(WireModel):
+    """Extension (`baton/models/servers`): look for OpenAI-compatible servers running on
+    this machine's loopback, as `baton model find` does; `ports` defaults to the usual
+    ones (Ollama 11434, LM Studio 1234, llama.cpp 8080, vLLM 8000)."""
+
+    ports: Annotated[list[Annotated[int, Field(ge=1, le=65535)]], Field(max_length=16)] | None = (
+        None
+    )
+
+
+class FoundModelServer(WireModel):
+    port: int
+    # What usually listens on the port ("Ollama"), "port N" when nothing is known.
+    name: str
+    base_url: str
+    models: list[str]
+
+
+class ModelServersResult(WireModel):
+    servers: list[FoundModelServer]
 
 
 class CompactParams(WireModel):
@@ -970,6 +1014,9 @@ class UserMessageUpdate(WireModel):
     text: str
     origin: MessageOrigin | None = None
     command: MessageCommand | None = None
+    # The person's own message, sent while the agent worked (baton/session/queue): how it
+    # was delivered (`steer`, `after_turn`, or `idle`: it started the turn).
+    queued: Literal["steer", "after_turn", "idle"] | None = None
 
 
 class NoteUpdate(WireModel):
@@ -1098,12 +1145,54 @@ class ModelRetry(WireModel):
     status: int | None = None
 
 
+# When a message the person sends while the agent works reaches the model: at the next
+# step boundary of the running turn (`steer`), or as the next turn once it ends.
+QueueDelivery = Literal["steer", "after_turn"]
+
+
+class QueuedPrompt(WireModel):
+    id: str
+    text: str
+    delivery: QueueDelivery
+
+
+class QueueParams(WireModel):
+    """Extension (`baton/session/queue`): say something while the agent works."""
+
+    session_id: NonEmptyId
+    text: Annotated[str, Field(min_length=1, max_length=100_000)]
+    delivery: QueueDelivery = "steer"
+
+
+class QueueResult(WireModel):
+    # What waits now, oldest first.
+    queued: list[QueuedPrompt]
+    # The session was idle: the text started a turn at once instead of waiting.
+    started: bool = False
+
+
+class UnqueueParams(WireModel):
+    """Extension (`baton/session/unqueue`): take back a message that has not reached the
+    model yet."""
+
+    session_id: NonEmptyId
+    id: NonEmptyId
+
+
+class QueueUpdate(WireModel):
+    """Extension: what waits to reach the model changed (queued, delivered, taken back)."""
+
+    kind: Literal["queue"] = "queue"
+    queued: list[QueuedPrompt]
+
+
 class TurnEnded(WireModel):
     """Extension: a turn ended; lets clients that did not send the prompt finish their view."""
 
     kind: Literal["turn_ended"] = "turn_ended"
     stop_reason: StopReason
     error: str | None = None
+    cause: ErrorCause | None = None
 
 
 Update = Annotated[
@@ -1119,6 +1208,7 @@ Update = Annotated[
     | UserMessageUpdate
     | NoteUpdate
     | TurnEnded
+    | QueueUpdate
     | McpServerUpdate
     | ModelProgress
     | ModelRetry
@@ -1256,7 +1346,16 @@ METHODS: dict[str, MethodSpec] = {
         SessionForkParams, SessionForkResult, "A new session with the history up to a message."
     ),
     "baton/session/export": MethodSpec(SessionRef, SessionExportResult, "The session as markdown."),
+    "baton/session/queue": MethodSpec(
+        QueueParams, QueueResult, "Queue a message while the agent works (or start a turn)."
+    ),
+    "baton/session/unqueue": MethodSpec(
+        UnqueueParams, QueueResult, "Take back a queued message that has not reached the model."
+    ),
     "baton/models/list": MethodSpec(ModelsListParams, ModelsListResult, "Models to choose from."),
+    "baton/models/servers": MethodSpec(
+        ModelServersParams, ModelServersResult, "Model servers running on this machine."
+    ),
     "baton/mcp/servers": MethodSpec(Empty, McpServersResult, "Configured MCP servers."),
     "baton/workspace/trust": MethodSpec(
         Empty, WorkspaceTrustResult, "Whether the workspace is trusted, by whom, what is ignored."

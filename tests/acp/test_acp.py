@@ -637,14 +637,17 @@ async def test_bad_input_gets_clear_errors_and_the_agent_lives(
     empty = await error_of(acp.say(sid, "   "))
     assert empty.code == -32602
 
-    # A prompt while another runs is refused; the running one is unharmed.
+    # A prompt while another runs waits for its own turn (issue 50: it was refused as
+    # busy); the running one is unharmed, and a cancel answers both.
     llm.add(text("slow", " and", " steady"), stall(30, after=4))
     first = asyncio.ensure_future(acp.say(sid, "long"))
     await llm.wait_for_requests_async(1)
-    busy = await error_of(acp.say(sid, "another"))
-    assert busy.code == -32600 and "busy" in str(busy).lower()
+    waiting = asyncio.ensure_future(acp.say(sid, "another"))
+    await asyncio.sleep(0.3)
+    assert not waiting.done() and not first.done()
     await acp.conn.cancel(session_id=sid)
     assert (await asyncio.wait_for(first, 10)).stop_reason == "cancelled"
+    assert (await asyncio.wait_for(waiting, 10)).stop_reason == "cancelled"
 
     # A line that is JSON but not a message is answered, not fatal.
     acp.process.stdin.write(b"[1, 2]\n")
@@ -726,3 +729,57 @@ async def test_available_commands_list_the_skills_and_change_when_a_file_is_adde
     users = again.client.of(sid, "user_message_chunk")
     assert users[0]["content"]["text"] == "/deploy staging"
     assert users[0]["_meta"]["batonCommand"]["expanded"].startswith('<baton:skill name="deploy">')
+
+
+@pytest.mark.asyncio
+async def test_a_failed_turn_is_titled_by_its_cause(start_acp: StartAcp, llm: FakeLLM) -> None:
+    from tests.fake_llm import rate_limit
+
+    acp = await start_acp(env={"BATON_MAX_RETRIES": "1"})
+    sid = await acp.new()
+    llm.add(rate_limit(0))
+    llm.add(rate_limit(0))
+    limited = await error_of(acp.say(sid, "hello"))
+    # The editor shows the message: the same title `baton run` and the sidebar give.
+    assert str(limited) == (
+        "The model server is rate-limiting requests. Baton retried 1 time."
+        " Wait a moment, then retry."
+    )
+    assert limited.data["cause"] == "rate_limit"
+    assert "returned HTTP 429" in limited.data["details"]
+    llm.add(text("Hi."))
+    assert (await acp.say(sid, "hello again")).stop_reason == "end_turn"
+
+
+@pytest.mark.asyncio
+async def test_a_prompt_sent_during_a_turn_is_queued_as_the_next_turn(
+    start_acp: StartAcp, llm: FakeLLM
+) -> None:
+    acp = await start_acp()
+    sid = await acp.new()
+    llm.add(text("working", " on", " it"), stall(30, after=4))
+    first = asyncio.ensure_future(acp.say(sid, "do a long thing"))
+    await llm.wait_for_requests_async(1)
+    # Sent while the turn runs: no "session busy", it waits for its own turn.
+    second = asyncio.ensure_future(acp.say(sid, "then say bye"))
+    await asyncio.sleep(0.5)
+    assert not second.done()
+    llm.add(text("Bye."))
+    llm.release()
+    assert (await asyncio.wait_for(first, 20)).stop_reason == "end_turn"
+    assert (await asyncio.wait_for(second, 20)).stop_reason == "end_turn"
+    assert len(llm.model_requests) == 2
+    assert llm.model_requests[1].last_user_text() == "then say bye"
+
+    # Cancelling the running turn answers the waiting prompt too; nothing of it runs.
+    llm.add(text("working", " again"), stall(30, after=2))
+    third = asyncio.ensure_future(acp.say(sid, "another long thing"))
+    await llm.wait_for_requests_async(3)
+    fourth = asyncio.ensure_future(acp.say(sid, "never mind"))
+    await asyncio.sleep(0.5)
+    await acp.conn.cancel(session_id=sid)
+    assert (await asyncio.wait_for(third, 10)).stop_reason == "cancelled"
+    assert (await asyncio.wait_for(fourth, 10)).stop_reason == "cancelled"
+    llm.release()
+    await asyncio.sleep(0.5)
+    assert not any("never mind" in t for r in llm.model_requests for t in r.texts("user"))

@@ -107,3 +107,19 @@ def test_at_a_terminal_the_no_change_line_shows_and_the_spinner_runs_while_held(
     assert "Nothing to change." in screen and "parse(x)" not in screen
     # While the first answer was held back, the spinner said the model was at work.
     assert "\r\x1b[K⠋ waiting for the model" in screen
+
+
+def test_a_failed_turn_is_titled_by_its_cause(llm: FakeLLM, workspace: Path, home: Path) -> None:
+    from tests.fake_llm import rate_limit
+
+    llm.add(rate_limit(0))
+    llm.add(rate_limit(0))
+    done = baton(["run", "hello"], workspace, home, llm, extra={"BATON_MAX_RETRIES": "1"})
+    assert done.returncode == 1
+    title = (
+        "baton: The model server is rate-limiting requests. Baton retried 1 time."
+        " Wait a moment, then retry.\n"
+    )
+    assert title in done.stderr
+    # The provider's own words follow, for whoever needs the detail.
+    assert "returned HTTP 429" in done.stderr.split(title, 1)[1]

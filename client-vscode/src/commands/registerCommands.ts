@@ -18,7 +18,16 @@ import {
 import { restartServer, setOpenAIApiKey, showServerLog } from "./serverCommands";
 import { newSession, togglePlanMode } from "./sessionCommands";
 import { checkStore, isStoreDamage, repairStore } from "./storeCommands";
-import { cancelTurn, focusPrompt, setPythonPath, switchSession, useCompatibleServer, useLocalModel } from "./setupCommands";
+import {
+  cancelTurn,
+  chooseWorkspaceModel,
+  focusPrompt,
+  setPythonPath,
+  switchSession,
+  useCompatibleServer,
+  useLocalModel,
+  useWorkspaceModel,
+} from "./setupCommands";
 import { deleteSession, exportSession, forkSession, renameSession, selectModel } from "./sessionManagement";
 
 type Handler = (services: Services, ...args: unknown[]) => unknown;
@@ -55,6 +64,9 @@ export const COMMANDS: Readonly<Record<string, Handler>> = {
   "baton.openChange": (s, id, toolCallId) => openChange(s, id, toolCallId),
   "baton.useLocalModel": (s) => useLocalModel(s),
   "baton.useCompatibleServer": (s) => useCompatibleServer(s),
+  // With a model id (the welcome's list), that model; without, the server's models to pick from.
+  "baton.chooseWorkspaceModel": (s, model) =>
+    typeof model === "string" && model.trim() ? useWorkspaceModel(s, model.trim()) : chooseWorkspaceModel(s),
   "baton.setPythonPath": () => setPythonPath(),
   "baton.switchSession": (s) => switchSession(s),
   "baton.focusPrompt": (s) => focusPrompt(s),

@@ -33,12 +33,22 @@ Replies, decided per request so the order of requests does not matter:
 - PLEASE BREAK: `edit` counter.ts so it no longer type-checks (BREAK_EDIT), then a line
   quoting the edit's result (the editor's new problems are in it);
 - PLEASE ASK: a `question` with QUESTION_OPTIONS, then a line quoting its result;
+- PLEASE RATE LIMIT: HTTP 429 with Retry-After 0, every time (Baton gives up after its retries);
+- PLEASE DROP: the first words of an answer, then the connection cut mid-stream;
+- PLEASE STEER: a slowly streamed line and a `read` of README.md; once the read's result is
+  in, "Steered by: " and the person's last message (what they sent while it worked), or
+  "Nothing arrived while I worked." when the prompt is still the last message;
+- a child building one step of a step-by-step build ("Your step (i of n)"): `write`
+  step<i>.txt, then "Built step <i>.";
+- HAND A WRITE: a `task` call to a `build` child told CHILD WRITE, which writes README.md
+  (asking permission first), then a line;
 - anything else: a fixed greeting.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sys
 import threading
@@ -50,7 +60,15 @@ sys.path.insert(0, str(REPO))
 
 from tests.fake_llm import FakeLLM  # noqa: E402
 from tests.fake_llm.records import item_type  # noqa: E402
-from tests.fake_llm.script import reply, stall, text, tool_call  # noqa: E402
+from tests.fake_llm.script import (  # noqa: E402
+    cut_after,
+    pace,
+    rate_limit,
+    reply,
+    stall,
+    text,
+    tool_call,
+)
 
 GREETING = "Hello from the fake model."
 NEW_README = "# e2e workspace\n\nRewritten by the agent.\n"
@@ -196,6 +214,22 @@ def quoting(req: Any, name: str, arguments: dict[str, Any], intro: str) -> Any:
     return text(f"{intro}\n\n```text\n{output}\n```")
 
 
+def child_write(req: Any) -> Any:
+    """HAND A WRITE: the parent's `task` call to a `build` child told CHILD WRITE; the child
+    writes README.md (it asks permission), then a line; the parent, a line."""
+    calls = [c.get("name") for c in req.function_calls()]
+    if any("CHILD WRITE" in t for t in req.texts("user")):
+        if "write" not in calls:
+            return tool_call("write", {"path": "README.md", "content": NEW_README})
+        return text("The child is done.")
+    if "task" not in calls:
+        return tool_call(
+            "task",
+            {"agent": "build", "description": "Rewrite the readme", "prompt": "CHILD WRITE the readme"},
+        )
+    return text("Handed over.")
+
+
 def answer(req: Any) -> Any:
     last_words = req.last_user_text() or ""
     if "PLEASE BREAK" in last_words:
@@ -205,11 +239,33 @@ def answer(req: Any) -> Any:
         return quoting(req, "question", question, "You answered:")
     if not req.tool_names:
         return text(SUMMARY)
+    if any("HAND A WRITE" in t or "CHILD WRITE" in t for t in req.texts("user")):
+        return child_write(req)
     if any(SLOW_CHILD in t or "PLEASE DELEGATE" in t for t in req.texts("user")):
         return delegation(req)
     if any(POLITE in t for t in req.texts("user")):
         return polite(req)
     last = req.last_user_text() or ""
+    # A failed turn leaves its prompt without an answer: the next prompt may come joined to
+    # it in one user message, so the newest request is looked for first.
+    if "PLEASE DROP" in last:
+        return reply(text("The first words of an answer that ", "never ", "ends ", "well."), cut_after(2))
+    if "PLEASE RATE LIMIT" in last and "PLEASE STEER" not in last:
+        return rate_limit(0)
+    building = re.search(r"Your step \((\d+) of \d+\)", req.texts("user")[0] if req.texts("user") else "")
+    if building:
+        index = building.group(1)
+        if not any(c.get("name") == "write" for c in req.function_calls()):
+            return tool_call("write", {"path": f"step{index}.txt", "content": f"step {index}\n"})
+        return text(f"Built step {index}.")
+    asked_to_steer = any("PLEASE STEER" in t for t in req.texts("user"))
+    if asked_to_steer and not any(c.get("name") == "read" for c in req.function_calls()):
+        words = [f"word{i} " for i in range(24)]
+        return reply(text("Reading the readme slowly: ", *words), tool_call("read", {"path": "README.md"}), pace(0.5))
+    if asked_to_steer:
+        if "PLEASE STEER" in last:
+            return text("Nothing arrived while I worked.")
+        return text(f"Steered by: {last}")
     if "ECHO REVIEW" in last:
         return text(echo_review(req, last))
     if "PLEASE REVISE" in last:

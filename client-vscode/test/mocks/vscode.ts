@@ -161,6 +161,12 @@ export class CancellationTokenSource {
   }
 }
 
+export enum ConfigurationTarget {
+  Global = 1,
+  Workspace = 2,
+  WorkspaceFolder = 3,
+}
+
 export enum StatusBarAlignment {
   Left = 1,
   Right = 2,

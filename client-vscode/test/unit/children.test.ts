@@ -47,7 +47,7 @@ describe("child sessions (host)", () => {
     fake.responders.set("baton/session/list", () => ({
       sessions: [
         { sessionId: SESSION, title: "Tidy", mode: "build", createdAt: "t1", updatedAt: "t2", parentId: null, agent: null },
-        { sessionId: CHILD, title: "Find the TODOs", mode: "build", createdAt: "t3", updatedAt: "t9", parentId: SESSION, agent: "explore" },
+        { sessionId: CHILD, title: "Find the TODOs", mode: "build", createdAt: "t3", updatedAt: "t9", parentId: SESSION, agent: "explore", firstPrompt: "<baton:task>List every TODO in src/" },
         { sessionId: "s-old", title: "Older", mode: "plan", createdAt: "t0", updatedAt: "t0" },
       ],
     }));
@@ -71,6 +71,8 @@ describe("child sessions (host)", () => {
     expect(items.map((i) => i.sessionId)).toEqual(["", SESSION, CHILD, "s-old"]);
     expect(items[2]?.label).toBe("$(indent) explore: Find the TODOs");
     expect(items[2]?.description).toBe("Child session");
+    // Not previewed by the task prompt Baton wrote for it (issue 50, point 8).
+    expect((items[2] as { detail?: string }).detail).toMatch(/^part of “Tidy”/);
     const opened = vscode.workspace.openTextDocument.mock.calls.map((c) => c[0] as { scheme: string; path: string });
     expect(opened.at(-1)?.scheme).toBe(CHILD_SCHEME);
     expect(opened.at(-1)?.path.startsWith(`/${CHILD}/`)).toBe(true);

@@ -13,6 +13,14 @@ describe("webview message guards", () => {
     expect(parseSidebarOutbound(null)).toBeUndefined();
     expect(parseSidebarOutbound({ type: "permissionAnswer", requestId: "r", optionId: "allow" })).toBeTruthy();
     expect(parseSidebarOutbound({ type: "ready", activeSessionId: 42 })).toEqual({ type: "ready", activeSessionId: null });
+    // What is said while the agent works, and taking it back (issue 50, point 6).
+    expect(parseSidebarOutbound({ type: "queue", sessionId: "s", text: "also this", delivery: "steer" })).toEqual({ type: "queue", sessionId: "s", text: "also this", delivery: "steer" });
+    expect(parseSidebarOutbound({ type: "queue", sessionId: "s", text: "x", delivery: "now" })).toBeUndefined();
+    expect(parseSidebarOutbound({ type: "queue", sessionId: "s", text: "  ", delivery: "after_turn" })).toBeUndefined();
+    expect(parseSidebarOutbound({ type: "unqueue", sessionId: "s", id: "q1" })).toEqual({ type: "unqueue", sessionId: "s", id: "q1" });
+    expect(parseSidebarOutbound({ type: "useModel", model: " qwen " })).toEqual({ type: "useModel", model: "qwen" });
+    expect(parseSidebarOutbound({ type: "childHistory", sessionId: "c-1" })).toEqual({ type: "childHistory", sessionId: "c-1" });
+    expect(parseSidebarOutbound({ type: "childHistory", sessionId: 7 })).toBeUndefined();
     // Extra fields never pass through.
     expect(parseSidebarOutbound({ type: "cancel", sessionId: "s", extra: 1 })).toEqual({ type: "cancel", sessionId: "s" });
   });

@@ -41,6 +41,8 @@ describe("built-in slash commands in the sidebar", () => {
     expect(await runBuiltin(fake, "s-1", "plan", "a login page")).toBe(true);
     expect(await runBuiltin(fake, "s-1", "approve", "fresh")).toBe(true);
     expect(await runBuiltin(fake, "s-1", "approve", "")).toBe(true);
+    // The menu offers `steps`: each step in a fresh child (issue 50: it was refused).
+    expect(await runBuiltin(fake, "s-1", "approve", "steps")).toBe(true);
     expect(await runBuiltin(fake, "s-1", "changes", "7: split it")).toBe(true);
     expect(await runBuiltin(fake, "s-1", "undo", "")).toBe(true);
     expect(await runBuiltin(fake, "s-1", "review", "")).toBe(true);
@@ -53,6 +55,7 @@ describe("built-in slash commands in the sidebar", () => {
       ["prompt", "s-1", "a login page"],
       ["command", "baton.approvePlan", "s-1"],
       ["command", "baton.approvePlanKeepContext", "s-1"],
+      ["command", "baton.approvePlanStepByStep", "s-1"],
       ["request", "baton/plan/requestChanges", { sessionId: "s-1", feedback: "7: split it" }],
       ["command", "baton.undoLastTurn", "s-1"],
       ["command", "baton.showPlan", "s-1"],

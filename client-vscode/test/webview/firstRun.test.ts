@@ -107,8 +107,8 @@ describe("sidebar first run", () => {
     await send(page, update({ kind: "turn_ended", stopReason: "error", error: raw }));
     const card = page.locator(".error-card");
     await card.waitFor();
-    expect(await card.locator(".error-title").innerText()).toBe("The model provider needs a valid API key.");
-    expect(await card.locator("button").allInnerTexts()).toEqual(["Retry", "Set OpenAI key", "Use a local model", "Use another server"]);
+    expect(await card.locator(".error-title").innerText()).toBe("The model server refused the API key.");
+    expect(await card.locator("button").allInnerTexts()).toEqual(["Retry", "Set OpenAI key", "Use another server"]);
     expect(await card.locator(".error-details pre").isVisible()).toBe(false);
     // Nothing is clipped: the card is as wide as the transcript and its text wraps.
     const box = await card.boundingBox();

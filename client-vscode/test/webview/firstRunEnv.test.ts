@@ -54,4 +54,34 @@ describe("the first run reads the state", () => {
     expect((await posted(page)).filter((m) => m.type === "setMode")).toEqual([]);
     await page.close();
   });
+
+  it("offers the server's models in the welcome; one click makes it the workspace's model", async () => {
+    const server = { hasKey: false, baseUrl: "http://localhost:11434/v1", baseUrlFrom: "environment" };
+    const page = await emptySidebar(server);
+    // Before the list arrives: the server needs a model, and the picker is one click away.
+    expect(await page.locator("#welcome-model").innerText()).toContain("It needs a model");
+    await send(page, { type: "setup", setup: { ...server, serverModels: ["qwen2.5-coder:7b", "llama3.1:8b"] } });
+    await expect.poll(() => page.locator("#welcome-model").innerText()).toContain("Choose its model for this workspace:");
+    const buttons = page.locator("#welcome-models button");
+    expect(await buttons.allInnerTexts()).toEqual(["qwen2.5-coder:7b", "llama3.1:8b"]);
+    await buttons.first().click();
+    expect(await waitForPosted(page, "useModel")).toEqual({ type: "useModel", model: "qwen2.5-coder:7b" });
+    // Chosen: the welcome says which model every session uses, and offers no list.
+    await send(page, { type: "setup", setup: { ...server, model: "qwen2.5-coder:7b" } });
+    await expect.poll(() => page.locator("#welcome-model").innerText()).toBe(
+      "Baton will use qwen2.5-coder:7b on the OpenAI-compatible server at http://localhost:11434/v1 (OPENAI_BASE_URL).",
+    );
+    expect(await page.locator("#welcome-models").isHidden()).toBe(true);
+    await page.close();
+  });
+
+  it("a long list shows the first models and the picker for the rest", async () => {
+    const models = Array.from({ length: 12 }, (_, i) => `model-${i}`);
+    const page = await emptySidebar({ hasKey: false, baseUrl: "http://127.0.0.1:1234/v1", baseUrlFrom: "setting", serverModels: models });
+    const buttons = page.locator("#welcome-models button");
+    expect(await buttons.count()).toBe(9);
+    await buttons.last().click();
+    expect(await waitForPosted(page, "action")).toEqual({ type: "action", action: "chooseModel" });
+    await page.close();
+  });
 });

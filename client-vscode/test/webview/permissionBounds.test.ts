@@ -68,4 +68,48 @@ describe("the write prompt", () => {
       await page.close();
     });
   }
+
+  // Issue 50: "Reject scrolls out of view once the card shows 'you edited' or 'Asked by the build child'".
+  for (const [width, height] of [[300, 520], [300, 900], [520, 600]] as const) {
+    it(`at ${width}×${height} px with an edited child card: every choice stays in view`, async () => {
+      const page = await openWebview(browser, "sidebar", { theme: true });
+      await page.setViewportSize({ width, height });
+      await waitForPosted(page, "ready");
+      await send(page, { type: "server", status: "running" });
+      await send(page, { type: "sessions", activeSessionId: SESSION, sessions: [{ sessionId: SESSION, title: "t", mode: "build", createdAt: "t", updatedAt: "t" }] });
+      await send(page, { type: "history", sessionId: SESSION, title: "t", mode: "build", running: true, messages: [] });
+      await send(page, {
+        type: "permission",
+        requestId: "r2",
+        sessionId: "child-1",
+        parentId: SESSION,
+        agent: "build",
+        toolCall: { toolCallId: "c2", name: "write", input: { path: "src/a/very/long/path/to/the/module/that/the/child/writes/cache_invalidation_policy.py", content: "x" } },
+        options: [
+          { optionId: "allow_once", kind: "allow_once", name: "Allow" },
+          { optionId: "allow_always", kind: "allow_always", name: "Allow", scope: "path" },
+          { optionId: "allow_all", kind: "allow_always", name: "Allow", scope: "category" },
+          { optionId: "reject_once", kind: "reject_once", name: "Reject" },
+        ],
+        reason: "src/ is listed in permissions.protect: Baton asks before every change there, even with writes allowed. ".repeat(3),
+        diff: DIFF,
+      });
+      await page.waitForSelector(".permission-asker");
+      await send(page, { type: "permissionEdited", toolCallId: "c2", edited: true });
+      await page.waitForSelector(".permission-edited");
+      for (const kind of ["allow_once", "reject_once"]) {
+        expect(await inViewport(page, `.permission-option.${kind}`), kind).toBe(true);
+        // Not only inside the window: on top, where a click lands.
+        const hit = await page.locator(`.permission-option.${kind}`).evaluate((node) => {
+          const box = node.getBoundingClientRect();
+          const at = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+          return at !== null && node.contains(at);
+        });
+        expect(hit, kind).toBe(true);
+      }
+      await page.locator(".permission-option.reject_once").click();
+      expect(await waitForPosted(page, "permissionAnswer")).toEqual({ type: "permissionAnswer", requestId: "r2", optionId: "reject_once" });
+      await page.close();
+    });
+  }
 });

@@ -194,4 +194,29 @@ describe("plan webview", () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, "plan.png") });
     await page.close();
   });
+
+  // Issue 50: the native <progress> looked full at 0 done in dark and high-contrast themes.
+  for (const theme of ["vscode-dark", "vscode-light", "vscode-high-contrast", "vscode-high-contrast-light"]) {
+    it(`the progress bar is empty at 0 done and full at all done (${theme})`, async () => {
+      const steps = "# Plan\n\n- [ ] One\n- [ ] Two\n";
+      const page = await readyPlan(steps, true);
+      await page.evaluate((cls) => {
+        document.body.className = cls;
+      }, theme);
+      await page.waitForFunction(() => document.getElementById("plan-progress-label")?.textContent === "0/2 done");
+      const filled = () =>
+        page.evaluate(() => {
+          const track = document.getElementById("plan-progress")!.getBoundingClientRect();
+          const fill = document.querySelector<HTMLElement>("#plan-progress .progress-fill")!.getBoundingClientRect();
+          return Math.round((fill.width / track.width) * 100);
+        });
+      expect(await filled()).toBe(0);
+      expect(await page.locator("#plan-progress").getAttribute("aria-valuenow")).toBe("0");
+      await send(page, planMessage(steps.replace("- [ ] One", "- [x] One"), { version: 4, status: "approved" }));
+      await page.waitForFunction(() => document.getElementById("plan-progress-label")?.textContent === "1/2 done");
+      expect(await filled()).toBeGreaterThanOrEqual(45);
+      expect(await filled()).toBeLessThanOrEqual(55);
+      await page.close();
+    });
+  }
 });

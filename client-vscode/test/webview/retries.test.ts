@@ -63,10 +63,10 @@ describe("retries and errors", () => {
   it("error titles say what happened: rate limit, dropped stream, refused, too long", async () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ stopReason: "error", error: "api.openai.com returned HTTP 429: slow down (gave up after 4 retries)" }, /rate-limiting requests\. Baton retried 4 times\./],
-      [{ stopReason: "error", error: "the stream broke after partial output: peer closed connection without sending complete message body" }, /connection to the model dropped mid-answer/],
+      [{ stopReason: "error", error: "the stream broke after partial output: peer closed connection without sending complete message body" }, /connection to the model server dropped mid-answer/],
       [{ stopReason: "error", error: "api.openai.com returned HTTP 400: context_length_exceeded: This model's maximum context length is 128000 tokens" }, /too long for the model's context window/],
       [{ stopReason: "error", error: "api.openai.com returned HTTP 400: Your request was flagged by our content_filter" }, /refused this request/],
-      [{ stopReason: "error", error: "api.openai.com returned HTTP 502: Bad Gateway (gave up after 1 retry)" }, /server error\. Baton retried 1 time\./],
+      [{ stopReason: "error", error: "api.openai.com returned HTTP 502: Bad Gateway (gave up after 1 retry)" }, /server had an error\. Baton retried 1 time\./],
     ];
     for (const [end, title] of cases) {
       const page = await sidebar();
@@ -77,6 +77,56 @@ describe("retries and errors", () => {
     const page = await sidebar();
     await endWith(page, { stopReason: "refusal" });
     expect(await page.locator("[data-kind=stop-refusal]").textContent()).toBe("The model refused to answer this request.");
+    await page.close();
+  });
+
+  it("an OpenAI-compatible server's failures are titled by the cause the server names", async () => {
+    // The issue's report: each of these read "The model server is not fully configured."
+    const server = "openai-compatible (http://localhost:11434/v1)";
+    const cases: Array<[Record<string, unknown>, string, string[]]> = [
+      [
+        { error: `${server} returned HTTP 429: slow down (rate_limit_exceeded) (gave up after 4 retries)`, cause: "rate_limit" },
+        "The model server is rate-limiting requests. Baton retried 4 times. Wait a moment, then retry.",
+        ["Retry", "Show log"],
+      ],
+      [
+        { error: `the stream broke after partial output: ${server}: connection failed: RemoteProtocolError: peer closed connection`, cause: "connection_dropped" },
+        "The connection to the model server dropped mid-answer. The partial answer is kept; retry to ask again.",
+        ["Retry", "Show log"],
+      ],
+      [
+        { error: `the stream broke after partial output: ${server} failed: backend fell over (server_error)`, cause: "server_error" },
+        "The model server had an error. Retry in a moment.",
+        ["Retry", "Show log"],
+      ],
+      [
+        { error: `${server} returned HTTP 404: model 'qwen9' not found`, cause: "model_not_found" },
+        "The model server does not have this model.",
+        ["Retry", "Choose a model", "Use another server"],
+      ],
+      [
+        { error: `${server} returned HTTP 401: invalid key`, cause: "key_refused" },
+        "The model server refused the API key.",
+        ["Retry", "Set OpenAI key", "Use another server"],
+      ],
+      [
+        { error: 'provider "openai-compatible" needs a base URL: set the `baseUrl` key', cause: "not_configured" },
+        "The model server is not fully configured.",
+        ["Retry", "Use another server", "Set OpenAI key", "Use a local model"],
+      ],
+    ];
+    for (const [end, title, buttons] of cases) {
+      const page = await sidebar();
+      await endWith(page, { stopReason: "error", ...end });
+      const card = page.locator(".error-card").last();
+      expect(await card.locator(".error-title").textContent()).toBe(title);
+      expect(await card.locator("button").allInnerTexts()).toEqual(buttons);
+      await page.close();
+    }
+    // A failed prompt's answer (the JSON-RPC error's data.cause, passed on by the host) too.
+    const page = await sidebar();
+    await send(page, { type: "turn", sessionId: SESSION, running: false, stopReason: "error", error: `${server} returned HTTP 429: slow down`, cause: "rate_limit" });
+    expect(await page.locator(".error-title").last().textContent()).toMatch(/^The model server is rate-limiting requests\./);
     await page.close();
   });
 

@@ -94,4 +94,24 @@ describe("retry in place", () => {
     expect(await page.locator(".earlier-attempt").count()).toBe(0);
     await page.close();
   });
+
+  // Issue 50: a second retry left the first attempt as a struck-through "Reverted" copy.
+  it("a second retry folds both earlier attempts; nothing struck through is left", async () => {
+    const page = await sidebar();
+    const twice = [
+      ...BEFORE,
+      { id: "u3", role: "user", createdAt: "t", reverted: true, parts: text("add a cache") },
+      { id: "a3", role: "assistant", createdAt: "t", reverted: true, incomplete: true, parts: text("Again half") },
+      { id: "u4", role: "user", createdAt: "t", parts: text("add a cache") },
+      { id: "a4", role: "assistant", createdAt: "t", parts: text("Done: the cache is in.") },
+    ];
+    const turns = [...TURNS, { afterMessageId: "a3", stopReason: "error", error: "the stream broke after partial output: again", createdAt: "t" }];
+    await send(page, { type: "history", sessionId: SESSION, title: "Retry", mode: "build", running: false, messages: twice, turns });
+    await page.waitForSelector(".earlier-attempt");
+    expect(await page.locator("#transcript > .msg.user.reverted, #transcript > .reverted").count()).toBe(0);
+    const kinds = await topLevel(page);
+    expect(kinds.filter((k) => k === "user")).toEqual(["user", "user"]);
+    expect(await page.locator(".earlier-attempt").count()).toBe(2);
+    await page.close();
+  });
 });

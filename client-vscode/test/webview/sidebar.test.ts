@@ -420,7 +420,9 @@ describe("sidebar turns started by the server", () => {
     await page.waitForSelector(".baton-prompt[data-origin=approval]");
     expect(await page.locator(".msg.user", { hasText: "The plan is approved" }).count()).toBe(0);
     await page.waitForFunction(() => document.getElementById("app")?.dataset.running === "true");
-    expect(await page.locator("#send").getAttribute("disabled")).not.toBeNull();
+    // Send queues while the agent works (issue 50: it was disabled, nothing could be said).
+    expect(await page.locator("#send").getAttribute("disabled")).toBeNull();
+    expect(await page.locator("#send").innerText()).toBe("Queue");
     await send(page, update({ kind: "agent_message_chunk", text: "Building." }));
     await send(page, update({ kind: "turn_ended", stopReason: "max_steps" }));
     await page.waitForFunction(() => document.getElementById("app")?.dataset.running === "false");

@@ -103,16 +103,20 @@ function render(): void {
   approveSteps.title = why || "Approve and let Baton build each open step in a fresh child session, in order; the build stops at a step that fails";
   setDisabled(byId("request-changes-toggle"), busy || running || !reviewable);
   approveFresh.title =
-    why || "Approve and build from the system prompt, your requests, the ledger and this plan; the planning conversation stays one recall away (Ctrl+Alt+Enter)";
+    why || "Approve and build from the system prompt, your requests, the ledger and this plan; the planning conversation stays one recall away (Ctrl+Shift+Alt+Enter)";
   approve.title = why || "Approve and build with the planning conversation still in view";
   byId("request-changes-toggle").title = why || "Tell the agent what to change in the plan (select text in the plan to annotate lines)";
   if (!reviewable || running) feedbackBox.hidden = true;
   setDisabled(byId("open-file"), plan === null);
   const progress = plan ? countSteps(plan.content) : {};
-  const bar = byId<HTMLProgressElement>("plan-progress");
+  // Drawn by the page, not the native <progress>: its empty track looked full in dark
+  // and high-contrast themes.
+  const bar = byId("plan-progress");
   bar.hidden = !progress.total;
-  bar.max = progress.total ?? 1;
-  bar.value = progress.done ?? 0;
+  bar.setAttribute("aria-valuemax", String(progress.total ?? 1));
+  bar.setAttribute("aria-valuenow", String(progress.done ?? 0));
+  const fraction = progress.total ? (progress.done ?? 0) / progress.total : 0;
+  bar.querySelector<HTMLElement>(".progress-fill")?.style.setProperty("width", `${(fraction * 100).toFixed(1)}%`);
   byId("plan-progress-label").textContent = progress.total ? `${progress.done}/${progress.total} done` : "";
   byId("plan-activity").textContent = building
     ? `Building step ${building.index} of ${building.total}: ${building.description}`

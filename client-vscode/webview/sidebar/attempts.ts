@@ -15,7 +15,9 @@ export function foldRetriedAttempts(root: HTMLElement): void {
     let end = i + 1;
     while (end < children.length && children[end]?.dataset.kind !== "user") end++;
     const next = children[end];
-    if (!next || textOf(next) !== textOf(start) || next.dataset.reverted === "true") continue;
+    // The prompt sent again may itself have been retried (a second Retry): each earlier
+    // attempt folds above the one that repeated it.
+    if (!next || textOf(next) !== textOf(start)) continue;
     const block = children.slice(i, end);
     const failed = block.some((node) => node.dataset.kind === "error");
     const fold = el(

@@ -3,8 +3,9 @@
 // model, Send / Stop). Talks to the host only through typed, guarded messages.
 import "../shared/elements";
 import "./sidebar.css";
-import type { SessionInfo } from "../../src/protocol";
+import type { ErrorCause, SessionInfo } from "../../src/protocol";
 import {
+  needsServerModel,
   parseSidebarInbound,
   SIDEBAR_ACTIONS,
   type SessionInfoView,
@@ -57,6 +58,8 @@ installQuestionCards(permissions, (message) => host.post(message as unknown as S
 const isAction = (value: string | undefined): value is SidebarAction =>
   value !== undefined && (SIDEBAR_ACTIONS as readonly string[]).includes(value);
 const runAction = (action: SidebarAction) => host.post({ type: "action", action });
+// The server's models the welcome shows as buttons; the rest are one click away in the picker.
+const MAX_WELCOME_MODELS = 8;
 
 makeSingleTabStop(transcriptRoot);
 const transcript = new Transcript(transcriptRoot, {
@@ -71,12 +74,18 @@ const transcript = new Transcript(transcriptRoot, {
   },
   action: runAction,
   changed: () => renderWelcome(),
+  taskResult: (result) => children.summarise(result),
 });
 
 // Child sessions: a card under each `task` call; Stop cancels that child only.
 const children = new ChildCards(transcriptRoot, {
   stop: (childId) => host.post({ type: "cancel", sessionId: childId }),
   open: (childId) => host.post({ type: "openChild", sessionId: childId }),
+  history: (childId) => host.post({ type: "childHistory", sessionId: childId }),
+  // The host asks first (Undo Turn's dialog), then reverts from the step's note.
+  undo: (messageId) => {
+    if (activeSessionId) host.post({ type: "revert", sessionId: activeSessionId, messageId });
+  },
 });
 
 const saved = host.getState();
@@ -105,7 +114,8 @@ const composerBar = new ComposerBar({
   more: byId("composer-more"),
   menu: byId("composer-menu"),
   collapseOrder: () => [
-    running ? { node: sendButton, label: () => "Send" } : { node: cancelButton, label: () => "Stop" },
+    // While the agent works both Stop and Queue are of use: the model picker goes first.
+    ...(running ? [] : [{ node: cancelButton, label: () => "Stop" }]),
     { node: byId("pick-model"), label: () => `Model: ${info.model ?? "choose…"}` },
   ],
   actions: [{ id: "attach-image", label: "Attach image…", run: () => byId<HTMLInputElement>("image-file").click() }],
@@ -126,6 +136,10 @@ function addImages(files: Iterable<File>): void {
 }
 let mode: "build" | "plan" = saved?.mode ?? "build";
 let running = false;
+/** What the person said while the agent works, waiting on the server (its `queue` updates). */
+let queued: Array<{ id: string; text: string; delivery: "steer" | "after_turn" }> = [];
+const queueList = byId("queued");
+const queueDelivery = byId<HTMLSelectElement>("queue-delivery");
 let serverStatus = "starting";
 let sessions: SessionInfo[] = [];
 let info: SessionInfoView = {};
@@ -152,8 +166,10 @@ function render(): void {
   byId("mode-plan").setAttribute("aria-checked", String(mode === "plan"));
   byId("mode-build").setAttribute("aria-checked", String(mode === "build"));
   const blocked = sendBlocked();
-  setDisabled(sendButton, running || blocked !== undefined);
-  sendButton.title = blocked ?? "Send (Enter)";
+  // While the agent works Send queues: the message waits for the agent's next step or the turn's end.
+  setDisabled(sendButton, (running && !activeSessionId) || blocked !== undefined);
+  sendButton.textContent = running ? "Queue" : "Send";
+  sendButton.title = blocked ?? (running ? "Queue it: the agent reads it as chosen above (Enter)" : "Send (Enter)");
   sendReason.hidden = blocked === undefined;
   sendReason.textContent = blocked ?? "";
   setDisabled(cancelButton, !running);
@@ -165,6 +181,7 @@ function render(): void {
   turnStatus.textContent = step ? `Building step ${step.index} of ${step.total}…` : running ? "Working…" : "";
   composerBar.fit();
   renderWelcome();
+  renderQueue();
 }
 
 function renderWelcome(): void {
@@ -175,15 +192,41 @@ function renderWelcome(): void {
     line.textContent = "";
   } else if (setup.provider === "local") {
     line.textContent = "Baton is set to use the local model. If it is not installed yet, choose below.";
-  } else if (setup.provider === "openai-compatible") {
-    line.textContent = "Baton is set to use an OpenAI-compatible server.";
+  } else if (setup.provider === "openai-compatible" && !needsServerModel(setup)) {
+    line.textContent = `Baton is set to use ${setup.model} on an OpenAI-compatible server${setup.baseUrl ? ` at ${setup.baseUrl}` : ""}.`;
   } else if (setup.hasKey || setup.provider === "openai") {
     line.textContent = "Baton will use OpenAI with your key. To use another model, choose below.";
   } else if (setup.baseUrl) {
     const from = setup.baseUrlFrom === "environment" ? " (OPENAI_BASE_URL)" : "";
-    line.textContent = `Baton will use the OpenAI-compatible server at ${setup.baseUrl}${from}. To use another model, choose below.`;
+    line.textContent = setup.model
+      ? `Baton will use ${setup.model} on the OpenAI-compatible server at ${setup.baseUrl}${from}.`
+      : setup.serverModels?.length
+        ? `Baton will use the OpenAI-compatible server at ${setup.baseUrl}${from}. Choose its model for this workspace:`
+        : `Baton will use the OpenAI-compatible server at ${setup.baseUrl}${from}. It needs a model: choose one${setup.serverModelsError ? ` (the server's list is unavailable: ${setup.serverModelsError})` : ""}.`;
   } else {
     line.textContent = "No model is set up yet. Choose one (you can also just send: Baton tries the local model).";
+  }
+  renderServerModels();
+}
+
+/** The server's models as buttons, while none is chosen: one click makes it the workspace's. */
+function renderServerModels(): void {
+  const list = byId("welcome-models");
+  const models = setup && needsServerModel(setup) ? (setup.serverModels ?? []) : [];
+  const needed = Boolean(setup && needsServerModel(setup));
+  list.hidden = !needed;
+  list.replaceChildren();
+  if (!needed) return;
+  for (const model of models.slice(0, MAX_WELCOME_MODELS)) {
+    const button = el("button", { type: "button", class: "choice model-choice", "data-model": model }, model);
+    button.addEventListener("click", () => host.post({ type: "useModel", model }));
+    list.append(button);
+  }
+  // More than fit, or none listed: the picker (with "Enter a model id…").
+  if (models.length > MAX_WELCOME_MODELS || models.length === 0) {
+    const more = el("button", { type: "button", class: "choice model-choice", "data-model-more": "" }, models.length ? `All ${models.length} models…` : "Choose a model…");
+    more.addEventListener("click", () => runAction("chooseModel"));
+    list.append(more);
   }
 }
 
@@ -244,8 +287,12 @@ function renderSessions(): void {
 const TURN_ACTIVITY = new Set(["user_message", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update"]);
 
 /** The end of a turn arrives twice (the turn_ended update and the prompt's result); show it once. */
-function finishTurn(stopReason: string | undefined, error: string | undefined): void {
-  if (running) transcript.endTurn(stopReason, error);
+function finishTurn(stopReason: string | undefined, error: string | undefined, cause?: ErrorCause | null): void {
+  if (running) transcript.endTurn(stopReason, error, true, cause);
+  // A step-by-step build says how it ended under its last step's card; reloaded, its
+  // cards know their step notes (Undo from a step, or the whole build).
+  if (activeSessionId && children.stepsRan(activeSessionId)) host.post({ type: "selectSession", sessionId: activeSessionId });
+  if (activeSessionId) children.closeBuild(activeSessionId);
   else transcript.endMessage();
   running = false;
   render();
@@ -306,12 +353,15 @@ function handle(message: SidebarInbound): void {
       save();
       return;
     case "history":
+      // Another session's queue is not this one's (its next `queue` update says what waits).
+      if (message.sessionId !== activeSessionId) queued = [];
       activeSessionId = message.sessionId;
       mode = message.mode;
       running = message.running;
       transcript.load(message.messages, message.turns ?? []);
       review.decorateHistory(message.messages);
       children.restore(message.sessionId, message.messages);
+      if (!message.running) children.closeBuild(message.sessionId);
       foldRetriedAttempts(transcriptRoot);
       info = {}; // until the host sends this session's sessionInfo
       renderInfo();
@@ -335,8 +385,13 @@ function handle(message: SidebarInbound): void {
       const { update } = message;
       if (update.kind === "mode") mode = update.mode;
       if (update.kind === "skills") slash.setCommands(parseCommands(update.commands) ?? []);
+      if (update.kind === "queue") {
+        queued = update.queued.map((q) => ({ id: q.id, text: q.text, delivery: q.delivery }));
+        renderQueue();
+        return;
+      }
       if (update.kind === "turn_ended") {
-        finishTurn(update.stopReason, update.error ?? undefined);
+        finishTurn(update.stopReason, update.error ?? undefined, update.cause);
         return;
       }
       // A turn the server started itself (after plan approval or feedback) is running too.
@@ -356,6 +411,9 @@ function handle(message: SidebarInbound): void {
         render();
       }
       return;
+    case "childHistory":
+      children.showHistory(message.sessionId, message.messages);
+      return;
     case "turn":
       if (message.sessionId !== activeSessionId) return;
       if (message.running) {
@@ -364,7 +422,7 @@ function handle(message: SidebarInbound): void {
         running = true;
         render();
       } else {
-        finishTurn(message.stopReason, message.error);
+        finishTurn(message.stopReason, message.error, message.cause);
       }
       return;
     case "mode":
@@ -423,8 +481,40 @@ function handle(message: SidebarInbound): void {
   }
 }
 
+/** While the agent works: what the person says waits on the server, shown as queued. */
+function queue(text: string): void {
+  if (!activeSessionId) return;
+  const delivery = queueDelivery.value === "after_turn" ? "after_turn" : "steer";
+  host.post({ type: "queue", sessionId: activeSessionId, text, delivery });
+  promptBox.value = "";
+  save();
+}
+
+function renderQueue(): void {
+  queueList.replaceChildren(
+    ...queued.map((q) => {
+      const remove = el("button", { type: "button", class: "queued-remove", title: "Take it back: it will not reach the agent", "aria-label": `Take back: ${q.text}` }, "✕");
+      remove.addEventListener("click", () => {
+        if (activeSessionId) host.post({ type: "unqueue", sessionId: activeSessionId, id: q.id });
+      });
+      return el(
+        "li",
+        { class: "queued-item", "data-queued-id": q.id, "data-delivery": q.delivery },
+        el("span", { class: "queued-text" }, q.text),
+        el("span", { class: "queued-when" }, q.delivery === "steer" ? "queued · next step" : "queued · after the turn"),
+        remove,
+      );
+    }),
+  );
+  byId("queue").hidden = !running && queued.length === 0;
+}
+
 function send(): void {
   const text = promptBox.value.trim();
+  if (text && running && activeSessionId && !slash.builtin(text)) {
+    queue(text);
+    return;
+  }
   if (!text || running || sendBlocked() !== undefined) return;
   const builtin = slash.builtin(text);
   if (builtin) {

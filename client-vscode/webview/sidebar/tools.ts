@@ -90,6 +90,7 @@ export function permissionQuestion(name: string, input: Record<string, unknown>)
  * model's later edits.
  */
 export function displayOutput(name: string, output: string): string {
+  if (name === "write" || name === "edit") return personsWrite(output);
   if (!name.startsWith("plan_")) return output;
   return output
     .replace(/\.?\s*Changed lines:\s*$/gm, ".")
@@ -99,4 +100,14 @@ export function displayOutput(name: string, output: string): string {
       return hunk ? `${hunk[1]} ${hunk[2]}` : line;
     })
     .join("\n");
+}
+
+/** A write the person changed before accepting: the result tells the agent about "your
+ * proposal"; the person reads who proposed what, without Baton's instruction to the agent. */
+function personsWrite(output: string): string {
+  const edited = /^(\w+) (.+?) \((\d+) lines\) with the person's version: they changed your proposal before accepting it, so the file does not hold exactly what you proposed\. The differences \(--- your proposal, \+\+\+ what .+? now holds\):\n/.exec(output);
+  if (!edited) return output;
+  const [head, verb, path, lines] = edited;
+  const rest = output.slice(head.length).replace(/Take the file as it is now; do not re-apply what the person removed or changed\.\s*$/, "");
+  return `${verb} ${path} (${lines} lines) with your edits. The differences (--- the agent's proposal, +++ what ${path} now holds):\n${rest}`.trimEnd();
 }

@@ -2,11 +2,13 @@
 // live baton/session/update stream (answer chunks, thoughts, tool calls,
 // compaction markers). Baton's own instructions to the model show as compact
 // chips, errors as cards with the actions that fix them.
-import type { Message, SessionUpdate, TurnOutcome } from "../../src/protocol";
+import type { ErrorCause, Message, SessionUpdate, TurnOutcome } from "../../src/protocol";
 import type { SidebarAction } from "../../src/views/sidebar/messages";
 import { el, formatTokens } from "../shared/dom";
 import { setMarkdown } from "../shared/markdown";
 import { describeError } from "./errors";
+import { parseTaskResult, stepCallId, taskResultText, type TaskResult } from "./taskResult";
+import { CHILD_STATUS_LABELS, type ChildStatus } from "../../src/views/sidebar/children";
 import { displayOutput, toolTitle } from "./tools";
 
 type Part = Message["parts"][number];
@@ -26,6 +28,8 @@ export interface TranscriptHandlers {
   action?(action: SidebarAction): void;
   /** Something was added or removed (the welcome state follows). */
   changed?(): void;
+  /** A `task` call ended: its child's result, for the child's card. */
+  taskResult?(result: TaskResult): void;
 }
 
 const ORIGIN_LABELS: Record<Origin, string> = {
@@ -110,7 +114,7 @@ export class Transcript {
       list.forEach((turn, i) => {
         // Retry sends the latest failed prompt again: only the session's last end offers it.
         const latest = key === (lastId ?? null) && i === list.length - 1 && !reverted;
-        this.endTurn(turn.stopReason, turn.error ?? undefined, latest);
+        this.endTurn(turn.stopReason, turn.error ?? undefined, latest, turn.cause);
         // A failed attempt that was sent again: its card says so, as it did live.
         if (reverted) this.root.lastElementChild?.classList.add("resolved");
       });
@@ -143,9 +147,13 @@ export class Transcript {
       return;
     }
     if (message.role === "system") {
-      // Baton's own entries: where a compaction happened, how a pre-compact round ended.
+      // Baton's own entries: where a compaction happened, how a pre-compact round ended,
+      // where a step-by-step build's step ended (its child's card goes there).
       for (const part of message.parts) {
         if (part.type === "compaction" || part.type === "pre_compact") this.part(part, compacted);
+        if (part.type === "text" && part.text.startsWith("<baton:step-result>")) {
+          this.root.append(el("div", { class: "step-anchor", "data-call-id": stepCallId(message.id), hidden: "" }));
+        }
       }
       this.open = undefined;
       return;
@@ -173,6 +181,16 @@ export class Transcript {
     const node = el("div", { class: `msg user${compacted ? " compacted" : ""}`, "data-kind": "user" }, text);
     this.root.append(node);
     // What the person just sent: they follow the answer from here.
+    this.pinned = true;
+    this.scroll();
+  }
+
+  /** What the person sent while the agent worked, now with the agent: their words, and when. */
+  queuedDelivered(text: string, how: "steer" | "after_turn" | "idle"): void {
+    this.open = undefined;
+    const when = how === "steer" ? "Sent while the agent worked; it read this at its next step" : how === "after_turn" ? "Sent while the agent worked; sent after its turn" : "";
+    const node = el("div", { class: "msg user", "data-kind": "user", "data-queued": how }, text, ...(when ? [el("span", { class: "queued-tag" }, when)] : []));
+    this.root.append(node);
     this.pinned = true;
     this.scroll();
   }
@@ -303,6 +321,7 @@ export class Transcript {
       case "user_message":
         // The server announces the messages it adds itself, and the person's slash commands.
         if (update.command) this.commandAnnounced(update.command.typed, update.text);
+        else if (update.queued) this.queuedDelivered(update.text, update.queued);
         else this.baton(update.text, update.origin ?? "baton");
         break;
       case "compaction_started":
@@ -392,11 +411,11 @@ export class Transcript {
     this.countdown = undefined;
   }
 
-  endTurn(stopReason: string | undefined, error: string | undefined, retryable = true): void {
+  endTurn(stopReason: string | undefined, error: string | undefined, retryable = true, cause?: ErrorCause | null): void {
     this.endRetry();
     this.open = undefined;
     if (stopReason === "error" || (error && stopReason !== "cancelled")) {
-      this.error(error ?? "The turn stopped with an error.", retryable);
+      this.error(error ?? "The turn stopped with an error.", retryable, cause);
     } else if (stopReason === "cancelled") {
       this.marker("stop-cancelled", "Stopped");
     } else if (stopReason === "max_steps") {
@@ -410,8 +429,8 @@ export class Transcript {
   }
 
   /** An error card: what happened in plain words, the actions that fix it, the details folded. */
-  error(raw: string, retryable = false): void {
-    const described = describeError(raw);
+  error(raw: string, retryable = false, cause?: ErrorCause | null): void {
+    const described = describeError(raw, cause);
     const actions = el("div", { class: "error-actions" });
     if (retryable && this.handlers.retry) {
       const retry = el("button", { type: "button", class: "error-action primary", "data-error-action": "retry" }, "Retry");
@@ -428,7 +447,7 @@ export class Transcript {
     }
     const card = el(
       "div",
-      { class: "error-card", role: "alert", "data-kind": "error" },
+      { class: "error-card", role: "alert", "data-kind": "error", ...(cause ? { "data-cause": cause } : {}) },
       el("div", { class: "error-title" }, described.title),
       actions,
       el("details", { class: "error-details" }, el("summary", {}, "Details"), el("pre", {}, raw)),
@@ -523,6 +542,15 @@ export class Transcript {
     // Only a call in progress can still be waiting for the person's answer.
     if (status !== "in_progress") card.removeAttribute("data-asking");
     showStatus(card);
+    // A child's result is shown in words (and on its card), never Baton's framing for the
+    // model; a child the person stopped reads "stopped", not "done".
+    const result = card.dataset.tool === "task" && output !== undefined ? parseTaskResult(output) : undefined;
+    if (result) {
+      output = taskResultText(result);
+      card.dataset.childStatus = result.status;
+      showStatus(card);
+      this.handlers.taskResult?.(result);
+    }
     if (output !== undefined) {
       output = displayOutput(card.dataset.tool ?? "", output);
       const pre = card.querySelector<HTMLElement>(".tool-output");
@@ -575,7 +603,9 @@ const NOTE_LABELS: Record<Extract<SessionUpdate, { kind: "note" }>["reason"], st
 function showStatus(card: HTMLElement): void {
   const badge = card.querySelector(".tool-status");
   const status = card.dataset.status ?? "pending";
-  if (badge) badge.textContent = card.hasAttribute("data-asking") ? "needs you" : (STATUS_LABELS[status] ?? status);
+  const child = card.dataset.childStatus as ChildStatus | undefined;
+  const label = child && status === "completed" ? CHILD_STATUS_LABELS[child] : (STATUS_LABELS[status] ?? status);
+  if (badge) badge.textContent = card.hasAttribute("data-asking") ? "needs you" : label;
 }
 
 const STATUS_LABELS: Record<string, string> = {

@@ -25,6 +25,7 @@ from baton.agent.nudge import nudge_text, should_nudge, turn_prompt
 from baton.agent.repeats import RepeatGuard
 from baton.agent.state import SessionState
 from baton.agent.tokens import calibration
+from baton.causes import cause_of
 from baton.config import Settings
 from baton.errors import BatonError, ProviderError
 from baton.providers.base import (
@@ -234,11 +235,13 @@ class Turn:
         except ProviderError as exc:
             self._finish_interrupted(NOT_RUN_OUTPUT.format(reason="the provider failed"))
             if self.purpose == "turn":
-                self._ended(p.PromptResult(stop_reason="error", error=exc.message))
+                self._ended(
+                    p.PromptResult(stop_reason="error", error=exc.message, cause=cause_of(exc))
+                )
             raise
         except BatonError as exc:
             self._finish_interrupted(NOT_RUN_OUTPUT.format(reason=exc.message))
-            result = p.PromptResult(stop_reason="error", error=exc.message)
+            result = p.PromptResult(stop_reason="error", error=exc.message, cause=cause_of(exc))
         except Exception as exc:
             log.exception("turn failed in session %s", self.session_id)
             self._finish_interrupted(NOT_RUN_OUTPUT.format(reason="internal error"))
@@ -259,7 +262,9 @@ class Turn:
             self.service.outcomes.record(self.session_id, last, result.stop_reason, result.error)
         except Exception:
             log.exception("the end of a turn in %s was not stored", self.session_id)
-        self.emit(p.TurnEnded(stop_reason=result.stop_reason, error=result.error))
+        self.emit(
+            p.TurnEnded(stop_reason=result.stop_reason, error=result.error, cause=result.cause)
+        )
 
     async def _loop(self) -> p.PromptResult:
         if self.first_call is not None:

@@ -85,7 +85,8 @@ class StepBuilder:
                 log.exception("building the steps of %s failed", parent.id)
                 result = p.PromptResult(stop_reason="error", error=f"internal error: {exc}")
         self.sessions.channel.send_update(
-            parent.id, p.TurnEnded(stop_reason=result.stop_reason, error=result.error)
+            parent.id,
+            p.TurnEnded(stop_reason=result.stop_reason, error=result.error, cause=result.cause),
         )
         return result
 

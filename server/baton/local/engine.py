@@ -60,7 +60,8 @@ def require_xllamacpp() -> None:
     if importlib.util.find_spec("xllamacpp") is None:
         raise ConfigError(
             "the local provider needs the optional dependency xllamacpp, which is not installed: "
-            f"{INSTALL_EXTRA} (or pip install xllamacpp==2026.10.11549)"
+            f"{INSTALL_EXTRA} (or pip install xllamacpp==2026.10.11549)",
+            cause="local_model",
         )
 
 
@@ -74,7 +75,8 @@ def resolve_model_path(local: LocalSettings) -> Path:
         if not path.is_file():
             raise ConfigError(
                 f"local.modelPath is {local.model_path!r}, which is not a file; point it at a "
-                "GGUF model, or remove it to use the default model (`baton model install`)"
+                "GGUF model, or remove it to use the default model (`baton model install`)",
+                cause="local_model",
             )
         return path.resolve()
     path = model_path(DEFAULT_MODEL)
@@ -218,7 +220,8 @@ class Engine:
                 raise ProviderError(
                     f"the local model could not be loaded from {self.config.model_path}: {exc}. "
                     "Check the file (`baton model install --force` re-installs the default "
-                    "model), or lower local.contextSize if memory is short"
+                    "model), or lower local.contextSize if memory is short",
+                    cause="local_model",
                 ) from exc
             self.load_seconds = time.monotonic() - started
             self._server, self._base_url = server, base_url
@@ -316,11 +319,14 @@ def _check_gguf(path: Path) -> None:
         with path.open("rb") as handle:
             magic = handle.read(4)
     except OSError as exc:
-        raise ProviderError(f"the local model file {path} cannot be read: {exc.strerror}") from exc
+        raise ProviderError(
+            f"the local model file {path} cannot be read: {exc.strerror}", cause="local_model"
+        ) from exc
     if magic != GGUF_MAGIC:
         raise ProviderError(
             f"{path} is not a GGUF model file; point local.modelPath at a .gguf file "
-            "or run `baton model install --force`"
+            "or run `baton model install --force`",
+            cause="local_model",
         )
 
 

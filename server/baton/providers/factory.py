@@ -91,13 +91,15 @@ def _resolve(
     if provider not in ("openai", "openai-compatible", "local", "anthropic"):
         raise ConfigError(
             f'unknown provider "{provider}": use "openai", "anthropic", "openai-compatible" '
-            'or "local"'
+            'or "local"',
+            cause="not_configured",
         )
     model = model_override or (settings.model if own else None) or DEFAULT_MODELS.get(provider)
     if not model:
         raise ConfigError(
             f'provider "{provider}" needs a model: set the `model` key '
-            '(for example model = "qwen2.5-coder:7b")'
+            '(for example model = "qwen2.5-coder:7b")',
+            cause="model_missing",
         )
     if provider == "local":
         return _Resolved(ProviderIdentity("local", model, Route(LOCAL_BASE_URL, "none")), None)
@@ -111,7 +113,8 @@ def _resolve(
         note = f' (the configured one is for provider "{configured}")' if settings.base_url else ""
         raise ConfigError(
             f'provider "{provider}" needs a base URL{note}: set the `baseUrl` key '
-            '(for example baseUrl = "http://localhost:11434/v1" for Ollama)'
+            '(for example baseUrl = "http://localhost:11434/v1" for Ollama)',
+            cause="not_configured",
         )
     base_url = base_url.rstrip("/")
     workspace_url = configured_url is not None and not settings.from_person(url_key)
@@ -248,7 +251,8 @@ class ProviderRegistry:
                 raise ConfigError(
                     f"the workspace's baseUrl ({workspace_url}) does not get your {name} "
                     "key: set baseUrl in your own settings, or list the variable the "
-                    "workspace's apiKeyEnv names in your own env.workspaceKeys"
+                    "workspace's apiKeyEnv names in your own env.workspaceKeys",
+                    cause="key_missing",
                 )
             # The editor command exists for OpenAI's key; Claude's comes from the
             # environment, or from an ACP editor's authenticate (baton/auth/set).
@@ -259,7 +263,8 @@ class ProviderRegistry:
             )
             raise ConfigError(
                 f"no {name} API key: set "
-                f"{settings.person_key_env_for(identity.provider)} in the environment {how}"
+                f"{settings.person_key_env_for(identity.provider)} in the environment {how}",
+                cause="key_missing",
             )
         key = (
             identity,
@@ -320,11 +325,12 @@ def _local_provider(settings: Settings, identity: ProviderIdentity) -> Provider:
         module = importlib.import_module("baton.providers.local")
     except ModuleNotFoundError as exc:
         if exc.name in ("baton.providers.local", "baton.providers"):
-            raise ConfigError(LOCAL_UNAVAILABLE) from None
+            raise ConfigError(LOCAL_UNAVAILABLE, cause="local_model") from None
         raise ConfigError(
-            f'the local provider needs the optional dependency {exc.name}: pip install "baton[local]"'
+            f'the local provider needs the optional dependency {exc.name}: pip install "baton[local]"',
+            cause="local_model",
         ) from None
     factory = getattr(module, "LocalProvider", None)
     if factory is None:
-        raise ConfigError(LOCAL_UNAVAILABLE)
+        raise ConfigError(LOCAL_UNAVAILABLE, cause="local_model")
     return cast(Provider, factory(settings=settings, identity=identity))

@@ -40,6 +40,14 @@ _OVERFLOW_TEXT = re.compile(
     r"|exceeds? (?:the )?(?:model'?s? )?context|reduce the length of the (?:messages|input)",
     re.IGNORECASE,
 )
+_MODEL_MISSING_TEXT = re.compile(
+    r"model[^.]{0,80}(?:not found|does not exist|not exist|unknown|no such|not available"
+    r"|not loaded)|(?:unknown|invalid|no such) model|model_not_found",
+    re.IGNORECASE,
+)
+RATE_CODES = frozenset({"rate_limit_exceeded", "slow_down"})
+QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+KEY_CODES = frozenset({"invalid_api_key", "unauthorized", "authentication_error"})
 MAX_RETRY_AFTER = 60.0
 _SNIPPET = 300
 
@@ -60,6 +68,28 @@ def is_overflow(status: int | None, code: str | None, message: str) -> bool:
     if status == 413 or (code is not None and code in OVERFLOW_CODES):
         return True
     return bool(_OVERFLOW_TEXT.search(message))
+
+
+def cause_of(status: int | None, code: str | None, message: str, *, overflow: bool) -> str:
+    """What an error from a provider is (protocol.ErrorCause), from its status, code
+    and words; the status first, since a proxy's words say little."""
+    if overflow:
+        return "context_overflow"
+    if code in QUOTA_CODES:
+        return "quota"
+    if code in KEY_CODES or status in (401, 403):
+        return "key_refused"
+    if status == 429 or code in RATE_CODES:
+        return "rate_limit"
+    if code == "model_not_found" or (
+        status in (400, 404, None) and _MODEL_MISSING_TEXT.search(message)
+    ):
+        return "model_not_found"
+    if status == 404:
+        return "not_configured"  # the base URL does not lead to the API
+    if (status is not None and status >= 500) or code in RETRYABLE_CODES:
+        return "server_error"
+    return "other"
 
 
 def parse_retry_after(headers: httpx.Headers, *, cap: float = MAX_RETRY_AFTER) -> float | None:
@@ -155,6 +185,7 @@ def error_from_response(
         retryable=retryable,
         overflow=overflow,
         retry_after=parse_retry_after(headers) if retryable else None,
+        cause=cause_of(status, code, message, overflow=overflow),
     )
 
 
@@ -171,7 +202,16 @@ def error_from_payload(payload: Any, *, label: str, status: int | None = None) -
     text = f"{label} failed: {message}"
     if code and code not in message:
         text += f" ({code})"
-    return ProviderError(redact(text), status=status, retryable=retryable, overflow=overflow)
+    cause = cause_of(status, code, message, overflow=overflow)
+    # An error event in the middle of a stream is the server's own failure unless it says
+    # otherwise (Ollama and LM Studio send `{"error": "..."}` with no code).
+    return ProviderError(
+        redact(text),
+        status=status,
+        retryable=retryable,
+        overflow=overflow,
+        cause="server_error" if cause == "other" else cause,
+    )
 
 
 # Transport failures a new attempt can plausibly fix. A read timeout is not one of them:
@@ -192,12 +232,15 @@ def transport_error(exc: httpx.TransportError, *, label: str) -> ProviderError:
     """A connection-level failure as a `ProviderError` (no URL query, no headers)."""
     detail = str(exc) or type(exc).__name__
     if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
-        what = "could not connect"
+        what, cause = "could not connect", "unreachable"
     elif isinstance(exc, httpx.ReadTimeout):
-        what = "no response within the request timeout (requestTimeout)"
+        what, cause = "no response within the request timeout (requestTimeout)", "timeout"
+    elif isinstance(exc, httpx.TimeoutException):
+        what, cause = "connection failed", "timeout"
     else:
-        what = "connection failed"
+        what, cause = "connection failed", "connection_dropped"
     return ProviderError(
         redact(f"{label}: {what}: {type(exc).__name__}: {detail}"),
         retryable=isinstance(exc, _RETRYABLE_TRANSPORT),
+        cause=cause,
     )

@@ -290,7 +290,9 @@ class ChatStreamParser:
         """The finished items, usage and finish reason; raises if the stream was cut short."""
         if not self.complete:
             raise ProviderError(
-                f"{self.label}: the stream ended before the response finished", retryable=True
+                f"{self.label}: the stream ended before the response finished",
+                retryable=True,
+                cause="connection_dropped",
             )
         events: list[StreamEvent] = []
         if self._gate is not None and (shown := self._gate.flush()):

@@ -298,7 +298,9 @@ class ResponsesStreamParser:
     def check_complete(self) -> None:
         if not self.done:
             raise ProviderError(
-                f"{self.label}: the stream ended before the response completed", retryable=True
+                f"{self.label}: the stream ended before the response completed",
+                retryable=True,
+                cause="connection_dropped",
             )
 
 

@@ -72,6 +72,7 @@ def _gave_up(err: ProviderError, retries: int) -> ProviderError:
         retryable=err.retryable,
         overflow=err.overflow,
         retry_after=err.retry_after,
+        cause=err.cause,
     )
 
 
@@ -121,6 +122,11 @@ async def retry_stream(
                     f"the stream broke after partial output: {err.message}",
                     status=err.status,
                     overflow=err.overflow,
+                    # An error the server reported keeps its cause; a stream that just
+                    # stopped is a dropped connection.
+                    cause=err.cause
+                    if err.cause not in ("other", "timeout", "unreachable")
+                    else "connection_dropped",
                 ) from exc
             delay = _retry_delay(exc, err, retries, policy)
         finally:

@@ -229,7 +229,17 @@ class ReviewService:
                 "are already reverted"
             )
         target_ids = {m.id for m in targets}
-        plan = plan_revert(self.store.changes(state.id), target_ids, self._current)
+        # The files the children of the reverted turns changed are theirs too: a `task`
+        # child started by a reverted call, a step of a step-by-step build noted after
+        # `start` (each step's note names its child).
+        rows = self.store.changes(state.id)
+        reverted_rows = set(target_ids)
+        for child_id in self._children_of(state.id, targets):
+            child_rows = self.store.changes(child_id)
+            rows.extend(child_rows)
+            reverted_rows.update(row.message_id for row in child_rows if row.message_id)
+        rows.sort(key=lambda row: row.seq)
+        plan = plan_revert(rows, reverted_rows, self._current)
         commands = [
             str(part.input.get("command", ""))
             for m in targets
@@ -274,6 +284,25 @@ class ReviewService:
         for callback in self.after_revert:
             callback(state.id, call_ids)
         return result
+
+    def _children_of(self, session_id: str, targets: list[StoredMessage]) -> list[str]:
+        """The child sessions (and theirs) the reverted messages started or noted."""
+        call_ids = {part.tool_call_id for m in targets for part in m.tool_calls()}
+        noted = {m.meta.get("childId") for m in targets}
+        found: list[str] = []
+        for row in self.sessions.store.children_of(session_id):
+            task = row.task or {}
+            if row.id in noted or task.get("callId") in call_ids:
+                found.append(row.id)
+                found.extend(self._all_children(row.id))
+        return found
+
+    def _all_children(self, session_id: str) -> list[str]:
+        out: list[str] = []
+        for row in self.sessions.store.children_of(session_id):
+            out.append(row.id)
+            out.extend(self._all_children(row.id))
+        return out
 
     def _current(self, path: str) -> bytes | None:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from baton import protocol as p
 from baton.agent.state import SessionState
+from baton.causes import cause_of_message
 from baton.store.outcomes import TurnOutcomeLog
 
 
@@ -20,6 +21,7 @@ def turn_outcomes(state: SessionState, log: TurnOutcomeLog) -> list[p.TurnOutcom
                 after_message_id=ids[after_seq] if after_seq is not None else None,
                 stop_reason=stop_reason,
                 error=error,
+                cause=cause_of_message(error) if stop_reason == "error" else None,
                 created_at=created_at,
             )
         )

@@ -22,6 +22,7 @@ from baton.agent.turn import Turn, TurnHost
 from baton.errors import InvalidParams, ProviderError, SessionBusy
 from baton.ids import new_id
 from baton.providers.base import StepChoice, ToolCall
+from baton.session.queue import PromptQueue
 from baton.session.seams import Seams
 from baton.store.leases import Leases
 from baton.store.model import (
@@ -56,6 +57,8 @@ class Turns:
         self.seams = seams
         self.refresh = refresh
         self.sync_notes = sync_notes
+        # What the person sends while the agent works (session/queue.py).
+        self.queue = PromptQueue(self, channel)
 
     def add_user_message(
         self,
@@ -65,18 +68,25 @@ class Turns:
         meta: dict[str, Any] | None = None,
         *,
         extra_parts: Sequence[StoredPart] = (),
+        announce: bool = False,
     ) -> StoredMessage:
         parts: list[StoredPart] = [StoredText(text), *extra_parts]
         message = self.store.append_message(state.id, "user", kind, parts, meta=meta)
         state.add(message)
         command = message.command()
         # A client shows the person's own prompt as they sent it; a slash command it is
-        # told of, so that what the agent was sent is one click away while it runs.
-        if kind != "prompt" or command is not None:
+        # told of, so that what the agent was sent is one click away while it runs. A
+        # queued message (`announce`) was not sent as a prompt: every client is told.
+        queued = (meta or {}).get("queued")
+        if kind != "prompt" or command is not None or announce or queued:
             self.channel.send_update(
                 state.id,
                 p.UserMessageUpdate(
-                    message_id=message.id, text=text, origin=message.origin(), command=command
+                    message_id=message.id,
+                    text=text,
+                    origin=message.origin(),
+                    command=command,
+                    queued=queued if queued in ("steer", "after_turn", "idle") else None,
                 ),
             )
         return message
@@ -138,6 +148,9 @@ class Turns:
                     log.exception("after-turn callback failed")
         finally:
             self.leases.release(state.id)
+        # QUEUE HOOK (the session went idle): what waits becomes the next turn. An owner
+        # of the session's activity would call this when the session is idle again.
+        self.queue.turn_ended(state, task)
 
     async def command(
         self, text: str, command: p.PromptCommand | None
@@ -169,6 +182,8 @@ class Turns:
     def cancel(self, state: SessionState) -> None:
         if state.turn_task is not None and not state.turn_task.done():
             state.turn_task.cancel()
+        # QUEUE HOOK (the session's work was stopped): editors' waiting prompts end too.
+        self.queue.cancelled(state)
         for callback in self.seams.on_cancel:
             callback(state)
 
@@ -185,6 +200,10 @@ class Turns:
         await self.seams.turn.before_step(turn)
         # After a compaction the hooks may have run: its notes go after its marker.
         self.sync_notes(turn.state)
+        # QUEUE HOOK (a step boundary): what the person sent to steer joins the history
+        # before this step's request, after the last step's tool results.
+        if turn.purpose == "turn":
+            self.queue.steer(turn.state)
 
 
 def ensure_idle(state: SessionState) -> None:

@@ -5,7 +5,7 @@ export const PLAN_BODY = `
     <div>
       <div id="plan-title" class="plan-session"></div>
       <div class="plan-meta"><span id="plan-status" class="status-badge"></span> <span id="plan-version"></span> <span id="plan-path" class="path"></span></div>
-      <div class="plan-progress"><progress id="plan-progress" max="1" value="0" hidden></progress> <span id="plan-progress-label" role="status"></span> <span id="plan-activity" class="activity"></span></div>
+      <div class="plan-progress"><div id="plan-progress" class="progress-track" role="progressbar" aria-label="Steps done" aria-valuemin="0" aria-valuemax="1" aria-valuenow="0" hidden><div class="progress-fill"></div></div> <span id="plan-progress-label" role="status"></span> <span id="plan-activity" class="activity"></span></div>
     </div>
     <div class="toolbar">
       <vscode-button id="approve-fresh" title="Approve the plan and build it in a fresh context">Approve and build in a fresh context</vscode-button>

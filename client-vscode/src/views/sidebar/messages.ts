@@ -1,5 +1,5 @@
 // Messages between the extension host and the sidebar webview, with guards.
-import type { Message, Mode, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, TurnOutcome, WorkspaceTrustResult } from "../../protocol";
+import type { ErrorCause, Message, Mode, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, TurnOutcome, WorkspaceTrustResult } from "../../protocol";
 import { hasType, isId, isMode, isRecord, isString, type Json } from "../guards";
 import {
   parseAttachments,
@@ -52,6 +52,19 @@ export interface SetupView {
   baseUrl?: string;
   /** Where `baseUrl` came from. */
   baseUrlFrom?: "setting" | "environment";
+  /** `baton.model`: the workspace's (or the person's) model, chosen once for every session. */
+  model?: string;
+  /** With a server and no model: the models the server lists (`/v1/models`), to choose from. */
+  serverModels?: string[];
+  /** Why the server's models could not be listed. */
+  serverModelsError?: string;
+}
+
+/** With a server and no model chosen, the welcome offers the server's models. */
+export function needsServerModel(setup: SetupView): boolean {
+  if (setup.model) return false;
+  if (setup.provider === "openai-compatible") return true;
+  return !setup.provider && !setup.hasKey && Boolean(setup.baseUrl);
 }
 
 /** Things the webview may ask the host to do for the person (each is a fixed command, no arguments). */
@@ -65,6 +78,7 @@ export const SIDEBAR_ACTIONS = [
   "newSession",
   "sessions",
   "manageTrust",
+  "chooseModel",
 ] as const;
 export type SidebarAction = (typeof SIDEBAR_ACTIONS)[number];
 
@@ -76,7 +90,9 @@ export type SidebarInbound =
   | { type: "history"; sessionId: string; title: string; mode: Mode; messages: Message[]; running: boolean; turns?: TurnOutcome[] }
   | { type: "update"; sessionId: string; update: SessionUpdate }
   | { type: "userMessage"; sessionId: string; text: string }
-  | { type: "turn"; sessionId: string; running: boolean; stopReason?: string; error?: string }
+  | { type: "turn"; sessionId: string; running: boolean; stopReason?: string; error?: string; cause?: ErrorCause }
+  /** A child's history, for its transcript under its card (its live updates follow). */
+  | { type: "childHistory"; sessionId: string; messages: Message[] }
   /** How a model is set up (the welcome state and the actions on errors). */
   | { type: "setup"; setup: SetupView }
   /** What the server ignores because the folder is not trusted (null: not known yet). */
@@ -137,7 +153,14 @@ export type SidebarOutbound =
   | { type: "forkSession"; sessionId: string; messageId?: string }
   | { type: "exportSession"; sessionId: string }
   /** `sessionId` null: before the first prompt (the host starts a session in `mode`, then picks). */
-  | { type: "pickModel"; sessionId: string | null; mode?: Mode };
+  | { type: "pickModel"; sessionId: string | null; mode?: Mode }
+  /** A model from the welcome's list of the server's models: the workspace's model from now on. */
+  | { type: "useModel"; model: string }
+  /** Said while the agent works: it waits on the server until the next step (`steer`) or the turn's end. */
+  | { type: "queue"; sessionId: string; text: string; delivery: "steer" | "after_turn" }
+  | { type: "unqueue"; sessionId: string; id: string }
+  /** A child's card asks for the child's history, to show its transcript in the sidebar. */
+  | { type: "childHistory"; sessionId: string };
 
 const OUTBOUND_TYPES = [
   ...REVIEW_OUTBOUND_TYPES,
@@ -158,6 +181,10 @@ const OUTBOUND_TYPES = [
   "forkSession",
   "exportSession",
   "pickModel",
+  "useModel",
+  "queue",
+  "unqueue",
+  "childHistory",
   "retry",
   "openLink",
   "action",
@@ -182,6 +209,16 @@ export function parseSidebarOutbound(value: unknown): SidebarOutbound | undefine
     case "deleteSession":
     case "exportSession":
       return isId(m.sessionId) ? { type: value.type, sessionId: m.sessionId } : undefined;
+    case "queue":
+      return isId(m.sessionId) && typeof m.text === "string" && m.text.trim() !== "" && m.text.length <= 100_000 && (m.delivery === "steer" || m.delivery === "after_turn")
+        ? { type: "queue", sessionId: m.sessionId, text: m.text, delivery: m.delivery }
+        : undefined;
+    case "childHistory":
+      return isId(m.sessionId) ? { type: "childHistory", sessionId: m.sessionId } : undefined;
+    case "unqueue":
+      return isId(m.sessionId) && isId(m.id) ? { type: "unqueue", sessionId: m.sessionId, id: m.id } : undefined;
+    case "useModel":
+      return typeof m.model === "string" && m.model.trim() !== "" && m.model.length <= 200 ? { type: "useModel", model: m.model.trim() } : undefined;
     case "pickModel":
       if (m.sessionId === null) return { type: "pickModel", sessionId: null, ...(isMode(m.mode) ? { mode: m.mode } : {}) };
       return isId(m.sessionId) ? { type: "pickModel", sessionId: m.sessionId } : undefined;
@@ -244,6 +281,7 @@ const INBOUND_TYPES = [
   "update",
   "userMessage",
   "turn",
+  "childHistory",
   "mode",
   "permission",
   "permissionClosed",
@@ -275,6 +313,8 @@ export function parseSidebarInbound(value: unknown): SidebarInbound | undefined 
         : undefined;
     case "userMessage":
       return isId(m.sessionId) && isString(m.text) ? (value as unknown as SidebarInbound) : undefined;
+    case "childHistory":
+      return isId(m.sessionId) && Array.isArray(m.messages) ? (value as unknown as SidebarInbound) : undefined;
     case "turn":
       return isId(m.sessionId) && typeof m.running === "boolean" ? (value as unknown as SidebarInbound) : undefined;
     case "mode":

@@ -31,6 +31,7 @@ export const SIDEBAR_BODY = `
     <h2 id="welcome-title">Ask Baton to plan or build</h2>
     <p>Type a task below and press <kbd>Enter</kbd>. Baton plans in a file you can review, then builds it step by step.</p>
     <p id="welcome-model" class="welcome-model"></p>
+    <div id="welcome-models" class="welcome-models" role="group" aria-label="The server's models" hidden></div>
     <div class="welcome-choices" role="group" aria-label="Choose a model">
       <button type="button" class="choice" data-action="useLocalModel"><span><strong>Use a local model</strong><br><span class="choice-detail">Runs on this machine; nothing leaves it.</span></span></button>
       <button type="button" class="choice" data-action="setKey"><span><strong>Use an OpenAI API key</strong><br><span class="choice-detail">Kept in VS Code's secret storage.</span></span></button>
@@ -46,6 +47,15 @@ export const SIDEBAR_BODY = `
     <input id="image-file" type="file" accept="image/png,image/jpeg,image/gif,image/webp" multiple hidden>
     <ul id="mentions" class="mentions" role="listbox" aria-label="Workspace files" hidden></ul>
     <ul id="slash-menu" class="mentions slash-menu" role="listbox" aria-label="Commands" hidden></ul>
+    <div id="queue" class="queue" hidden>
+      <ul id="queued" class="queued" aria-label="Waiting for the agent"></ul>
+      <label class="queue-delivery">Sent while it works, reaches the agent
+        <select id="queue-delivery">
+          <option value="steer">at its next step</option>
+          <option value="after_turn">after this turn</option>
+        </select>
+      </label>
+    </div>
     <vscode-textarea id="prompt" rows="3" resize="vertical" placeholder="Ask Baton… (@ to attach a file, / for commands, paste or drop an image, Enter to send, Shift+Enter for a new line)"></vscode-textarea>
     <div id="turn-status" class="turn-status" role="status"></div>
     <div id="composer-bar" class="composer-bar">
@@ -55,7 +65,7 @@ export const SIDEBAR_BODY = `
       </div>
       <button id="pick-model" class="model-picker" type="button" title="Choose the model for this session's next requests">Model</button>
       <button id="composer-more" class="composer-more" type="button" aria-label="More actions" title="More actions">…</button>
-      <vscode-button id="cancel" secondary disabled title="Stop the running turn (Ctrl+Alt+Backspace)">Stop</vscode-button>
+      <vscode-button id="cancel" secondary disabled title="Stop the running turn (Ctrl+Shift+Alt+Backspace)">Stop</vscode-button>
       <vscode-button id="send" title="Send (Enter)">Send</vscode-button>
     </div>
     <div id="composer-menu" class="composer-menu" aria-label="More actions" hidden></div>

@@ -8,7 +8,7 @@ import type { WorkspaceTrust } from "../../client/workspaceTrust";
 import type { Message, Mode, PermissionRequestParams, PermissionResponse, PromptParams, SessionInfo } from "../../protocol";
 import { FileIndex, promptContext, type AttachmentRef } from "../../review/editorContext";
 import type { SessionState } from "../../state/sessionState";
-import { errorMessage } from "../../util/errors";
+import { errorCause, errorMessage } from "../../util/errors";
 import { visibleText } from "../../util/visible";
 import { webviewHtml, webviewOptions } from "../webviewAssets";
 import {
@@ -16,6 +16,7 @@ import {
   type SessionInfoView,
   type SetupView,
   type SidebarAction,
+  needsServerModel,
   type SidebarInbound,
   type SidebarOutbound,
   type ImageRef,
@@ -66,7 +67,10 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       }),
       client.onDidChangeState((status) => {
         this.post({ type: "server", status });
-        if (status === "running" && this.view) void this.refreshSessions();
+        if (status === "running" && this.view) {
+          void this.refreshSessions();
+          void this.postSetup();
+        }
       }),
       state.onDidChangeActive((sessionId) => {
         if (sessionId && this.view) void this.loadSession(sessionId).catch(() => undefined);
@@ -308,6 +312,20 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       case "exportSession":
         await vscode.commands.executeCommand("baton.exportSession", message.sessionId);
         return;
+      case "childHistory": {
+        const loaded = await this.client.request("baton/session/load", { sessionId: message.sessionId });
+        this.post({ type: "childHistory", sessionId: message.sessionId, messages: loaded.messages });
+        return;
+      }
+      case "queue":
+        await this.client.request("baton/session/queue", { sessionId: message.sessionId, text: message.text, delivery: message.delivery });
+        return;
+      case "unqueue":
+        await this.client.request("baton/session/unqueue", { sessionId: message.sessionId, id: message.id });
+        return;
+      case "useModel":
+        await vscode.commands.executeCommand("baton.chooseWorkspaceModel", message.model);
+        return;
       case "pickModel": {
         // Before the first prompt the model is the new session's: start it, then pick.
         const sessionId = message.sessionId ?? (await this.newSession(message.mode ?? "build"));
@@ -347,6 +365,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       setPythonPath: "baton.setPythonPath",
       newSession: "baton.newSession",
       sessions: "baton.switchSession",
+      chooseModel: "baton.chooseWorkspaceModel",
       // VS Code's own Workspace Trust editor: the person decides there, Baton follows.
       manageTrust: "workbench.trust.manage",
     };
@@ -355,7 +374,18 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
 
   /** Tells the webview how a model is set up (the welcome state and error actions). */
   async postSetup(): Promise<void> {
-    this.post({ type: "setup", setup: await this.setup() });
+    const setup = await this.setup();
+    this.post({ type: "setup", setup });
+    if (!needsServerModel(setup) || this.client.state !== "running") return;
+    // A server and no model (OPENAI_BASE_URL alone): the welcome offers what the server lists.
+    try {
+      const listed = await this.client.request("baton/models/list", {});
+      if (listed.source === "provider") setup.serverModels = listed.models.map((m) => m.id);
+      else if (listed.error) setup.serverModelsError = listed.error;
+    } catch (error) {
+      setup.serverModelsError = errorMessage(error);
+    }
+    this.post({ type: "setup", setup });
   }
 
   /** Puts the caret in the prompt box (after New Session, or from the keybinding). */
@@ -505,9 +535,11 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         running: false,
         stopReason: result.stopReason,
         ...(result.error ? { error: result.error } : {}),
+        ...(result.cause ? { cause: result.cause } : {}),
       });
     } catch (error) {
-      this.post({ type: "turn", sessionId, running: false, stopReason: "error", error: errorMessage(error) });
+      const cause = errorCause(error);
+      this.post({ type: "turn", sessionId, running: false, stopReason: "error", error: errorMessage(error), ...(cause ? { cause } : {}) });
     } finally {
       this.state.setRunning(sessionId, false);
       void this.refreshSessions().catch(() => undefined);

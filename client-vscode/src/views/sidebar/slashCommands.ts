@@ -21,6 +21,12 @@ export async function listCommands(client: BatonClient, sessionId: string | null
   return { type: "commands", commands: parseCommands(result.commands) ?? [], problems: result.problems ?? [] };
 }
 
+const APPROVALS: Record<string, string> = {
+  "": "baton.approvePlanKeepContext",
+  fresh: "baton.approvePlan",
+  steps: "baton.approvePlanStepByStep",
+};
+
 /** Runs `/name args` for a built-in; false when `name` is not one. */
 export async function runBuiltin(host: BuiltinHost, sessionId: string | null, name: string, args: string): Promise<boolean> {
   if (name === "new") {
@@ -38,13 +44,16 @@ export async function runBuiltin(host: BuiltinHost, sessionId: string | null, na
       await host.setMode(id, "plan");
       if (args) await host.prompt(id, args);
       return true;
-    case "approve":
-      if (args !== "" && args !== "fresh") {
-        host.error("/approve takes no argument, or `fresh`");
+    case "approve": {
+      // The menu offers what the server's /approve takes: nothing, `fresh` or `steps`.
+      const command = APPROVALS[args];
+      if (!command) {
+        host.error("/approve takes no argument, `fresh` (a fresh context) or `steps` (each step in a fresh child)");
         return true;
       }
-      await host.executeCommand(args === "fresh" ? "baton.approvePlan" : "baton.approvePlanKeepContext", id);
+      await host.executeCommand(command, id);
       return true;
+    }
     case "review":
       await host.executeCommand("baton.showPlan", id);
       return true;

@@ -59,6 +59,7 @@ from pydantic import ValidationError
 
 from baton import __version__
 from baton import protocol as p
+from baton.causes import cause_of, headline
 from baton.config import McpServerSettings
 from baton.errors import BatonError, InvalidParams, SessionBusy, SessionNotFound
 from baton.faces.acp import commands
@@ -109,6 +110,12 @@ def _error(exc: BatonError) -> RequestError:
         return RequestError(-32002, exc.message, {"kind": "session_not_found"})
     if isinstance(exc, SessionBusy):
         return RequestError(-32600, exc.message, {"kind": "session_busy"})
+    cause = cause_of(exc)
+    if cause is not None:
+        # The title a person reads first; the provider's own words stay in the details.
+        return RequestError(
+            exc.code, headline(cause, exc.message), {"cause": cause, "details": exc.message}
+        )
     return RequestError(exc.code, exc.message)
 
 
@@ -661,8 +668,13 @@ class BatonAgent:
         title = app.sessions.state(session_id).row.title
         try:
             async with core_errors():
+                state = app.sessions.state(session_id)
                 if command is not None:
                     stop = await self._command(app, session_id, *command)
+                elif state.busy and not context:
+                    # ACP's prompt queueing: sent during a turn, it is the next turn.
+                    result = await app.sessions.turns.queue.run_after(state, text)
+                    stop = self._stop(result, app, session_id)
                 else:
                     result = await app.sessions.prompt(
                         p.PromptParams(
@@ -712,10 +724,14 @@ class BatonAgent:
 
     def _stop(self, result: p.PromptResult, app: App, session_id: str) -> Any:
         if result.stop_reason == "error":
-            details = {"details": result.error or "the turn failed"}
+            details: dict[str, Any] = {"details": result.error or "the turn failed"}
+            if result.cause is not None:
+                details["cause"] = result.cause
             if self._needs_key(app, session_id):
                 # ACP's "authenticate first": the editor offers the auth method.
                 raise RequestError.auth_required(details)
+            if result.cause is not None:
+                raise RequestError(-32603, headline(result.cause, result.error or ""), details)
             raise RequestError.internal_error(details)
         return STOP_REASONS[result.stop_reason]
 

@@ -535,6 +535,7 @@ async def _run(args: argparse.Namespace) -> int:
     from baton import protocol as p
     from baton.agent.nudge import looks_like_change_request, nudge_possible
     from baton.app import build_app
+    from baton.causes import cause_of
     from baton.errors import BatonError, SessionNotFound
     from baton.faces.terminal.question import TerminalQuestions
     from baton.faces.terminal.render import TerminalChannel
@@ -591,7 +592,7 @@ async def _run(args: argparse.Namespace) -> int:
         plan_after = _plan_version(app, session_id)
     except BatonError as exc:
         channel.finish()
-        print(f"baton: {exc.message}", file=sys.stderr)
+        print(f"baton: {_titled(exc.message, cause_of(exc))}", file=sys.stderr)
         return 1
     finally:
         await app.close()
@@ -613,8 +614,15 @@ async def _run(args: argparse.Namespace) -> int:
         print(no_change_note(channel.completed, channel.failed), file=sys.stderr)
     print(f"[{result.stop_reason}; session {session_id}]", file=sys.stderr)
     if result.error:
-        print(f"baton: {result.error}", file=sys.stderr)
+        print(f"baton: {_titled(result.error, result.cause)}", file=sys.stderr)
     return 0 if result.stop_reason in ("end_turn", "max_steps") else 1
+
+
+def _titled(message: str, cause: Any) -> str:
+    """An error as `baton run` prints it: the title by its cause, then the provider's words."""
+    from baton.causes import headline
+
+    return f"{headline(cause, message)}\n  {message}" if cause is not None else message
 
 
 async def _run_turn(app: App, session_id: str, args: argparse.Namespace) -> p.PromptResult:
@@ -622,7 +630,12 @@ async def _run_turn(app: App, session_id: str, args: argparse.Namespace) -> p.Pr
     from baton import protocol as p
 
     if not args.approve:
-        return await app.sessions.prompt(p.PromptParams(session_id=session_id, text=args.prompt))
+        prompt = asyncio.ensure_future(
+            app.sessions.prompt(p.PromptParams(session_id=session_id, text=args.prompt))
+        )
+        if sys.stdin.isatty():  # the terminal's lines answer permission prompts
+            return await prompt
+        return await _with_lines_from_stdin(app, session_id, prompt)
     if args.steps:
         # Each step in a child of its own; the session's task runs them in order.
         await app.steps.approve(p.PlanApproveParams(session_id=session_id, build="steps"))
@@ -633,6 +646,43 @@ async def _run_turn(app: App, session_id: str, args: argparse.Namespace) -> p.Pr
     task = app.sessions.state(session_id).turn_task
     assert task is not None, "an approval with start begins the build turn"
     return await asyncio.shield(task)
+
+
+async def _with_lines_from_stdin(
+    app: App, session_id: str, prompt: asyncio.Future[p.PromptResult]
+) -> p.PromptResult:
+    """With stdin a pipe, each line read while the agent works is said to it at its next
+    step (`baton/session/queue`, steer); the run ends with the last turn they lead to."""
+    import threading
+
+    state = app.sessions.state(session_id)
+    loop = asyncio.get_running_loop()
+    lines: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def read() -> None:  # a daemon thread: a stdin left open never holds the exit
+        for line in sys.stdin:
+            loop.call_soon_threadsafe(lines.put_nowait, line.rstrip("\n"))
+        loop.call_soon_threadsafe(lines.put_nowait, None)
+
+    while not state.busy and not prompt.done():
+        await asyncio.sleep(0.01)  # the turn first: a line then queues, never starts one
+    threading.Thread(target=read, name="baton-run-stdin", daemon=True).start()
+
+    async def steer() -> None:
+        while (line := await lines.get()) is not None:
+            if line.strip() and state.busy:
+                app.sessions.turns.queue.add(state, line, "steer")
+
+    steering = asyncio.create_task(steer())
+    try:
+        result = await prompt
+        await asyncio.sleep(0)  # a queued line the turn did not reach starts the next turn
+        while (task := state.turn_task) is not None and not task.done():
+            result = await asyncio.shield(task)
+            await asyncio.sleep(0)
+        return result
+    finally:
+        steering.cancel()
 
 
 NO_PLAN_NOTE = (

@@ -1,4 +1,4 @@
-"""baton/session/rename|delete|fork|export, baton/models/list, baton/mcp/servers."""
+"""baton/session/rename|delete|fork|export, baton/models/list|servers, baton/mcp/servers."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from baton import protocol as p
 from baton.app import App
 from baton.faces.lsp.methods import method
+from baton.local.servers import find_servers
 from baton.providers.models import ModelCatalog
 from baton.session.manage import SessionManager
 
@@ -55,6 +56,16 @@ def register(server: Registrar) -> None:
             provider=params.provider,
             pinned_provider=pinned_provider,
             pinned_model=pinned_model,
+        )
+
+    @method(server, "baton/models/servers")
+    async def model_servers(app: App, params: p.ModelServersParams) -> p.ModelServersResult:
+        found = await find_servers(params.ports)
+        return p.ModelServersResult(
+            servers=[
+                p.FoundModelServer(port=s.port, name=s.name, base_url=s.base_url, models=s.models)
+                for s in found
+            ]
         )
 
     @method(server, "baton/mcp/servers")

@@ -36,6 +36,15 @@ def register(server: Registrar) -> None:
     async def prompt(app: App, params: p.PromptParams) -> p.PromptResult:
         return await app.sessions.prompt(params)
 
+    @method(server, "baton/session/queue")
+    def queue(app: App, params: p.QueueParams) -> p.QueueResult:
+        state = app.sessions.state(params.session_id)
+        return app.sessions.turns.queue.add(state, params.text, params.delivery)
+
+    @method(server, "baton/session/unqueue")
+    def unqueue(app: App, params: p.UnqueueParams) -> p.QueueResult:
+        return app.sessions.turns.queue.remove(app.sessions.state(params.session_id), params.id)
+
     @method(server, "baton/session/setMode")
     def set_mode(app: App, params: p.SetModeParams) -> p.SetModeResult:
         return app.sessions.set_mode(params)
