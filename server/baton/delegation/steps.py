@@ -23,9 +23,10 @@ from baton.compaction.ledger import CHILD_FACTS, build_ledger, render_ledger
 from baton.delegation.agents import BUILTIN
 from baton.delegation.feature import Delegation
 from baton.delegation.results import ChildOutcome, cut_to_tokens
-from baton.errors import BatonError, SessionBusy
+from baton.errors import BatonError
 from baton.ids import new_id
 from baton.plan.steps import PlanStep, parse_steps
+from baton.session.work import Work
 from baton.store.model import StoredMessage
 
 log = logging.getLogger(__name__)
@@ -58,30 +59,30 @@ class StepBuilder:
     async def approve(self, params: p.PlanApproveParams) -> p.PlanApproveResult:
         """Approve the plan, then build its open steps in children; returns at once."""
         state = self.sessions.state(params.session_id)
-        if state.busy or state.compacting:
-            raise SessionBusy(state.id)
+        self.sessions.activity.ensure_idle(state)
         plan = self.plans.get(state.id)
         if plan is not None and not _open_steps(plan.content):
             raise BatonError("the plan has no open step to build")
         result = await self.plans.approve(
             p.PlanApproveParams(session_id=state.id, start=False, fresh=False)
         )
-        run = asyncio.create_task(self._run(state), name=f"steps-{state.id}")
-        # The session is busy while its steps are built: a prompt waits, cancel stops them.
-        state.turn_task = run
+        # Admitted as the session's work: busy while its steps are built (a prompt waits,
+        # cancel stops them, a compaction asked meanwhile runs between two steps).
+        run = self.sessions.activity.admit(
+            state, Work("steps", "build steps", lambda: self._run(state))
+        )
         self.delegation.step_runs[state.id] = run
         run.add_done_callback(lambda _: self.delegation.step_runs.pop(state.id, None))
         return result
 
     async def _run(self, parent: SessionState) -> p.PromptResult:
-        with self.sessions.leases.hold(parent.id, "build steps"):
-            try:
-                result = await self._steps(parent)
-            except asyncio.CancelledError:
-                result = p.PromptResult(stop_reason="cancelled")
-            except Exception as exc:
-                log.exception("building the steps of %s failed", parent.id)
-                result = p.PromptResult(stop_reason="error", error=f"internal error: {exc}")
+        try:
+            result = await self._steps(parent)
+        except asyncio.CancelledError:
+            result = p.PromptResult(stop_reason="cancelled")
+        except Exception as exc:
+            log.exception("building the steps of %s failed", parent.id)
+            result = p.PromptResult(stop_reason="error", error=f"internal error: {exc}")
         self.sessions.channel.send_update(
             parent.id, p.TurnEnded(stop_reason=result.stop_reason, error=result.error)
         )
@@ -93,6 +94,9 @@ class StepBuilder:
         todo = _open_steps(plan.content)
         total = len(todo)
         for index, planned in enumerate(todo, start=1):
+            if index > 1:
+                # Between two steps: a compaction of the parent asked meanwhile runs here.
+                await self.sessions.activity.boundary(parent)
             plan = self.plans.get(parent.id)
             assert plan is not None
             step = _find(plan.content, planned.text)

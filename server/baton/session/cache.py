@@ -8,7 +8,6 @@ other processes' turns out).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -106,8 +105,3 @@ class SessionCache:
     def working(self) -> list[str]:
         """Sessions with a turn or a compaction running in this process."""
         return [s.id for s in self._sessions.values() if s.busy or s.compacting]
-
-    def running_turns(self) -> list[asyncio.Task[Any]]:
-        return [
-            s.turn_task for s in self._sessions.values() if s.turn_task and not s.turn_task.done()
-        ]

@@ -2,8 +2,9 @@
 
 It owns the store and wires the agent loop to providers, tools, the context
 builder and the client channel; its parts each do one job: the sessions held in
-memory (`cache`), the model in use (`models`), a turn's start and end
-(`turns`), each tool call and its permission dialog (`tool_calls`,
+memory (`cache`), the model in use (`models`), what runs on each session
+(`activity`, the one entry every kind of work is admitted through), a turn's
+start and end (`turns`), each tool call and its permission dialog (`tool_calls`,
 `permissions`). The features (plans, compaction, hooks, review, MCP) act
 through the frozen `Seams` they contributed when the service was built
 (`baton.features`). Every session, a delegated child's too, is made by
@@ -31,6 +32,7 @@ from baton.auth import Credentials
 from baton.config import ConfigLoader, Settings
 from baton.errors import InvalidParams
 from baton.providers.base import Provider, ProviderIdentity, StepChoice, ToolCall
+from baton.session.activity import SessionActivity
 from baton.session.answers import context_result, load_result
 from baton.session.cache import SessionCache
 from baton.session.listing import session_rows
@@ -111,12 +113,15 @@ class SessionService:
             settings=self.settings,
             identity=self.identity_for,
         )
+        # The one owner of what runs on each session: every kind of work is admitted there.
+        self.activity = SessionActivity(self.leases, self.seams, refresh=self.refresh)
         self.turns = Turns(
             self,
             self.store,
             channel,
             self.leases,
             self.seams,
+            self.activity,
             refresh=self.refresh,
             sync_notes=self.sync_notes,
         )
@@ -288,7 +293,7 @@ class SessionService:
         return self.seams.tool_offer.parallel(state, calls)
 
     async def shutdown(self) -> None:
-        tasks = self.cache.running_turns()
+        tasks = self.activity.running()
         for task in tasks:
             task.cancel()
         if tasks:
