@@ -21,7 +21,7 @@ from baton.agent.ledger_text import without_plan_line
 from baton.agent.state import SessionState
 from baton.compaction.ledger import CHILD_FACTS, build_ledger, render_ledger
 from baton.delegation.agents import BUILTIN
-from baton.delegation.feature import Delegation
+from baton.delegation.feature import ChildNotStarted, Delegation, NewChild
 from baton.delegation.results import ChildOutcome, cut_to_tokens
 from baton.errors import BatonError
 from baton.ids import new_id
@@ -107,27 +107,28 @@ class StepBuilder:
             call_id = new_id("step")
             text = self._prompt(parent, plan.content, step, index, total)
             description = f"Step {index} of {total}: {step.text}"
-            row = self.sessions.store.create_child(
-                parent.id,
-                BUILD.name,
-                {"description": description, "prompt": text, "callId": call_id},
-                title=description,
-                mode="build",
-            )
-            child = self.sessions.state(row.id)
-            outcome = await self.delegation.run_child(
-                parent,
-                child,
-                BUILD,
-                text,
-                call_id=call_id,
-                description=step.text,
-                step=p.ChildStep(index=index, total=total),
-            )
-            failure = _failure(outcome, child.messages)
+            try:
+                outcome = await self.delegation.run_child(
+                    parent,
+                    NewChild(
+                        {"description": description, "prompt": text, "callId": call_id},
+                        description,
+                    ),
+                    BUILD,
+                    text,
+                    call_id=call_id,
+                    description=step.text,
+                    step=p.ChildStep(index=index, total=total),
+                )
+            except ChildNotStarted as exc:
+                return p.PromptResult(
+                    stop_reason="error",
+                    error=f"step {index} of {total} could not start: {exc.message}",
+                )
+            failure = _failure(outcome, outcome.messages)
             line = failure or _result_line(outcome)
             self._mark(parent.id, plan.content, step, failure is None, line)
-            facts = [fact.to_json() for fact in self.delegation.child_facts(child)]
+            facts = [fact.to_json() for fact in self.delegation.child_facts(outcome)]
             self._note(
                 parent, index, total, step, outcome, line, failed=failure is not None, facts=facts
             )

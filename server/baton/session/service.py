@@ -43,6 +43,7 @@ from baton.session.tool_calls import ToolCalls
 from baton.session.turns import Turns
 from baton.store.db import Database
 from baton.store.leases import Leases
+from baton.store.lifecycle import delete_session
 from baton.store.model import DEFAULT_TITLE, MessageKind, StoredPart
 from baton.store.outcomes import TurnOutcomeLog
 from baton.store.requests import RequestLog
@@ -168,6 +169,13 @@ class SessionService:
         return load_result(state, self.identity_for(state, self.settings()), self.outcomes)
 
     def forget(self, session_id: str) -> None:
+        self.cache.forget(session_id)
+
+    def discard(self, session_id: str) -> None:
+        """Remove a session nothing was committed to: a `task` child whose start was
+        refused (a child's row exists only once it has started)."""
+        with self.leases.hold(session_id, "discard"):
+            delete_session(self.db, session_id)
         self.cache.forget(session_id)
 
     def forget_all(self) -> None:
