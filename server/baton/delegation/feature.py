@@ -244,7 +244,11 @@ class Delegation:
             )
         except BatonError as exc:
             return ToolResult(output=f"[task not started: {exc.message}]", is_error=True)
-        return self.result(outcome, call_id)
+        try:
+            return self.result(outcome, call_id)
+        finally:
+            # Its call is over: the child leaves memory (a resume reads it from the store).
+            self.sessions.release(outcome.child_id)
 
     def result(self, outcome: ChildOutcome, call_id: str) -> ToolResult:
         settings = self.sessions.settings().delegation
@@ -400,7 +404,7 @@ class Delegation:
         live.tokens = self._tokens(child.id)
         self.channel.tell_parent(live)
         self.channel.live.pop(child.id, None)
-        return ChildOutcome(
+        outcome = ChildOutcome(
             status=status,
             child_id=child.id,
             agent=live.agent,
@@ -410,6 +414,7 @@ class Delegation:
             total_tokens=live.tokens,
             messages=call_messages(child.messages, live.call_id),
         )
+        return outcome
 
     # ------------------------------------------------------------------ seams
 

@@ -132,6 +132,8 @@ class StepBuilder:
             self._note(
                 parent, index, total, step, outcome, line, failed=failure is not None, facts=facts
             )
+            # The step's child is done with: it leaves memory (its session stays listed).
+            self.sessions.release(outcome.child_id)
             if outcome.status == "cancelled":
                 return p.PromptResult(stop_reason="cancelled")
             if failure is not None:

@@ -171,6 +171,11 @@ class SessionService:
     def forget(self, session_id: str) -> None:
         self.cache.forget(session_id)
 
+    def release(self, session_id: str) -> None:
+        """Let an idle session go from memory (a `task` child whose call ended); it is read
+        again from the store when it is next asked for (`SessionCache`)."""
+        self.cache.release(session_id)
+
     def discard(self, session_id: str) -> None:
         """Remove a session nothing was committed to: a `task` child whose start was
         refused (a child's row exists only once it has started)."""
