@@ -1,6 +1,6 @@
 """The whole working day through one real `baton serve` (and its restarts), with figures.
 
-    python bench/working_day.py          # the whole day: 8 hours, ~3,000 tool calls
+    python bench/working_day.py          # the whole day: 8 hours, ~2,700 tool calls
     python bench/working_day.py --ci     # the short day the suite runs
 
 Runs tests/reliability/test_working_day.py (its docstring says what the day does

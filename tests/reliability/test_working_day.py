@@ -21,7 +21,8 @@ RSS; the time between two model requests of a turn (the per-step overhead,
 server and tool), p50 and p99 per hour.
 
 CI runs a short day (2 hours, 2 restarts, one a kill); `BATON_RELIABILITY_FULL=1`
-(bench/working_day.py) runs the whole day: 8 hours, about 3,000 tool calls, 40
+(bench/working_day.py) runs the whole day: 8 hours, about 2,700 tool calls (a turn a
+compaction interrupts ends early), 50
 children, 5 restarts.
 """
 

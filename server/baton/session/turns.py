@@ -162,7 +162,9 @@ class Turns:
             raise
 
     def cancel(self, state: SessionState) -> None:
-        task = self.activity.task(state)
+        # The turn or step build; a compaction goes on (its pre-compact round stops
+        # through the `on_cancel` seam).
+        task = state.turn_task
         if task is not None and not task.done():
             task.cancel()
         for callback in self.seams.on_cancel:
