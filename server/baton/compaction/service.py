@@ -105,6 +105,9 @@ class CompactionService:
         """The compactions asked while other work ran, in order, each answered as it ends
         (at a turn's step boundary, between a step build's steps, or after the work)."""
         pending, state.pending_compactions = state.pending_compactions, []
+        await self._run(state, pending)
+
+    async def _run(self, state: SessionState, pending: list[PendingCompaction]) -> None:
         for entry in pending:
             if entry.done.done():
                 continue
@@ -114,21 +117,18 @@ class CompactionService:
                 entry.done.set_exception(exc)
 
     def next_work(self, state: SessionState) -> Work | None:
-        """The compactions the ended work left pending, as the work that follows it."""
-        if not any(not entry.done.done() for entry in state.pending_compactions):
+        """The compactions the ended work left pending, as the work that follows it. Taken
+        off the state now: the admission may reload the state from the store."""
+        pending = [entry for entry in state.pending_compactions if not entry.done.done()]
+        state.pending_compactions = []
+        if not pending:
             return None
         return Work(
             "compaction",
             "compaction",
-            lambda: self.run_pending(state),
-            refused=lambda exc: self._refuse_pending(state, exc),
+            lambda: self._run(state, pending),
+            refused=lambda exc: _refuse(pending, exc),
         )
-
-    def _refuse_pending(self, state: SessionState, exc: BaseException) -> None:
-        pending, state.pending_compactions = state.pending_compactions, []
-        for entry in pending:
-            if not entry.done.done():
-                entry.done.set_exception(exc)
 
     # ------------------------------------------------------------------ TurnHooks
 
@@ -191,3 +191,10 @@ class CompactionService:
         )
         # Nothing could be gained: retrying the same request would overflow again.
         return record.committed
+
+
+def _refuse(pending: list[PendingCompaction], exc: BaseException) -> None:
+    """The compactions could not be admitted: each request is answered with why."""
+    for entry in pending:
+        if not entry.done.done():
+            entry.done.set_exception(exc)
