@@ -86,7 +86,10 @@ def setup_compaction(
             turn=compaction,
             server_compaction=server,
             session_loaded=(engine.restore_view,),
-            after_turn=(compaction.after_turn,),
+            # What was asked while other work ran: between a step build's steps, and as
+            # the work that follows the one that ended (baton.session.activity).
+            next_work=(compaction.next_work,),
+            at_boundary=(compaction.run_pending,),
         ),
     )
 

@@ -72,10 +72,13 @@ class SessionState:
     row: SessionRow
     messages: list[StoredMessage]
     view: View = field(default_factory=View)
+    # The task of the turn or step build running on the session, from its admission until
+    # its end callback has run. Set and cleared only by its owner (baton.session.activity).
     turn_task: asyncio.Task[Any] | None = None
     # The tool call the running turn is executing (set by the turn; empty between calls).
     running_call_ids: frozenset[str] = frozenset()
-    # A compaction is running outside a turn (manual compaction of an idle session).
+    # A compaction runs outside a turn (a manual one, a fresh start, one asked while other
+    # work ran), until its end callback has run. Set only by baton.session.activity.
     compacting: bool = False
     # What the person allowed "always" for this session (commands, files, categories),
     # by the mode it was given in; a `task` child shares its parent's.
@@ -117,7 +120,9 @@ class SessionState:
 
     @property
     def busy(self) -> bool:
-        return self.turn_task is not None and not self.turn_task.done()
+        # Not `done()`: the session stays busy until the owner's end callback has run, so
+        # nothing starts between the task's end and the work that follows it.
+        return self.turn_task is not None
 
     def reset(self, row: SessionRow, messages: list[StoredMessage]) -> None:
         """Everything of the session afresh from the store: what was derived goes."""

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -350,7 +351,7 @@ class Turn:
     async def _model_step(self, provider: Provider, built: BuiltContext) -> StepOutput:
         collected = _Collector()
         try:
-            with retries_reported_to(self._on_retry):
+            with retries_reported_to(_weakly(self._on_retry)):
                 async for event in provider.stream(built.request):
                     self._on_event(event, collected)
         except (ProviderError, asyncio.CancelledError) as exc:
@@ -613,3 +614,17 @@ def parse_arguments(text: str) -> dict[str, Any] | None:
 
 def tool_error(message: str) -> ToolResult:
     return ToolResult(output=message, is_error=True)
+
+
+def _weakly(method: Callable[[RetryNotice], None]) -> Callable[[RetryNotice], None]:
+    """The retry listener by a weak reference: the stream's timers copy the context it is
+    set in and may outlive the turn by their timeout; they must not keep the turn, its
+    session and its whole history in memory until then."""
+    ref = weakref.WeakMethod(method)
+
+    def listener(notice: RetryNotice) -> None:
+        bound = ref()
+        if bound is not None:
+            bound(notice)
+
+    return listener

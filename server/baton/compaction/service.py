@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from baton import protocol as p
@@ -21,6 +22,7 @@ from baton.compaction import planning
 from baton.compaction.engine import CompactionEngine
 from baton.errors import CompactionError, ProviderError, SessionBusy
 from baton.providers.base import Provider
+from baton.session.work import Work
 
 if TYPE_CHECKING:
     from baton.agent.turn import Turn
@@ -39,8 +41,8 @@ class ModelSwitch(Protocol):
 
 
 class CompactionService:
-    """The session's `TurnHooks` seam, and `after_turn` its after-turn seam (baton.features
-    connects both)."""
+    """The session's `TurnHooks` seam; `next_work` and `run_pending` run what was asked
+    while other work ran, when it ends or at its boundaries (baton.features connects them)."""
 
     def __init__(
         self,
@@ -52,8 +54,6 @@ class CompactionService:
         self.sessions = sessions
         self.engine = engine
         self.model_switch = model_switch
-        # The after-turn runs of pending compactions (a task nothing holds may vanish).
-        self._running: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ requests
 
@@ -64,31 +64,32 @@ class CompactionService:
         instructions: str | None = None,
         strategy: p.StrategySetting | None = None,
         fresh: bool = False,
+        prepare: Callable[[], None] | None = None,
+        then: Callable[[p.CompactionRecord], None] | None = None,
     ) -> p.CompactionRecord:
         """A manual compaction; `fresh=True` is the fresh-context start (plan approval's
-        `fresh`): no summary, the view becomes the person's messages, ledger and plan."""
+        `fresh`): no summary, the view becomes the person's messages, ledger and plan.
+        On an idle session it is admitted as work of its own (`prepare` under its lease,
+        `then` with its record before anything else may start); while other work runs
+        it waits for that work's next step boundary or its end, and is answered then."""
         state = self.sessions.state(session_id)
         request = CompactRequest(
             "manual", instructions=instructions, strategy=strategy, fresh=fresh
         )
-        if state.busy:
-            # During a turn it runs at the next step boundary (or when the turn ends).
+        activity = self.sessions.activity
+        if not activity.idle(state) and prepare is None and then is None:
             future: asyncio.Future[p.CompactionRecord] = asyncio.get_running_loop().create_future()
             state.pending_compactions.append(PendingCompaction(request, future))
             return await future
-        if state.compacting:
-            raise SessionBusy(state.id)
-        # Another process may be working on the session: its lease first, then its news.
-        self.sessions.leases.acquire(state.id, "compaction")
-        try:
-            self.sessions.refresh(state)
-            state.compacting = True
-            try:
-                return await self.engine.compact(state, request)
-            finally:
-                state.compacting = False
-        finally:
-            self.sessions.leases.release(state.id)
+        work = Work(
+            "compaction",
+            "compaction",
+            lambda: self.engine.compact(state, request),
+            prepare=prepare,
+            then=then,
+        )
+        result: p.CompactionRecord = await activity.admit(state, work)
+        return result
 
     def compactions(self, session_id: str) -> p.CompactionsResult:
         return p.CompactionsResult(compactions=self.engine.records(session_id))
@@ -100,8 +101,13 @@ class CompactionService:
         with self.sessions.leases.hold(state.id, "compaction undo"):
             return self.engine.uncompact(self.sessions.refresh(state), compaction_id)
 
-    async def _run_pending(self, state: SessionState) -> None:
+    async def run_pending(self, state: SessionState) -> None:
+        """The compactions asked while other work ran, in order, each answered as it ends
+        (at a turn's step boundary, between a step build's steps, or after the work)."""
         pending, state.pending_compactions = state.pending_compactions, []
+        await self._run(state, pending)
+
+    async def _run(self, state: SessionState, pending: list[PendingCompaction]) -> None:
         for entry in pending:
             if entry.done.done():
                 continue
@@ -110,27 +116,19 @@ class CompactionService:
             except Exception as exc:
                 entry.done.set_exception(exc)
 
-    def after_turn(self, state: SessionState) -> None:
-        if not state.pending_compactions:
-            return
-        # Still under the turn's lease (released after this callback): keep it for the run.
-        self.sessions.leases.acquire(state.id, "compaction")
-        # Busy from now, not from when the task first runs: a prompt arriving in between
-        # must find the session compacting.
-        state.compacting = True
-        task = asyncio.get_running_loop().create_task(
-            self._run_pending(state), name=f"pending-compactions-{state.id}"
+    def next_work(self, state: SessionState) -> Work | None:
+        """The compactions the ended work left pending, as the work that follows it. Taken
+        off the state now: the admission may reload the state from the store."""
+        pending = [entry for entry in state.pending_compactions if not entry.done.done()]
+        state.pending_compactions = []
+        if not pending:
+            return None
+        return Work(
+            "compaction",
+            "compaction",
+            lambda: self._run(state, pending),
+            refused=lambda exc: _refuse(pending, exc),
         )
-        self._running.add(task)
-        task.add_done_callback(lambda t: self._pending_done(t, state))
-
-    def _pending_done(self, task: asyncio.Task[None], state: SessionState) -> None:
-        # A done-callback, so it runs even for a task cancelled before it started.
-        self._running.discard(task)
-        state.compacting = False
-        self.sessions.leases.release(state.id)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("pending compactions of %s failed: %r", state.id, task.exception())
 
     # ------------------------------------------------------------------ TurnHooks
 
@@ -139,7 +137,7 @@ class CompactionService:
             # A pre-compact round runs inside a compaction: queued ones wait for the turn's
             # next step boundary, never nest in the round.
             return
-        await self._run_pending(turn.state)
+        await self.run_pending(turn.state)
 
     async def check(self, turn: Turn, built: BuiltContext, provider: Provider) -> BuiltContext:
         settings = self.sessions.settings()
@@ -193,3 +191,10 @@ class CompactionService:
         )
         # Nothing could be gained: retrying the same request would overflow again.
         return record.committed
+
+
+def _refuse(pending: list[PendingCompaction], exc: BaseException) -> None:
+    """The compactions could not be admitted: each request is answered with why."""
+    for entry in pending:
+        if not entry.done.done():
+            entry.done.set_exception(exc)

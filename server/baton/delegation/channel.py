@@ -8,12 +8,15 @@ decide how to show a child's own progress (`send_update(..., parent_id=...)`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from baton import protocol as p
 from baton.agent.events import ClientChannel, ProgressScope
 from baton.labels import label
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -27,7 +30,10 @@ class LiveChild:
     description: str
     status: p.ChildStatus = "running"
     current_tool: str | None = None
+    # The child's tokens in all its calls (its row and card show them) ...
     tokens: int = 0
+    # ... of which spent before this call (its budget counts this call only).
+    tokens_before: int = 0
     step: p.ChildStep | None = None
     # Set when the child's token budget ended it (then its status is `max_steps`).
     budget_spent: bool = False
@@ -64,6 +70,12 @@ class DelegationChannel:
             try:
                 self._parents[session_id] = self._parent_of(session_id)
             except Exception:
+                # The update still goes out, unlabelled; asked again next time.
+                log.warning(
+                    "could not read the parent of session %s from the store",
+                    session_id,
+                    exc_info=True,
+                )
                 return None
         return self._parents[session_id]
 

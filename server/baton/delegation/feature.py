@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -44,7 +44,7 @@ from baton.delegation.inherit import refusal as inherited_refusal
 from baton.delegation.results import ChildOutcome, render_result
 from baton.errors import BatonError
 from baton.providers.base import StepChoice, ToolCall, ToolSpec
-from baton.store.children import TASK_CALL_META, final_message
+from baton.store.children import TASK_CALL_META, call_messages, final_message
 from baton.tools.base import Fact, ToolContext, ToolInput, ToolResult
 
 if TYPE_CHECKING:
@@ -64,6 +64,18 @@ _STATUS: dict[str, p.ChildStatus] = {
 
 class BudgetReached(BatonError):
     """A child spent its token budget: it ends with what it did so far."""
+
+
+class ChildNotStarted(BatonError):
+    """A new child's start was refused; its session was removed (nothing is listed)."""
+
+
+@dataclass(frozen=True)
+class NewChild:
+    """A child to make when it starts: its task as its row keeps it, and its title."""
+
+    task: dict[str, Any]
+    title: str
 
 
 class TaskInput(ToolInput):
@@ -233,18 +245,22 @@ class Delegation:
         try:
             parent = self.sessions.state(parent_id)
             agent, child, text = self._prepare(parent, call_id, args)
+            outcome = await self.run_child(
+                parent,
+                child,
+                agent,
+                text,
+                call_id=call_id,
+                description=args.description,
+                require_tools=require_tools,
+            )
         except BatonError as exc:
             return ToolResult(output=f"[task not started: {exc.message}]", is_error=True)
-        outcome = await self.run_child(
-            parent,
-            child,
-            agent,
-            text,
-            call_id=call_id,
-            description=args.description,
-            require_tools=require_tools,
-        )
-        return self.result(outcome, child, call_id)
+        try:
+            return self.result(outcome, call_id)
+        finally:
+            # Its call is over: the child leaves memory (a resume reads it from the store).
+            self.sessions.release(outcome.child_id)
 
     def _count_start(self, parent_id: str) -> str | None:
         """Count one more child of `parent_id`'s turn and response; why not, past a cap."""
@@ -263,25 +279,26 @@ class Delegation:
         self._started[parent_id] = [turn + 1, response + 1]
         return None
 
-    def result(self, outcome: ChildOutcome, child: SessionState, call_id: str) -> ToolResult:
+    def result(self, outcome: ChildOutcome, call_id: str) -> ToolResult:
         settings = self.sessions.settings().delegation
-        plan = self.plans.get(child.id) if self.plans is not None else None
+        plan = self.plans.get(outcome.child_id) if self.plans is not None else None
         output = render_result(
             outcome,
-            child.messages,
+            outcome.messages,
             call_id=call_id,
             result_tokens=settings.result_tokens,
             plan=plan,
         )
         return ToolResult(
-            output=output, is_error=outcome.status == "failed", facts=self.child_facts(child)
+            output=output, is_error=outcome.status == "failed", facts=self.child_facts(outcome)
         )
 
-    def child_facts(self, child: SessionState) -> list[Fact]:
-        """The child's files and commands, marked as its, for the parent's ledger."""
+    def child_facts(self, outcome: ChildOutcome) -> list[Fact]:
+        """The files and commands of the child's call, marked as its, for the parent's
+        ledger (those of its earlier calls were in their own results)."""
         return [
-            replace(fact, session=child.id)
-            for message in child.messages
+            replace(fact, session=outcome.child_id)
+            for message in outcome.messages
             for result in message.results.values()
             for fact in result.facts
             if fact.kind in ("modified", "command") and fact.session is None
@@ -289,7 +306,7 @@ class Delegation:
 
     def _prepare(
         self, parent: SessionState, call_id: str, args: TaskInput
-    ) -> tuple[Agent, SessionState, str]:
+    ) -> tuple[Agent, SessionState | NewChild, str]:
         if parent.row.parent_id is not None:
             raise BatonError("a child cannot start children; do the work yourself")
         agents = self.agents()
@@ -310,20 +327,36 @@ class Delegation:
                 raise BatonError(f"{args.resume!r} is a {child.row.agent} child, not {agent.name}")
             return agent, child, args.prompt
         task = {"description": args.description, "prompt": args.prompt, "callId": call_id}
+        instructions = framing.block("agent", agent.instructions, {"name": agent.name})
+        return agent, NewChild(task, args.description), f"{instructions}\n\n{args.prompt}"
+
+    def _open(self, parent: SessionState, agent: Agent, new: NewChild) -> SessionState:
+        """The new child's session, made when it is about to start (no row for a child
+        that never starts); a refusal here leaves nothing behind."""
         row = self.sessions.store.create_child(
-            parent.id, agent.name, task, title=args.description, mode="build"
+            parent.id, agent.name, new.task, title=new.title, mode="build"
         )
         # The construction every session has (as `baton/session/new`): state from the store.
         child = self.sessions.state(row.id)
         if agent.model:
-            self.sessions.set_model(p.SetModelParams(session_id=child.id, model=agent.model))
-        instructions = framing.block("agent", agent.instructions, {"name": agent.name})
-        return agent, child, f"{instructions}\n\n{args.prompt}"
+            try:
+                self.sessions.set_model(p.SetModelParams(session_id=child.id, model=agent.model))
+            except BaseException:
+                self._discard(child)
+                raise
+        return child
+
+    def _discard(self, child: SessionState) -> None:
+        """Remove a child that never started: no message of it exists, nothing is lost."""
+        try:
+            self.sessions.discard(child.id)
+        except Exception:
+            log.exception("could not remove child %s that did not start", child.id)
 
     async def run_child(
         self,
         parent: SessionState,
-        child: SessionState,
+        child: SessionState | NewChild,
         agent: Agent,
         text: str,
         *,
@@ -334,17 +367,21 @@ class Delegation:
     ) -> ChildOutcome:
         """Run one turn of `child` to its end, the parent's stream told as it goes; a
         cancelled parent cancels it (and is cancelled itself). `require_tools` holds its
-        steps as a parent's turn's are held (the call that started it said so)."""
+        steps as a parent's turn's are held (the call that started it said so). A new
+        child's session is made once it has its turn in the gate; ChildNotStarted when
+        its start is refused (its session is removed: nothing listed)."""
         settings = self.sessions.settings().delegation
-        # Its parent's mode and the person's answers given in it (inherit.py).
-        inherit(self.sessions, parent, child)
         readers, writer = self._gates()
         gate: asyncio.Semaphore | asyncio.Lock = writer if agent.writes else readers
-        live = LiveChild(call_id, parent.id, child.id, agent.name, description, step=step)
-        live.tokens = self._tokens(child.id)
         async with gate:
+            new = isinstance(child, NewChild)
+            if isinstance(child, NewChild):
+                child = self._open(parent, agent, child)
+            # Its parent's mode, the person's answers given in it, its directories (inherit.py).
+            inherit(self.sessions, parent, child)
+            live = LiveChild(call_id, parent.id, child.id, agent.name, description, step=step)
+            live.tokens = live.tokens_before = self._tokens(child.id)
             self.channel.live[child.id] = live
-            self.channel.tell_parent(live)
             limit = min(settings.max_steps, agent.max_steps or settings.max_steps)
             try:
                 task = self.sessions.start_turn(
@@ -355,7 +392,12 @@ class Delegation:
                     require_tools=require_tools,
                 )
             except BatonError as exc:
+                self.channel.live.pop(child.id, None)
+                if new:
+                    self._discard(child)
+                    raise ChildNotStarted(exc.message) from exc
                 return self._end(live, child, "failed", exc.message)
+            self.channel.tell_parent(live)
             try:
                 result = await asyncio.shield(task)
             except asyncio.CancelledError:
@@ -372,7 +414,7 @@ class Delegation:
         error = result.error
         if live.budget_spent:
             status = "max_steps"
-            error = f"its token budget ({settings.token_budget:,} tokens) was reached"
+            error = f"its token budget ({settings.token_budget:,} tokens) was reached in this call"
         elif status == "max_steps":
             error = f"it reached its step limit ({limit})"
         elif status == "cancelled":
@@ -391,20 +433,24 @@ class Delegation:
         live.tokens = self._tokens(child.id)
         self.channel.tell_parent(live)
         self.channel.live.pop(child.id, None)
-        return ChildOutcome(
+        outcome = ChildOutcome(
             status=status,
             child_id=child.id,
             agent=live.agent,
-            tokens=live.tokens,
+            tokens=live.tokens - live.tokens_before,
             final=final_message(child.messages, live.call_id),
             error=error if status != "done" else None,
+            total_tokens=live.tokens,
+            messages=call_messages(child.messages, live.call_id),
         )
+        return outcome
 
     # ------------------------------------------------------------------ seams
 
     async def before_step(self, turn: Turn) -> None:
         """At a turn's first step the agent folders are looked at again (off the event
-        loop); a child over its token budget ends here, before spending more."""
+        loop); a child over its token budget for this call ends here, before spending more
+        (a resumed child has its budget again: the budget and the step limit are per call)."""
         if not turn.steps:
             await self.refresh_agents()
         if turn.state.row.parent_id is None:
@@ -415,7 +461,7 @@ class Delegation:
         if live is None:
             return
         budget = self.sessions.settings().delegation.token_budget
-        if self._tokens(turn.state.id) >= budget:
+        if self._tokens(turn.state.id) - live.tokens_before >= budget:
             live.budget_spent = True
             raise BudgetReached(f"the child's token budget ({budget:,} tokens) is spent")
 

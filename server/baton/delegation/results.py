@@ -2,13 +2,14 @@
 
 The block says the child's status and session id, the files it changed and the
 commands it ran with their exit codes (from its ledger: facts, never its prose), its
-tokens, and its final message cut to `delegation.resultTokens`. A cut says so and
+tokens, and its final message cut to `delegation.resultTokens`; all of this call only
+(a resumed child's earlier calls were reported by their own results). A cut says so and
 names the `recall` that returns the final message whole.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from baton import protocol as p
 from baton.agent import framing
@@ -26,9 +27,13 @@ class ChildOutcome:
     status: p.ChildStatus
     child_id: str
     agent: str
+    # Spent by this call; `total_tokens` by the child in all its calls.
     tokens: int
     final: str
     error: str | None = None
+    total_tokens: int = 0
+    # The child's messages of this call only (a resumed child's earlier work is not in).
+    messages: list[StoredMessage] = field(default_factory=list)
 
 
 def cut_to_tokens(text: str, limit: int) -> tuple[str, bool]:
@@ -69,7 +74,10 @@ def render_result(
     lines = [f"status: {outcome.status}", f"child session: {framing.inline(outcome.child_id)}"]
     if outcome.error:
         lines.append(f"error: {framing.inline(outcome.error)}")
-    lines.append(f"tokens: {outcome.tokens:,}")
+    if outcome.total_tokens > outcome.tokens:
+        lines.append(f"tokens: {outcome.tokens:,} ({outcome.total_tokens:,} in all its calls)")
+    else:
+        lines.append(f"tokens: {outcome.tokens:,}")
     if ledger.files_modified:
         lines.append("files changed:")
         for touch in ledger.files_modified[:MAX_FILES]:

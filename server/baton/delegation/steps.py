@@ -21,13 +21,14 @@ from baton.agent.ledger_text import without_plan_line
 from baton.agent.state import SessionState
 from baton.compaction.ledger import CHILD_FACTS, build_ledger, render_ledger
 from baton.delegation.agents import BUILTIN
-from baton.delegation.feature import Delegation
+from baton.delegation.feature import ChildNotStarted, Delegation, NewChild
 from baton.delegation.results import ChildOutcome, cut_to_tokens
-from baton.errors import BatonError, SessionBusy
+from baton.errors import BatonError
 from baton.ids import new_id
 from baton.labels import label
 from baton.plan.steps import PlanStep, parse_steps
 from baton.plan.written import plan_text
+from baton.session.work import Work
 from baton.store.model import StoredMessage
 
 log = logging.getLogger(__name__)
@@ -60,30 +61,30 @@ class StepBuilder:
     async def approve(self, params: p.PlanApproveParams) -> p.PlanApproveResult:
         """Approve the plan, then build its open steps in children; returns at once."""
         state = self.sessions.state(params.session_id)
-        if state.busy or state.compacting:
-            raise SessionBusy(state.id)
+        self.sessions.activity.ensure_idle(state)
         plan = self.plans.get(state.id)
         if plan is not None and not _open_steps(plan.content):
             raise BatonError("the plan has no open step to build")
         result = await self.plans.approve(
             p.PlanApproveParams(session_id=state.id, start=False, fresh=False)
         )
-        run = asyncio.create_task(self._run(state), name=f"steps-{state.id}")
-        # The session is busy while its steps are built: a prompt waits, cancel stops them.
-        state.turn_task = run
+        # Admitted as the session's work: busy while its steps are built (a prompt waits,
+        # cancel stops them, a compaction asked meanwhile runs between two steps).
+        run = self.sessions.activity.admit(
+            state, Work("steps", "build steps", lambda: self._run(state))
+        )
         self.delegation.step_runs[state.id] = run
         run.add_done_callback(lambda _: self.delegation.step_runs.pop(state.id, None))
         return result
 
     async def _run(self, parent: SessionState) -> p.PromptResult:
-        with self.sessions.leases.hold(parent.id, "build steps"):
-            try:
-                result = await self._steps(parent)
-            except asyncio.CancelledError:
-                result = p.PromptResult(stop_reason="cancelled")
-            except Exception as exc:
-                log.exception("building the steps of %s failed", parent.id)
-                result = p.PromptResult(stop_reason="error", error=f"internal error: {exc}")
+        try:
+            result = await self._steps(parent)
+        except asyncio.CancelledError:
+            result = p.PromptResult(stop_reason="cancelled")
+        except Exception as exc:
+            log.exception("building the steps of %s failed", parent.id)
+            result = p.PromptResult(stop_reason="error", error=f"internal error: {exc}")
         self.sessions.channel.send_update(
             parent.id,
             p.TurnEnded(stop_reason=result.stop_reason, error=result.error, cause=result.cause),
@@ -96,6 +97,9 @@ class StepBuilder:
         todo = _open_steps(plan.content)
         total = len(todo)
         for index, planned in enumerate(todo, start=1):
+            if index > 1:
+                # Between two steps: a compaction of the parent asked meanwhile runs here.
+                await self.sessions.activity.boundary(parent)
             plan = self.plans.get(parent.id)
             assert plan is not None
             step = _find(plan.content, planned.text)
@@ -106,30 +110,33 @@ class StepBuilder:
             call_id = new_id("step")
             text = self._prompt(parent, plan.content, step, index, total)
             description = f"Step {index} of {total}: {step.text}"
-            row = self.sessions.store.create_child(
-                parent.id,
-                BUILD.name,
-                {"description": description, "prompt": text, "callId": call_id},
-                title=description,
-                mode="build",
-            )
-            child = self.sessions.state(row.id)
-            outcome = await self.delegation.run_child(
-                parent,
-                child,
-                BUILD,
-                text,
-                call_id=call_id,
-                description=step.text,
-                step=p.ChildStep(index=index, total=total),
-            )
-            failure = _failure(outcome, child.messages)
+            try:
+                outcome = await self.delegation.run_child(
+                    parent,
+                    NewChild(
+                        {"description": description, "prompt": text, "callId": call_id},
+                        description,
+                    ),
+                    BUILD,
+                    text,
+                    call_id=call_id,
+                    description=step.text,
+                    step=p.ChildStep(index=index, total=total),
+                )
+            except ChildNotStarted as exc:
+                return p.PromptResult(
+                    stop_reason="error",
+                    error=f"step {index} of {total} could not start: {exc.message}",
+                )
+            failure = _failure(outcome, outcome.messages)
             line = failure or _result_line(outcome)
             self._mark(parent.id, plan.content, step, failure is None, line)
-            facts = [fact.to_json() for fact in self.delegation.child_facts(child)]
+            facts = [fact.to_json() for fact in self.delegation.child_facts(outcome)]
             self._note(
                 parent, index, total, step, outcome, line, failed=failure is not None, facts=facts
             )
+            # The step's child is done with: it leaves memory (its session stays listed).
+            self.sessions.release(outcome.child_id)
             if outcome.status == "cancelled":
                 return p.PromptResult(stop_reason="cancelled")
             if failure is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Protocol
 
 from baton import protocol as p
@@ -62,7 +63,14 @@ class Sessions(Protocol):
 class FreshStart(Protocol):
     """The compaction a fresh-context build starts with (CompactionService.compact)."""
 
-    async def compact(self, session_id: str, *, fresh: bool) -> p.CompactionRecord: ...
+    async def compact(
+        self,
+        session_id: str,
+        *,
+        fresh: bool,
+        prepare: Callable[[], None] | None = None,
+        then: Callable[[p.CompactionRecord], None] | None = None,
+    ) -> p.CompactionRecord: ...
 
 
 class PlanService:
@@ -304,17 +312,47 @@ class PlanService:
             self._approve(state)
             return p.PlanApproveResult(status="approved", mode="build")
         _ensure_idle(state)
+        if params.fresh:
+            await self._approve_fresh(state, start=params.start)
+            return p.PlanApproveResult(status="approved", mode="build")
         # The lease first (busy if another process works on the session), so nothing is
         # written unless the turn can run; the turn takes it over (leases are counted).
         with self.sessions.leases.hold(state.id, "plan approval"):
             state = self.sessions.refresh(state)
-            mode = state.row.mode
-            status = self._approve(state)
-            if params.fresh:
-                await self._start_fresh(state, status, mode)
-            if params.start:
-                self._start_build(state, fresh=params.fresh)
+            self._approve(state)
+            self._start_build(state, fresh=False)
             return p.PlanApproveResult(status="approved", mode="build")
+
+    async def _approve_fresh(self, state: SessionState, *, start: bool) -> None:
+        """Approve, then the fresh-context compaction, admitted as one work on the session
+        (the approval under its lease, the build turn started as it ends, nothing between);
+        when the compaction fails the approval is taken back (the status and mode as they
+        were), so a refused fresh start changes nothing."""
+        before: list[tuple[p.PlanStatus, p.Mode]] = []
+        refused: list[BaseException] = []
+
+        def prepare() -> None:
+            mode = state.row.mode
+            before.append((self._approve(state), mode))
+
+        def then(_: p.CompactionRecord) -> None:
+            if not start:
+                return
+            try:
+                self._start_build(state, fresh=True)
+            except BaseException as exc:
+                refused.append(exc)
+
+        try:
+            await self.fresh_start.compact(state.id, fresh=True, prepare=prepare, then=then)
+        except BaseException:
+            if before:
+                status, mode = before[0]
+                self._set_status(state.id, status)
+                self.sessions.change_mode(state, mode)
+            raise
+        if refused:
+            raise refused[0]
 
     def _approve(self, state: SessionState) -> p.PlanStatus:
         """Approve the plan and switch to build mode; returns the status it had."""
@@ -331,16 +369,6 @@ class PlanService:
     def _set_status(self, session_id: str, status: p.PlanStatus) -> None:
         _, latest = self._current(session_id)
         self._did_change(self.store.set_status(session_id, status), latest.version, "user")
-
-    async def _start_fresh(self, state: SessionState, status: p.PlanStatus, mode: p.Mode) -> None:
-        """The fresh-context compaction; when it fails the approval is taken back (the
-        status and mode as they were), so a refused fresh start changes nothing."""
-        try:
-            await self.fresh_start.compact(state.id, fresh=True)
-        except BaseException:
-            self._set_status(state.id, status)
-            self.sessions.change_mode(state, mode)
-            raise
 
     def _start_build(self, state: SessionState, *, fresh: bool) -> None:
         if fresh:

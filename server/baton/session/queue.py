@@ -9,17 +9,18 @@ leaves the queue as it is: nothing the person said is lost or sent unasked; the 
 turn delivers it by the same rules. A message sent to an idle session starts its
 turn at once.
 
-Three hooks connect it to the turn, all in `session/turns.py` and marked QUEUE HOOK
-there: the step boundary (`Turns.before_step` calls `steer`), the end of the turn
-(`Turns._done` calls `turn_ended`) and a cancel (`Turns.cancel` calls `cancelled`).
-When one owner of a session's activity replaces how turns mark the session busy,
-they are its "before a step", "the session went idle" and "stopped" events. An ACP
-editor's prompt sent during a turn waits here as the next turn (`run_after`).
+It is connected to the session's owner (`session/activity.py`) and the turn at
+three points: a step boundary (`Turns.before_step` calls `steer`); the end of a turn
+(`Turns._ended` tells `turn_ended` how it ended, and the owner, when the session is
+idle again, asks `next_work` for what runs next, in the same callback, so nothing can
+start in between); a cancel (`Turns.cancel` calls `cancelled`). An ACP editor's
+prompt sent during a turn waits here as the next turn (`run_after`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -27,8 +28,9 @@ from typing import Any, Protocol
 from baton import protocol as p
 from baton.agent.events import ClientChannel
 from baton.agent.state import SessionState
-from baton.errors import BatonError, InvalidParams
+from baton.errors import InvalidParams
 from baton.ids import new_id
+from baton.session.work import Work
 from baton.store.model import MessageKind, StoredMessage
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,10 @@ class TurnStarter(Protocol):
         self, state: SessionState, text: str, *, meta: dict[str, Any] | None = None
     ) -> asyncio.Task[p.PromptResult]: ...
 
+    def turn_work(
+        self, state: SessionState, text: str, *, meta: dict[str, Any] | None = None
+    ) -> Work: ...
+
     async def until_done(self, task: asyncio.Task[p.PromptResult]) -> p.PromptResult: ...
 
     def add_user_message(
@@ -79,6 +85,8 @@ class PromptQueue:
         self.turns = turns
         self.channel = channel
         self._waiting: dict[str, list[Queued]] = {}
+        # Sessions whose last turn ended well: what waits there is the next work.
+        self._ready: set[str] = set()
 
     def waiting(self, session_id: str) -> list[Queued]:
         return list(self._waiting.get(session_id, ()))
@@ -155,24 +163,39 @@ class PromptQueue:
     def turn_ended(self, state: SessionState, task: asyncio.Task[Any]) -> None:
         """After a turn: what still waits becomes the next turn, unless the turn was stopped
         or failed (then it waits for the person's next turn)."""
-        if not self._waiting.get(state.id) or not _ended_well(task):
-            return
-        asyncio.get_running_loop().call_soon(self._next_turn, state)
+        if self._waiting.get(state.id) and _ended_well(task):
+            self._ready.add(state.id)
+        else:
+            self._ready.discard(state.id)
 
-    def _next_turn(self, state: SessionState) -> None:
+    def next_work(self, state: SessionState) -> Work | None:
+        """The owner's question once the session is idle again: the waiting messages as
+        one turn, when the last turn ended well (a compaction asked meanwhile goes first)."""
         waiting = self._waiting.get(state.id, [])
-        if not waiting or state.busy or state.compacting:
-            return  # another turn took the session first: it delivers them
+        if state.id not in self._ready or not waiting:
+            self._ready.discard(state.id)
+            return None
         text = "\n\n".join(q.text for q in waiting)
-        try:
-            task = self.turns.start(state, text, meta={QUEUED_META: "after_turn"})
-        except BatonError as exc:  # another process holds the session: the queue waits
-            log.info("queued messages of %s wait: %s", state.id, exc.message)
-            return
-        self._waiting[state.id] = []
-        for queued in waiting:
-            _answer_with(task, queued.waiter)
-        self._changed(state.id)
+        work = self.turns.turn_work(state, text, meta={QUEUED_META: "after_turn"})
+        prepare, ended = work.prepare, work.ended
+
+        def taken() -> None:
+            if prepare is not None:
+                prepare()
+            # Admitted: they are delivered (what the person queues from now on waits anew).
+            self._waiting[state.id] = [
+                q for q in self._waiting.get(state.id, []) if q not in waiting
+            ]
+            self._ready.discard(state.id)
+            self._changed(state.id)
+
+        def answered(task: asyncio.Task[Any]) -> None:
+            if ended is not None:
+                ended(task)
+            for queued in waiting:
+                _answer_with(task, queued.waiter)
+
+        return dataclasses.replace(work, prepare=taken, ended=answered)
 
     def _wire(self, session_id: str) -> list[p.QueuedPrompt]:
         return [q.wire() for q in self._waiting.get(session_id, ())]
@@ -181,22 +204,16 @@ class PromptQueue:
         self.channel.send_update(session_id, p.QueueUpdate(queued=self._wire(session_id)))
 
 
-def _answer_with(task: asyncio.Task[p.PromptResult], waiter: asyncio.Future[Any] | None) -> None:
-    """`waiter` gets the result of the turn `task` runs (a failed turn's error, too)."""
-    if waiter is None:
+def _answer_with(task: asyncio.Task[Any], waiter: asyncio.Future[Any] | None) -> None:
+    """`waiter` gets the result of the turn `task` ran, now ended (a failed turn's error, too)."""
+    if waiter is None or waiter.done():
         return
-
-    def done(finished: asyncio.Task[p.PromptResult]) -> None:
-        if waiter.done():
-            return
-        if finished.cancelled():
-            waiter.set_result(p.PromptResult(stop_reason="cancelled"))
-        elif (exc := finished.exception()) is not None:
-            waiter.set_exception(exc)
-        else:
-            waiter.set_result(finished.result())
-
-    task.add_done_callback(done)
+    if task.cancelled():
+        waiter.set_result(p.PromptResult(stop_reason="cancelled"))
+    elif (exc := task.exception()) is not None:
+        waiter.set_exception(exc)
+    else:
+        waiter.set_result(task.result())
 
 
 def _ended_well(task: asyncio.Task[Any]) -> bool:

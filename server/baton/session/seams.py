@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from baton.agent.turn import ServerCompactionEvents, Turn, TurnHooks
     from baton.errors import ProviderError
     from baton.providers.base import OpaqueItem, Provider, ToolCall, ToolSpec
+    from baton.session.work import Work
     from baton.store.model import StoredMessage
 
 
@@ -80,6 +81,9 @@ class ChangeHooks(Protocol):
 
 
 LoadedHook = Callable[["SessionState"], None]
+BoundaryHook = Callable[["SessionState"], Awaitable[None]]
+# What should run on a session next, asked when its work ends (baton.session.activity).
+NextWork = Callable[["SessionState"], "Work | None"]
 StepHook = Callable[["Turn"], Awaitable[None]]
 ChangeRecorder = Callable[["SessionState", str], ChangeHooks]
 
@@ -147,8 +151,15 @@ class Seams:
     # Called with each session state loaded from the store, or reloaded (features attach
     # their per-session data: the compaction view, the reverted messages).
     session_loaded: tuple[LoadedHook, ...] = ()
-    # Called when a session's turn task ends, however it ended.
+    # Called when any work admitted on a session (baton.session.activity) ends, however it
+    # ended: a turn, a step build, a compaction.
     after_turn: tuple[LoadedHook, ...] = ()
+    # Asked in order when a session's work ends: the first work offered is admitted at
+    # once, with no moment in which the session is idle (a compaction asked meanwhile).
+    next_work: tuple[NextWork, ...] = ()
+    # Awaited at a boundary inside long work that is not a turn (between the steps of a
+    # step build): what was asked meanwhile may run there.
+    at_boundary: tuple[BoundaryHook, ...] = ()
     # Called on `baton/session/cancel` (features stop work that is not the turn task).
     on_cancel: tuple[LoadedHook, ...] = ()
     # Slash commands typed as a prompt (the skills feature).
@@ -170,13 +181,22 @@ class Contribution:
     before_step: tuple[StepHook, ...] = ()
     session_loaded: tuple[LoadedHook, ...] = ()
     after_turn: tuple[LoadedHook, ...] = ()
+    next_work: tuple[NextWork, ...] = ()
+    at_boundary: tuple[BoundaryHook, ...] = ()
     on_cancel: tuple[LoadedHook, ...] = ()
     commands: PromptCommands | None = None
     tool_offer: ToolOffer | None = None
 
 
 _ONE_OF = ("turn", "tools", "server_compaction", "change_recorder", "commands", "tool_offer")
-_LISTS = ("before_step", "session_loaded", "after_turn", "on_cancel")
+_LISTS = (
+    "before_step",
+    "session_loaded",
+    "after_turn",
+    "next_work",
+    "at_boundary",
+    "on_cancel",
+)
 
 
 def fold(*contributions: Contribution) -> Seams:

@@ -2,8 +2,9 @@
 
 It owns the store and wires the agent loop to providers, tools, the context
 builder and the client channel; its parts each do one job: the sessions held in
-memory (`cache`), the model in use (`models`), a turn's start and end
-(`turns`), each tool call and its permission dialog (`tool_calls`,
+memory (`cache`), the model in use (`models`), what runs on each session
+(`activity`, the one entry every kind of work is admitted through), a turn's
+start and end (`turns`), each tool call and its permission dialog (`tool_calls`,
 `permissions`). The features (plans, compaction, hooks, review, MCP) act
 through the frozen `Seams` they contributed when the service was built
 (`baton.features`). Every session, a delegated child's too, is made by
@@ -31,6 +32,7 @@ from baton.auth import Credentials
 from baton.config import ConfigLoader, Settings
 from baton.errors import InvalidParams
 from baton.providers.base import Provider, ProviderIdentity, StepChoice, ToolCall
+from baton.session.activity import SessionActivity
 from baton.session.answers import context_result, load_result
 from baton.session.cache import SessionCache
 from baton.session.listing import session_rows
@@ -41,6 +43,7 @@ from baton.session.tool_calls import ToolCalls
 from baton.session.turns import Turns
 from baton.store.db import Database
 from baton.store.leases import Leases
+from baton.store.lifecycle import delete_session
 from baton.store.model import DEFAULT_TITLE, MessageKind, StoredPart
 from baton.store.outcomes import TurnOutcomeLog
 from baton.store.requests import RequestLog
@@ -111,12 +114,21 @@ class SessionService:
             settings=self.settings,
             identity=self.identity_for,
         )
+        # The one owner of what runs on each session: every kind of work is admitted there.
+        # What the person queued runs after the features' follow-ups (a compaction asked).
+        self.activity = SessionActivity(
+            self.leases,
+            self.seams,
+            refresh=self.refresh,
+            next_work=(lambda state: self.turns.queue.next_work(state),),
+        )
         self.turns = Turns(
             self,
             self.store,
             channel,
             self.leases,
             self.seams,
+            self.activity,
             refresh=self.refresh,
             sync_notes=self.sync_notes,
         )
@@ -163,6 +175,18 @@ class SessionService:
         return load_result(state, self.identity_for(state, self.settings()), self.outcomes)
 
     def forget(self, session_id: str) -> None:
+        self.cache.forget(session_id)
+
+    def release(self, session_id: str) -> None:
+        """Let an idle session go from memory (a `task` child whose call ended); it is read
+        again from the store when it is next asked for (`SessionCache`)."""
+        self.cache.release(session_id)
+
+    def discard(self, session_id: str) -> None:
+        """Remove a session nothing was committed to: a `task` child whose start was
+        refused (a child's row exists only once it has started)."""
+        with self.leases.hold(session_id, "discard"):
+            delete_session(self.db, session_id)
         self.cache.forget(session_id)
 
     def forget_all(self) -> None:
@@ -288,7 +312,7 @@ class SessionService:
         return self.seams.tool_offer.parallel(state, calls)
 
     async def shutdown(self) -> None:
-        tasks = self.cache.running_turns()
+        tasks = self.activity.running()
         for task in tasks:
             task.cancel()
         if tasks:

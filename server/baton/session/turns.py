@@ -1,10 +1,11 @@
 """Starting a session's turn and ending it: the lease, the title, the user message, the task.
 
-The session's lease is taken first (SessionBusy if another process works on
-it), then what another process committed is loaded, so the request is built on
-the whole history and no turn interleaves with another's in the store. When the
-turn task ends, however it ends, the `after_turn` seam runs, then the lease is
-released (work the seam starts on the session holds it too).
+A turn is admitted as work by the session's owner (`activity.py`): the lease is
+taken first (SessionBusy if another process works on it), then what another
+process committed is loaded, so the request is built on the whole history and
+no turn interleaves with another's in the store; the user message is committed
+under it. When the turn task ends, however it ends, the owner runs the
+after-work seams and what follows, then releases the lease.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from baton import protocol as p
@@ -22,8 +23,10 @@ from baton.agent.turn import Turn, TurnHost
 from baton.errors import InvalidParams, ProviderError, SessionBusy
 from baton.ids import new_id
 from baton.providers.base import StepChoice, ToolCall
+from baton.session.activity import SessionActivity
 from baton.session.queue import PromptQueue
 from baton.session.seams import Seams
+from baton.session.work import Work
 from baton.store.leases import Leases
 from baton.store.model import (
     DEFAULT_TITLE,
@@ -46,6 +49,7 @@ class Turns:
         channel: ClientChannel,
         leases: Leases,
         seams: Seams,
+        activity: SessionActivity,
         *,
         refresh: Callable[[SessionState], SessionState],
         sync_notes: Callable[[SessionState], None],
@@ -55,6 +59,7 @@ class Turns:
         self.channel = channel
         self.leases = leases
         self.seams = seams
+        self.activity = activity
         self.refresh = refresh
         self.sync_notes = sync_notes
         # What the person sends while the agent works (session/queue.py).
@@ -105,12 +110,36 @@ class Turns:
     ) -> asyncio.Task[p.PromptResult]:
         """Commit the user message and start the turn; the returned task ends with it.
         `meta` rides on the message (a slash command as typed, a child's task call)."""
-        ensure_idle(state)
+        work = self.turn_work(
+            state,
+            text,
+            kind,
+            extra_parts=extra_parts,
+            max_steps=max_steps,
+            require_tools=require_tools,
+            meta=meta,
+            first_call=first_call,
+        )
+        return self.activity.admit(state, work)
+
+    def turn_work(
+        self,
+        state: SessionState,
+        text: str,
+        kind: MessageKind = "prompt",
+        *,
+        extra_parts: Sequence[StoredPart] = (),
+        max_steps: int | None = None,
+        require_tools: Sequence[StepChoice] = (),
+        meta: dict[str, Any] | None = None,
+        first_call: ToolCall | None = None,
+    ) -> Work:
+        """A turn as work for the session's owner to admit (`start` admits it at once; the
+        prompt queue offers one as the work after the current one)."""
         if not text.strip():
             raise InvalidParams("params.text: must not be empty")
-        self.leases.acquire(state.id, "turn")
-        try:
-            self.refresh(state)
+
+        def prepare() -> None:
             if kind == "prompt" and state.row.title == DEFAULT_TITLE:
                 # A slash command's title is what the person typed, not its expansion.
                 typed = ((meta or {}).get("command") or {}).get("typed")
@@ -122,34 +151,24 @@ class Turns:
             # A command's own `model:` holds for its turn only.
             model = ((meta or {}).get("command") or {}).get("model")
             state.turn_model = model if isinstance(model, str) else None
-        except BaseException:
-            self.leases.release(state.id)
-            raise
-        turn = Turn(
-            self.host,
-            state,
-            max_steps=max_steps,
-            require_tools=require_tools,
-            first_call=first_call,
-        )
-        task = asyncio.create_task(turn.run(), name=f"turn-{state.id}")
-        state.turn_task = task
-        task.add_done_callback(lambda t: self._done(t, state))
-        return task
 
-    def _done(self, task: asyncio.Task[Any], state: SessionState) -> None:
+        def run() -> Awaitable[p.PromptResult]:
+            turn = Turn(
+                self.host,
+                state,
+                max_steps=max_steps,
+                require_tools=require_tools,
+                first_call=first_call,
+            )
+            return turn.run()
+
+        return Work("turn", "turn", run, prepare=prepare, ended=lambda t: self._ended(t, state))
+
+    def _ended(self, task: asyncio.Task[Any], state: SessionState) -> None:
         _log_task_failure(task, state.id)
         state.turn_model = None
-        try:
-            for callback in self.seams.after_turn:
-                try:
-                    callback(state)
-                except Exception:
-                    log.exception("after-turn callback failed")
-        finally:
-            self.leases.release(state.id)
-        # QUEUE HOOK (the session went idle): what waits becomes the next turn. An owner
-        # of the session's activity would call this when the session is idle again.
+        # The queue learns how the turn ended: what waits becomes the next turn only after
+        # one that ended well (offered to the owner as the next work, `queue.next_work`).
         self.queue.turn_ended(state, task)
 
     async def command(
@@ -180,9 +199,12 @@ class Turns:
             raise
 
     def cancel(self, state: SessionState) -> None:
-        if state.turn_task is not None and not state.turn_task.done():
-            state.turn_task.cancel()
-        # QUEUE HOOK (the session's work was stopped): editors' waiting prompts end too.
+        # The turn or step build; a compaction goes on (its pre-compact round stops
+        # through the `on_cancel` seam).
+        task = state.turn_task
+        if task is not None and not task.done():
+            task.cancel()
+        # The person's queue stays; an editor's prompts waiting on it end with the turn.
         self.queue.cancelled(state)
         for callback in self.seams.on_cancel:
             callback(state)
@@ -200,16 +222,10 @@ class Turns:
         await self.seams.turn.before_step(turn)
         # After a compaction the hooks may have run: its notes go after its marker.
         self.sync_notes(turn.state)
-        # QUEUE HOOK (a step boundary): what the person sent to steer joins the history
+        # A step boundary: what the person sent to steer joins the history
         # before this step's request, after the last step's tool results.
         if turn.purpose == "turn":
             self.queue.steer(turn.state)
-
-
-def ensure_idle(state: SessionState) -> None:
-    """SessionBusy while a turn or a compaction runs on the session in this process."""
-    if state.busy or state.compacting:
-        raise SessionBusy(state.id)
 
 
 def _log_task_failure(task: asyncio.Task[Any], session_id: str) -> None:

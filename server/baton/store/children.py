@@ -29,6 +29,21 @@ def final_message(messages: Iterable[StoredMessage], call_id: str | None = None)
     return text.strip()
 
 
+def call_messages(messages: Iterable[StoredMessage], call_id: str) -> list[StoredMessage]:
+    """The messages of one task call of a child: from the prompt of call `call_id` to the
+    next task's prompt (a resumed child's earlier calls are not this call's work)."""
+    found: list[StoredMessage] = []
+    inside = False
+    for message in messages:
+        if message.role == "user" and TASK_CALL_META in message.meta:
+            if inside:
+                break
+            inside = message.meta[TASK_CALL_META] == call_id
+        if inside:
+            found.append(message)
+    return found
+
+
 class ChildStore(Protocol):
     """What the whole final message is read from (baton.store.sessions.SessionStore)."""
 

@@ -1,0 +1,56 @@
+"""The whole working day through one real `baton serve` (and its restarts), with figures.
+
+    python bench/working_day.py          # the whole day: 8 hours, ~2,700 tool calls
+    python bench/working_day.py --ci     # the short day the suite runs
+
+Runs tests/reliability/test_working_day.py (its docstring says what the day does
+and what it checks) at full size, keeps the figures as JSON
+(build/working-day-figures.json) and prints them: requests answered (late, cut by
+a kill), messages lost across restarts, compactions and the view and ledger tokens
+after each, facts in view / one `recall` away / lost, children, RSS at start,
+after each hour and at the end, and the p50/p99 time between two model requests of
+a turn per hour. docs/reliability.md has the figures of a run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def main(argv: list[str]) -> int:
+    full = "--ci" not in argv
+    out = REPO / "build" / "working-day-figures.json"
+    out.parent.mkdir(exist_ok=True)
+    out.unlink(missing_ok=True)
+    env = {
+        **os.environ,
+        "BATON_RELIABILITY_FULL": "1" if full else "",
+        "BATON_RELIABILITY_FIGURES": str(out),
+    }
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    status = subprocess.call([*command, "tests/reliability/test_working_day.py"], cwd=REPO, env=env)
+    if out.exists():
+        data = json.loads(out.read_text())
+        figures = data["suites"].get("working day", {})
+        print(f"\nWorking day ({'whole day' if data['full'] else 'short day'})")
+        for name, value in figures.items():
+            if name == "view_tokens_after":
+                print("  view tokens after each compaction, per session:")
+                for session, values in value.items():
+                    print(f"    {session}: {values}")
+            elif name == "rss_kib":
+                print("  server RSS (MiB): " + ", ".join(f"{w} {k / 1024:.1f}" for w, k in value))
+            else:
+                print(f"  {name:<24} {value}")
+        print(f"\n(also in {out.relative_to(REPO)})")
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
