@@ -42,7 +42,7 @@ async def test_idle_sessions_beyond_the_bound_leave_memory_and_come_back_whole(
     bound = getattr(app.sessions.cache, "held", 16)
     first = app.sessions.new_session(p.SessionNewParams()).session_id
     await ask(app, llm, first, "first question")
-    app.sessions.state(first).grants.commands.add("make test")
+    app.sessions.state(first).grants.in_mode("build").commands.add("make test")
     gone = weakref.ref(app.sessions.state(first))
 
     others = []
@@ -58,7 +58,7 @@ async def test_idle_sessions_beyond_the_bound_leave_memory_and_come_back_whole(
     loaded = app.sessions.load(first)
     texts = [part.text for m in loaded.messages for part in m.parts if part.type == "text"]
     assert texts == ["first question", "answer to first question"]
-    assert "make test" in app.sessions.state(first).grants.commands
+    assert "make test" in app.sessions.state(first).grants.in_mode("build").commands
     # It can go on.
     await ask(app, llm, first, "second question")
     assert len(app.sessions.state(first).messages) == 4
