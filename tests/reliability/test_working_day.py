@@ -19,8 +19,8 @@ every fact), no view over the room a compaction aims at and no upward creep;
 the ledger in view within its cap; each planted fact in view, one `recall`
 away, or lost (none may be lost); the skill's body still in view; the server's
 RSS; the time between two model requests of a turn (the per-step overhead,
-server, tool and the fake model), p50 and p99 per hour, the last hour's p50
-within `STEP_FACTOR` of the first's.
+server, tool and the fake model), p50 and p99 per hour; the whole day (only:
+a speed target) checks the last hour's p50 within `STEP_FACTOR` of the first's.
 
 CI runs a short day (2 hours, 2 restarts, one a kill); `BATON_RELIABILITY_FULL=1`
 (bench/working_day.py) runs the whole day: 8 hours, about 2,700 tool calls (a turn a
@@ -690,10 +690,12 @@ async def test_a_working_day_in_one_process(
     assert flat.over_room == 0 and flat.crept == 0, flat
     assert all(tokens <= LEDGER_BUDGET for tokens in ledgers)
     assert figures.budget_ended == HOURS
-    # The per-step overhead does not grow with the day.
-    first, last = per_hour[0], per_hour[HOURS - 1]
-    first_p50, last_p50 = statistics.median(first) * 1000, statistics.median(last) * 1000
-    assert last_p50 <= STEP_FACTOR * first_p50 + STEP_SLACK_MS, (first_p50, last_p50)
+    if FULL:
+        # The per-step overhead does not grow with the day: a speed target, so checked by
+        # the bench (the whole day), a figure of the short day in the suite.
+        first, last = per_hour[0], per_hour[HOURS - 1]
+        first_p50, last_p50 = statistics.median(first) * 1000, statistics.median(last) * 1000
+        assert last_p50 <= STEP_FACTOR * first_p50 + STEP_SLACK_MS, (first_p50, last_p50)
 
 
 @dataclass
