@@ -9,7 +9,10 @@ and what it checks) at full size, keeps the figures as JSON
 a kill), messages lost across restarts, compactions and the view and ledger tokens
 after each, facts in view / one `recall` away / lost, children, RSS at start,
 after each hour and at the end, and the p50/p99 time between two model requests of
-a turn per hour. docs/reliability.md has the figures of a run.
+a turn per hour. It fails (exit status 1) when a check of the test fails, among
+them: a view after a compaction over the room once the budgets are reached, or
+creeping upwards; the last hour's step overhead p50 over twice the first's.
+docs/reliability.md has the figures of a run.
 """
 
 from __future__ import annotations
@@ -44,6 +47,10 @@ def main(argv: list[str]) -> int:
                 print("  view tokens after each compaction, per session:")
                 for session, values in value.items():
                     print(f"    {session}: {values}")
+                    print(
+                        f"      {len(values)} compactions; first {values[0]}, smallest "
+                        f"{min(values)}, largest {max(values)}, last {values[-1]}"
+                    )
             elif name == "rss_kib":
                 print("  server RSS (MiB): " + ", ".join(f"{w} {k / 1024:.1f}" for w, k in value))
             else:

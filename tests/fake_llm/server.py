@@ -51,6 +51,9 @@ Handler = Callable[[RecordedRequest], ReplyLike | None]
 TokenEstimator = Callable[[Any], int]
 
 DEFAULT_REPLY = reply(text("ok"))
+# How many earlier requests' prefixes the fake's prompt cache holds (the newest of the same
+# `prompt_cache_key`); a provider's cache also keeps only recent entries.
+CACHED_PREFIXES = 64
 SSE_HEADERS = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
 
 
@@ -576,15 +579,20 @@ class FakeLLM:
 
     def _cached_tokens(self, record: RecordedRequest) -> int:
         """What a prompt cache would serve: the longest prefix shared with an earlier model
-        or compaction request (of the same ``prompt_cache_key`` when both carry one), in the
-        fake's token estimate (characters / 4, tool specs not counted)."""
+        or compaction request (of the same ``prompt_cache_key`` when both carry one; the
+        newest ``CACHED_PREFIXES`` of them), in the fake's token estimate (characters / 4, tool specs not counted)."""
         key = record.get("prompt_cache_key")
+        earlier: list[RecordedRequest] = []
         with self._lock:
-            earlier = [
-                r
-                for r in self._requests[: record.index]
-                if r.kind != "other" and (key is None or r.get("prompt_cache_key") in (None, key))
-            ]
+            # The newest first, and only as many as a cache keeps: comparing against every
+            # earlier request made each answer slower as a day went on (the working day's
+            # step overhead grew with the number of requests, all of it in the fake).
+            for index in range(min(record.index, len(self._requests)) - 1, -1, -1):
+                r = self._requests[index]
+                if r.kind != "other" and (key is None or r.get("prompt_cache_key") in (None, key)):
+                    earlier.append(r)
+                    if len(earlier) == CACHED_PREFIXES:
+                        break
         best = best_shared([r.segments for r in earlier], record.segments)
         return min(best.without_tools // 4, self.token_estimator(record.body))
 

@@ -14,11 +14,13 @@ It checks and records: every JSON-RPC request answered within its own timeout
 (those cut by a kill aside); no committed message lost across the restarts; no
 child row without a message; no resumed child reporting its earlier call again;
 each view a compaction leaves within half the window (and how many were larger
-than the one before);
-the ledger in view within its budget; each planted fact in view, one `recall`
+than the one before); once the budgets are reached (the ledger could not hold
+every fact), no view over the room a compaction aims at and no upward creep;
+the ledger in view within its cap; each planted fact in view, one `recall`
 away, or lost (none may be lost); the skill's body still in view; the server's
 RSS; the time between two model requests of a turn (the per-step overhead,
-server and tool), p50 and p99 per hour.
+server, tool and the fake model), p50 and p99 per hour; the whole day (only:
+a speed target) checks the last hour's p50 within `STEP_FACTOR` of the first's.
 
 CI runs a short day (2 hours, 2 restarts, one a kill); `BATON_RELIABILITY_FULL=1`
 (bench/working_day.py) runs the whole day: 8 hours, about 2,700 tool calls (a turn a
@@ -42,6 +44,7 @@ from typing import Any, TypeVar
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from baton.compaction.room import ledger_cap, room_tokens
 from baton.compaction.summary import SECTIONS
 from tests.conftest import StartBaton
 from tests.fake_llm import FakeLLM, cut_after, rate_limit, stall, text, tool_call, usage
@@ -76,7 +79,17 @@ DEFAULT_TIMEOUT = 30.0
 DIRECTIVE = re.compile(
     r"\[day (?P<tag>[\w.-]+) kind=(?P<kind>\w+) calls=(?P<calls>\d+)(?P<rest>[^\]]*)\]"
 )
-LEDGER_BUDGET = min(int(0.10 * WINDOW), 8000)
+# The ledger's most (compaction/room.py: a quarter of the window, `ledgerMaxTokens` 8,000).
+LEDGER_BUDGET = ledger_cap(WINDOW, 8000)
+# What the view after a compaction may hold: half the usable window (the reserve is 20%).
+ROOM = room_tokens(WINDOW - int(0.2 * WINDOW))
+# A compaction sizes the view by its estimate, calibrated by the provider's last count: the
+# view it leaves may pass the room by this share (the day's largest passed it by 2%).
+ROOM_TOLERANCE = 0.03
+# The per-step overhead is flat when the last hour's p50 is at most this many times the
+# first hour's, plus a scheduler tick or two of a shared machine.
+STEP_FACTOR = 2.0
+STEP_SLACK_MS = 10.0
 
 
 def directive(prompt: str) -> dict[str, str] | None:
@@ -561,8 +574,12 @@ async def test_a_working_day_in_one_process(
                 continue
             # Not in view: one `recall` (by the words) must bring it back.
             marker = f"[day s{s}.recall{hour} kind=recall calls=1 q={fact}]"
+            seen = len(client.updates(sids[s], "tool_call_update"))
             await client.prompt(sids[s], f"{marker} what was it?")
-            outputs = last_request_of(llm, marker).tool_outputs().values()
+            # What the session answered the recall (a compaction right after the call
+            # sends its output after a continue message, not after the marker).
+            updates = client.updates(sids[s], "tool_call_update")[seen:]
+            outputs = [str(u.get("output") or "") for u in updates]
             if any(fact in output for output in outputs):
                 recall += 1
             else:
@@ -572,12 +589,16 @@ async def test_a_working_day_in_one_process(
 
     # Views and ledgers after each compaction, from what the clients were told.
     views: dict[str, list[int]] = {}
+    # Per view: whether the ledger was full (its score has facts one `recall` away).
+    full: dict[str, list[bool]] = {}
     ledgers: list[int] = []
     for sid in sids:
         for update in client.updates(sid, "compaction_finished"):
             record = update["compaction"]
             if record.get("committed", True):
                 views.setdefault(sid, []).append(int(record["tokensAfter"]))
+                score = record.get("score") or {}
+                full.setdefault(sid, []).append(int(score.get("oneRecall", 0)) > 0)
         context = await client.call("baton/session/context", {"sessionId": sid})
         ledgers += [item["tokens"] for item in context["items"] if item["kind"] == "ledger"]
     compactions = sum(len(v) for v in views.values())
@@ -591,6 +612,7 @@ async def test_a_working_day_in_one_process(
     # person's requests, the ledger, the summary): at most half the window. How many
     # were larger than the one before is a figure.
     too_large = sum(1 for after in views.values() for value in after if value > WINDOW // 2)
+    flat = views_after_the_budgets(views, full)
     grown = sum(
         1
         for after in views.values()
@@ -632,6 +654,10 @@ async def test_a_working_day_in_one_process(
         view_tokens_after=views,
         views_larger_than_the_one_before=grown,
         views_over_half_the_window=too_large,
+        room_tokens=ROOM,
+        views_once_the_room_is_reached=flat.views,
+        views_over_the_room=flat.over_room,
+        sessions_whose_views_crept=flat.crept,
         ledger_tokens_in_view=ledgers,
         ledger_budget=LEDGER_BUDGET,
         children=len([r for r in sessions if r["parentId"] is not None]),
@@ -660,8 +686,47 @@ async def test_a_working_day_in_one_process(
     assert skill_kept
     assert auto >= (20 if FULL else 2)
     assert too_large == 0
+    # Once the budgets are reached, no view passes the room and none creeps upwards.
+    assert flat.over_room == 0 and flat.crept == 0, flat
     assert all(tokens <= LEDGER_BUDGET for tokens in ledgers)
     assert figures.budget_ended == HOURS
+    if FULL:
+        # The per-step overhead does not grow with the day: a speed target, so checked by
+        # the bench (the whole day), a figure of the short day in the suite.
+        first, last = per_hour[0], per_hour[HOURS - 1]
+        first_p50, last_p50 = statistics.median(first) * 1000, statistics.median(last) * 1000
+        assert last_p50 <= STEP_FACTOR * first_p50 + STEP_SLACK_MS, (first_p50, last_p50)
+
+
+@dataclass
+class AfterTheBudgets:
+    views: int  # views after a compaction once the budgets were reached
+    over_room: int  # of those, larger than the room (with its tolerance)
+    crept: int  # sessions whose largest view of the last quarter outgrew the first quarter's
+
+
+def views_after_the_budgets(
+    views: dict[str, list[int]], full: dict[str, list[bool]]
+) -> AfterTheBudgets:
+    """How the views after compactions behave once the budgets are reached (the first
+    compaction whose ledger could not hold every fact: some are one `recall` away): none
+    may pass the room, and the largest of a session's last quarter may not outgrow the
+    largest of its first quarter. A compaction that keeps more messages
+    verbatim (masking outputs instead of moving the cut) squeezes the ledger and leaves a
+    larger view than one that moved the cut: the views move within the room, so "never
+    larger than the one before" is measured as no view over the room and no upward creep."""
+    limit = ROOM * (1 + ROOM_TOLERANCE)
+    out = AfterTheBudgets(0, 0, 0)
+    for sid, after in views.items():
+        reached = next((i for i, at_budget in enumerate(full[sid]) if at_budget), None)
+        if reached is None:
+            continue
+        held = after[reached:]
+        out.views += len(held)
+        out.over_room += sum(1 for v in held if v > limit)
+        quarter = max(1, len(held) // 4)
+        out.crept += max(held[-quarter:]) > max(held[:quarter]) * (1 + ROOM_TOLERANCE)
+    return out
 
 
 def last_request_of(llm: FakeLLM, marker: str) -> RecordedRequest:
