@@ -43,12 +43,17 @@ describe.skipIf(skip)("Baton in real VS Code (code-server)", () => {
     expect(await sidebar.locator("#app").getAttribute("data-session-id")).toBe("");
     await typeInto(page, sidebar, "#prompt", "Say hello");
     await page.keyboard.press("Enter");
-    // No key, no local model installed: the error says so in words and offers the fixes.
+    // No key, and OPENAI_BASE_URL names a server but no model: the error says so by its
+    // cause (not "not fully configured") and offers to choose a model or another server.
     const card = sidebar.locator(".error-card").last();
     await card.waitFor({ timeout: 120_000 });
     expect(await sidebar.locator("#app").getAttribute("data-session-id")).not.toBe("");
+    expect(await card.innerText()).toContain("No model is chosen for this server.");
+    expect(await card.locator("[data-error-action=chooseModel]").count()).toBe(1);
     expect(await card.locator("[data-error-action=retry]").count()).toBe(1);
-    await card.locator("[data-error-action=setKey]").click();
+    // This person has an OpenAI key for that server instead: set from the palette, it
+    // makes the route OpenAI's at that URL, and Retry answers.
+    await runCommand(page, "Baton: Set OpenAI API Key");
     const input = page.locator(".quick-input-widget input");
     await input.waitFor({ state: "visible", timeout: 30_000 });
     await input.fill(bench.llm!.env.OPENAI_API_KEY ?? "sk-fake");
