@@ -8,10 +8,10 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from lsprotocol import types as lsp
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from baton import protocol as p
 from baton.agent.events import ProgressReporter, ProgressScope, no_progress
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from pygls.protocol import JsonRPCProtocol
 
 log = logging.getLogger(__name__)
+
+AnswerT = TypeVar("AnswerT", bound=BaseModel)
 
 
 class LspPeer(Protocol):
@@ -87,25 +89,27 @@ class LspChannel:
     async def request_question(self, params: p.QuestionRequestParams) -> p.QuestionResponse | None:
         """`baton/question/request`; None when the client failed or answered nonsense. A
         cancelled turn withdraws the question (`$/cancelRequest`)."""
-        raw = await self._request("baton/question/request", params, "question")
-        if raw is None:
-            return None
-        try:
-            return p.QuestionResponse.model_validate(raw)
-        except ValidationError:
-            log.warning("malformed question answer, treated as not answered")
-            return None
+        return await self._answer("baton/question/request", params, "question", p.QuestionResponse)
 
     async def request_diagnostics(
         self, params: p.EditorDiagnosticsParams
     ) -> p.EditorDiagnosticsResult | None:
-        raw = await self._request("baton/editor/diagnostics", params, "diagnostics")
+        return await self._answer(
+            "baton/editor/diagnostics", params, "diagnostics", p.EditorDiagnosticsResult
+        )
+
+    async def _answer(
+        self, method: str, params: p.WireModel, kind: str, model: type[AnswerT]
+    ) -> AnswerT | None:
+        """The client's answer to `method` as `model`; None when it failed or answered
+        something else (logged: the tool goes on without it)."""
+        raw = await self._request(method, params, kind)
         if raw is None:
             return None
         try:
-            return p.EditorDiagnosticsResult.model_validate(raw)
+            return model.model_validate(raw)
         except ValidationError:
-            log.warning("malformed diagnostics answer, ignored")
+            log.warning("malformed %s answer, ignored", kind)
             return None
 
     async def _request(self, method: str, params: p.WireModel, kind: str) -> object | None:
