@@ -73,6 +73,9 @@ export class Transcript {
     // its latest messages in view, unless the person scrolled up to read.
     const keepEnd = new ResizeObserver(() => {
       if (this.pinned) root.scrollTop = root.scrollHeight;
+      // The layout seen here is the layout's own doing: a scroll event after it is the
+      // person's (otherwise a scroll up right after a resize reads as the layout's clamp).
+      last = { top: root.scrollTop, height: root.scrollHeight, client: root.clientHeight };
     });
     keepEnd.observe(root);
     // The entries grow after they are added, with no scroll event: Markdown and code
