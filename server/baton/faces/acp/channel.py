@@ -64,8 +64,9 @@ class ClientOptIns:
     plan_file: bool = False  # `plan_update` / `plan_removed` (capability `plan`)
     # `compaction_update` / `compaction_summary_chunk` (capability `session.compaction`)
     compaction: bool = False
-    # Children as sessions of their own: `subagent_spawned`, the child's updates under its
-    # own id, `subagent_state_update` (capability `subagents`)
+    # Children as sessions of their own: `subagent_update` announcing and ending each, the
+    # child's updates under its own id, `session` content in its call (capability
+    # `subagents`)
     subagents: bool = False
 
 
@@ -178,6 +179,21 @@ class AcpChannel:
             if parent == session_id:
                 self.parents.pop(child, None)
                 self._children.pop(child, None)
+
+    async def child_over(self, child_id: str, *, timeout: float) -> None:
+        """Wait until a child shown as a session has had its last `subagent_update`
+        queued (at most `timeout` seconds: a child that does not stop is left to its
+        parent)."""
+        view = self._children.get(child_id)
+        if view is None or view.ended:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(view.over.wait(), timeout)
+
+    def let_go(self, child_id: str) -> None:
+        """A closed child: nothing more of it reaches the client under its id."""
+        self.parents.pop(child_id, None)
+        self._views.pop(child_id, None)
 
     def view(self, session_id: str) -> _SessionView:
         return self._views.setdefault(session_id, _SessionView())
@@ -371,13 +387,14 @@ class AcpChannel:
             if self.opt_ins.subagents:
                 # Announced on its parent before any update of its own.
                 self.parents[update.child_id] = sid
-                self.raw_update(sid, children.spawned(update))
+                self.raw_update(sid, children.announced(update))
         view.update = update
         self._put(lambda: self._send_child(view))
         if self.opt_ins.subagents and update.status != "running" and not view.ended:
             # After the child's own updates (the outbox keeps their order).
             view.ended = True
-            self.raw_update(sid, children.state_update(update))
+            self.raw_update(sid, children.ended(update))
+            view.over.set()
 
     def _child_progress(self, child_id: str, update: p.WireModel) -> None:
         view = self._children.get(child_id)
@@ -414,15 +431,26 @@ class AcpChannel:
         status: Any = None
         if view.own_call:
             status = {"running": "in_progress", "done": "completed"}.get(update.status, "failed")
-        await self.client.session_update(
-            session_id=sid,
-            update=ToolCallProgress(
-                session_update="tool_call_update",
-                tool_call_id=update.call_id,
-                status=status,
-                content=[translate.text_content(children.text(view))],
-                field_meta=children.meta(view),
-            ),
+        progress = ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=update.call_id,
+            status=status,
+            content=[translate.text_content(children.text(view))],
+            field_meta=children.meta(view),
+        )
+        if not (self.opt_ins.subagents and update.child_id in self.parents):
+            await self.client.session_update(session_id=sid, update=progress)
+            return
+        # The call links to the child's session (`session` content, which the SDK has no
+        # model for): sent as raw JSON, after the text that says the same to any client.
+        raw = progress.model_dump(mode="json", by_alias=True, exclude_none=True)
+        raw["content"].append(children.session_content(update.child_id))
+        await self.transport.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": sid, "update": raw},
+            }
         )
 
     async def _send_options(self, sid: str) -> None:
