@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -70,7 +70,8 @@ def update_errors(params: Any) -> list[str]:
             errors += _errors(_validator(SUBAGENTS_FILE, "SessionToolCallContent"), link)
         return errors
     if kind in _kinds("schema.unstable.json"):
-        return _errors(_validator("schema.unstable.json", "SessionNotification"), params)
+        errors = _errors(_validator("schema.unstable.json", "SessionNotification"), params)
+        return errors + _plan_path_errors(params["update"])
     if kind in SUBAGENT_KINDS:
         return _errors(_validator(SUBAGENTS_FILE, "SubagentNotification"), params)
     return [f"update kind {kind!r} is in no schema"]
@@ -110,3 +111,19 @@ def response_errors(method: str, result: Any) -> list[str]:
     if name is None:
         return [f"no response of {method!r} is in the schema"]
     return _errors(_validator("schema.json", name), result)
+
+
+def _plan_path_errors(update: dict[str, Any]) -> list[str]:
+    """The stable Markdown plan's optional `path` (the vendored unstable file predates it;
+    its PlanMarkdown allows extra fields): an absolute path when present."""
+    plan = update.get("plan")
+    if update.get("sessionUpdate") != "plan_update" or not isinstance(plan, dict):
+        return []
+    if "path" not in plan:
+        return []
+    path = plan["path"]
+    if plan.get("type") != "markdown":
+        return [f"plan/path: only a markdown plan has a path, not {plan.get('type')!r}"]
+    if not isinstance(path, str) or not PurePath(path).is_absolute():
+        return [f"plan/path: {path!r} is not an absolute path"]
+    return []

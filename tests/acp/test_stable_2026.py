@@ -345,6 +345,12 @@ def test_the_schema_check_refuses_what_the_schema_refuses() -> None:
         {"sessionId": "s1", "update": {**child, "state": {"state": "completed"}}}
     )
     assert schema_check.update_errors({"sessionId": "s1", "update": {**child, "sessionId": ""}})
+    # The Markdown plan's `path` is an absolute path (the unstable file allows anything).
+    plan = {"type": "markdown", "planId": "p", "content": "# P", "path": "/w/p.md"}
+    markdown = {"sessionId": "s1", "update": {"sessionUpdate": "plan_update", "plan": plan}}
+    assert schema_check.update_errors(markdown) == []
+    markdown["update"]["plan"] = {**plan, "path": "p.md"}
+    assert schema_check.update_errors(markdown)
     # A call's `session` content is checked on its own; a link without its id is refused.
     call = {"sessionUpdate": "tool_call_update", "toolCallId": "t1"}
     linked = {**call, "content": [{"type": "session", "sessionId": "c"}]}

@@ -706,6 +706,8 @@ class BatonAgent:
                     )
                     stop = self._stop(result, app, session_id)
         finally:
+            # A plan file deleted while the session lived is a removed plan.
+            channel.check_plan(session_id)
             row = app.sessions.state(session_id).row
             if row.title != title:
                 # The first prompt names the session.

@@ -15,11 +15,11 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp.schema import (
     AgentMessageChunk,
-    AgentPlanContentUpdate,
     AgentPlanUpdate,
     AgentThoughtChunk,
     AllowedOutcome,
@@ -28,7 +28,6 @@ from acp.schema import (
     CurrentModeUpdate,
     FileEditToolCallContent,
     PermissionOption,
-    PlanUpdateFile,
     TerminalToolCallContent,
     TextContentBlock,
     ToolCallProgress,
@@ -114,6 +113,9 @@ class AcpChannel:
         # A child session's parent (any depth), for children shown as sessions of their own.
         self.parents: dict[str, str] = {}
         self._compaction_seq = itertools.count(1)
+        # The plan each session's client was shown as a `plan_update` (its planId), so a
+        # plan whose file is gone can be removed there.
+        self._plans_shown: dict[str, str] = {}
 
     # ------------------------------------------------------------------ outbox
 
@@ -175,6 +177,7 @@ class AcpChannel:
     def forget(self, session_id: str) -> None:
         """A closed or deleted session's view goes (its children's links with it)."""
         self._views.pop(session_id, None)
+        self._plans_shown.pop(session_id, None)
         for child, parent in list(self.parents.items()):
             if parent == session_id:
                 self.parents.pop(child, None)
@@ -530,7 +533,9 @@ class AcpChannel:
                 self.send_plan(sid)
 
     def send_plan(self, sid: str) -> None:
-        """The plan's checklist as a `plan` update (and the file, where the client opts in)."""
+        """The plan's checklist as a `plan` update, and, where the client opted in
+        (`plan`), the whole Markdown plan with its file's absolute path as a `plan_update`
+        (or `plan_removed` once its file is gone)."""
         app = self._app_of(sid)
         if app is None:
             return
@@ -545,16 +550,28 @@ class AcpChannel:
             sid,
             AgentPlanUpdate(session_update="plan", entries=translate.plan_entries(plan.content)),
         )
-        if self.opt_ins.plan_file:
-            uri = (app.workspace / plan.path).resolve().as_uri()
-            self.update(
-                sid,
-                AgentPlanContentUpdate(
-                    session_update="plan_update",
-                    plan=PlanUpdateFile(type="file", plan_id=plan.path, uri=uri),
-                    field_meta={"baton": {"status": plan.status, "version": plan.version}},
-                ),
-            )
+        if not self.opt_ins.plan_file:
+            return
+        path = (app.workspace / plan.path).resolve()
+        if not path.is_file():
+            self._plan_removed(sid)
+            return
+        self._plans_shown[sid] = plan.path
+        self.raw_update(sid, plan_markdown(plan, path))
+
+    def check_plan(self, sid: str) -> None:
+        """After a turn: a plan file the person deleted is a removed plan for a client
+        that was shown it (`plan_removed`); written again, it comes back as an update."""
+        if sid not in self._plans_shown:
+            return
+        app = self._app_of(sid)
+        if app is None or not (app.workspace / self._plans_shown[sid]).is_file():
+            self._plan_removed(sid)
+
+    def _plan_removed(self, sid: str) -> None:
+        plan_id = self._plans_shown.pop(sid, None)
+        if plan_id is not None:
+            self.raw_update(sid, {"sessionUpdate": "plan_removed", "planId": plan_id})
 
     # ------------------------------------------------------------------ permissions
 
@@ -623,6 +640,22 @@ def agent_text(text: str, **meta: Any) -> AgentMessageChunk:
         content=TextContentBlock(type="text", text=text),
         field_meta={"baton": meta} if meta else None,
     )
+
+
+def plan_markdown(plan: p.PlanInfo, path: Path) -> dict[str, Any]:
+    """The stable `plan_update` of a Baton plan: the whole Markdown plan, its id the
+    workspace-relative path, `path` the file's absolute path (the SDK's model has no
+    `path` yet, so it is sent as raw JSON)."""
+    return {
+        "sessionUpdate": "plan_update",
+        "plan": {
+            "type": "markdown",
+            "planId": plan.path,
+            "content": plan.content,
+            "path": str(path),
+        },
+        "_meta": {"baton": {"status": plan.status, "version": plan.version}},
+    }
 
 
 def compaction_update(compaction_id: str, record: p.CompactionRecord) -> dict[str, Any]:
