@@ -162,6 +162,44 @@ async def test_closing_a_child_stops_and_closes_only_that_child(
 
 
 @pytest.mark.asyncio
+async def test_a_closed_idle_child_resumed_by_a_later_task_is_announced_again(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    (workspace / "app.py").write_text("# TODO: one\n")
+    acp = await start_acp(capabilities=SUBAGENTS)
+    sid = await acp.new()
+    acp.client.policy = allow_once
+    script_child(llm)
+    await acp.say(sid, "look for TODOs with a child")
+    child = announcements(acp, sid)[0]["sessionId"]
+    # Closing a child that has ended stops nothing and answers at once.
+    assert await acp.client.raw("session/close", {"sessionId": child}) == {}
+    before = len(acp.client.of(child))
+
+    llm.add(
+        tool_call(
+            "task",
+            {
+                "agent": "explore",
+                "description": "look again",
+                "prompt": "Look once more.",
+                "resume": child,
+            },
+        )
+    )
+    llm.add(text("SECOND-LOOK: still one."))
+    llm.add(text("Looked again."))
+    assert (await acp.say(sid, "ask the same child again")).stop_reason == "end_turn"
+    states = [u["state"]["state"] for u in announcements(acp, sid, child)]
+    assert states == ["running", "idle", "running", "idle"]
+    again = announcements(acp, sid, child)[2]
+    assert again["title"] == "explore: look again" and again["capabilities"] == {"cancel": {}}
+    # Its second run arrives under its id again, after the new announcement.
+    assert "SECOND-LOOK" in acp.client.text(child)
+    assert len(acp.client.of(child)) > before
+
+
+@pytest.mark.asyncio
 async def test_cancelling_the_parent_ends_its_announced_children_first(
     start_acp: StartAcp, llm: FakeLLM
 ) -> None:

@@ -385,7 +385,10 @@ class AcpChannel:
 
     def _child_changed(self, sid: str, update: p.ChildUpdate) -> None:
         view = self._children.get(update.child_id)
-        if view is None:
+        if view is None or view.update.call_id != update.call_id:
+            # A child's first call, or a later `task` call that resumes it: a run of its
+            # own in that call, announced again (running) to a client that shows children
+            # as sessions, also after the client closed it.
             view = self._children[update.child_id] = children.ChildView(sid, update)
             if self.opt_ins.subagents:
                 # Announced on its parent before any update of its own.
