@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
 SCHEMA_DIR = Path(__file__).parent / "schema"
 # Update kinds the stable schema lacks at the vendored commit: checked against the
-# unstable file (compaction, plan operations) or Baton's transcription of the
-# subagent sessions draft.
-SUBAGENT_KINDS = ("subagent_spawned", "subagent_state_update")
+# unstable file (compaction, plan operations) or Baton's transcription of the stable
+# subagent sessions (`subagent_update`, and the `session` tool-call content).
+SUBAGENT_KINDS = ("subagent_update",)
+SUBAGENTS_FILE = "subagents.schema.json"
 
 
 @cache
@@ -63,12 +64,31 @@ def update_errors(params: Any) -> list[str]:
     """What is wrong with one `session/update` notification's params (empty: valid)."""
     kind = params.get("update", {}).get("sessionUpdate") if isinstance(params, dict) else None
     if kind in _kinds("schema.json"):
-        return _errors(_validator("schema.json", "SessionNotification"), params)
+        params, links = _without_session_content(params)
+        errors = _errors(_validator("schema.json", "SessionNotification"), params)
+        for link in links:
+            errors += _errors(_validator(SUBAGENTS_FILE, "SessionToolCallContent"), link)
+        return errors
     if kind in _kinds("schema.unstable.json"):
-        return _errors(_validator("schema.unstable.json", "SessionNotification"), params)
+        errors = _errors(_validator("schema.unstable.json", "SessionNotification"), params)
+        return errors + _plan_path_errors(params["update"])
     if kind in SUBAGENT_KINDS:
-        return _errors(_validator("subagents.schema.json", "SubagentNotification"), params)
+        return _errors(_validator(SUBAGENTS_FILE, "SubagentNotification"), params)
     return [f"update kind {kind!r} is in no schema"]
+
+
+def _without_session_content(params: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """A tool call's `session` content items (a link to a child's session, which the
+    vendored schema predates) apart from the rest, each checked on its own."""
+    update = params.get("update")
+    content = update.get("content") if isinstance(update, dict) else None
+    if not isinstance(content, list):
+        return params, []
+    links = [c for c in content if isinstance(c, dict) and c.get("type") == "session"]
+    if not links:
+        return params, []
+    rest = [c for c in content if c not in links]
+    return {**params, "update": {**update, "content": rest}}, links
 
 
 def request_errors(method: str, params: Any) -> list[str]:
@@ -91,3 +111,19 @@ def response_errors(method: str, result: Any) -> list[str]:
     if name is None:
         return [f"no response of {method!r} is in the schema"]
     return _errors(_validator("schema.json", name), result)
+
+
+def _plan_path_errors(update: dict[str, Any]) -> list[str]:
+    """The stable Markdown plan's optional `path` (the vendored unstable file predates it;
+    its PlanMarkdown allows extra fields): an absolute path when present."""
+    plan = update.get("plan")
+    if update.get("sessionUpdate") != "plan_update" or not isinstance(plan, dict):
+        return []
+    if "path" not in plan:
+        return []
+    path = plan["path"]
+    if plan.get("type") != "markdown":
+        return [f"plan/path: only a markdown plan has a path, not {plan.get('type')!r}"]
+    if not isinstance(path, str) or not PurePath(path).is_absolute():
+        return [f"plan/path: {path!r} is not an absolute path"]
+    return []

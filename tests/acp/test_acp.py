@@ -217,12 +217,43 @@ async def test_plan_file_update_for_clients_that_opt_in(
     assert llm.model_requests[0].input_text().count("Plan it") >= 1
     [update] = acp.client.of(sid, "plan_update")
     [path] = sorted((workspace / ".baton" / "plans").glob("*.md"))
+    plan_id = f".baton/plans/{path.name}"
+    # The stable shape: the whole Markdown plan with its file's absolute path.
     assert update["plan"] == {
-        "type": "file",
-        "planId": f".baton/plans/{path.name}",
-        "uri": path.as_uri(),
+        "type": "markdown",
+        "planId": plan_id,
+        "content": PLAN,
+        "path": str(path.resolve()),
     }
+    assert update["_meta"]["baton"] == {"status": "draft", "version": 1}
     assert acp.client.of(sid, "plan")  # the entries are sent as well
+    assert acp.client.checked["session/update plan_update"] == 1
+
+    # An edit sends the whole plan again, under the same id.
+    llm.add(tool_call("plan_edit", {"old_string": "Run it", "new_string": "Run it twice"}))
+    llm.add(text("Edited."))
+    await acp.say(sid, "run it twice")
+    latest = acp.client.of(sid, "plan_update")[-1]["plan"]
+    assert latest["planId"] == plan_id and "- [ ] Run it twice" in latest["content"]
+    assert acp.client.of(sid, "plan_removed") == []
+
+    # The person deletes the plan file: after the next turn the plan is removed, once.
+    path.unlink()
+    llm.add(text("Noted."))
+    await acp.say(sid, "I deleted the plan")
+    assert acp.client.of(sid, "plan_removed") == [
+        {"sessionUpdate": "plan_removed", "planId": plan_id}
+    ]
+    llm.add(text("Still noted."))
+    await acp.say(sid, "anything else?")
+    assert len(acp.client.of(sid, "plan_removed")) == 1
+    # Written again, it is back under its id.
+    llm.add(tool_call("plan_write", {"content": PLAN}))
+    llm.add(text("Rewritten."))
+    await acp.say(sid, "write the plan again")
+    assert path.is_file()
+    assert acp.client.of(sid, "plan_update")[-1]["plan"]["planId"] == plan_id
+    assert acp.client.checked["session/update plan_removed"] == 1
 
 
 @pytest.mark.asyncio

@@ -30,6 +30,18 @@ from tests.fake_llm import FakeLLM, stall, text, tool_call
 SUBAGENTS = {"subagents": {}}
 
 
+def announcements(acp: Any, sid: str, child: str | None = None) -> list[dict[str, Any]]:
+    return [
+        u for u in acp.client.of(sid, "subagent_update") if child is None or u["sessionId"] == child
+    ]
+
+
+async def announced_child(acp: Any, sid: str) -> str:
+    await acp.client.wait(lambda: announcements(acp, sid), what="the child")
+    child: str = announcements(acp, sid)[0]["sessionId"]
+    return child
+
+
 @pytest.mark.asyncio
 async def test_a_child_is_a_session_of_its_own_for_a_client_that_opted_in(
     start_acp: StartAcp, llm: FakeLLM, workspace: Path
@@ -39,40 +51,52 @@ async def test_a_child_is_a_session_of_its_own_for_a_client_that_opted_in(
     init = await acp.client.raw(
         "initialize", {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": SUBAGENTS}
     )
-    assert init["agentCapabilities"]["sessionCapabilities"]["subagents"] == {}
+    # The stable shape has no agent capability: the first `subagent_update` says it.
+    assert "subagents" not in init["agentCapabilities"]["sessionCapabilities"]
     sid = await acp.new()
     acp.client.policy = allow_once
     script_child(llm)
     assert (await acp.say(sid, "look for TODOs with a child")).stop_reason == "end_turn"
 
-    [spawned] = acp.client.of(sid, "subagent_spawned")
-    child = spawned["subagentSessionId"]
-    assert child != sid
-    assert (spawned["name"], spawned["task"]) == ("explore", "find the TODOs")
-    assert spawned["capabilities"] == {"cancel": True, "close": False}
+    first, last = announcements(acp, sid)
+    child = first["sessionId"]
+    assert child != sid and last["sessionId"] == child
+    assert first["title"] == "explore: find the TODOs"
+    assert first["capabilities"] == {"cancel": {}}
+    assert first["state"] == {"state": "running"}
+    assert last["state"] == {"state": "idle", "stopReason": "end_turn"}
+    # Ended, nothing of it is left to cancel.
+    assert last["capabilities"] is None
+    assert last["_meta"]["baton"]["status"] == "done"
     # The child's own tool calls arrive under its id, not the parent's.
     assert [c["title"] for c in acp.client.of(child, "tool_call")] == [
         "Search 'TODO'",
         "Run `wc -l app.py`",
     ]
     assert "CHILD-WORDS" in acp.client.text(child)
-    assert [c["title"] for c in acp.client.of(sid, "tool_call")] == [
-        "Delegate to explore: find the TODOs"
+    [task] = acp.client.of(sid, "tool_call")
+    assert task["title"] == "Delegate to explore: find the TODOs"
+    # The parent's call links to the child's session, besides its text.
+    links = [
+        block
+        for u in acp.client.of(sid, "tool_call_update")
+        if u["toolCallId"] == task["toolCallId"]
+        for block in u.get("content") or []
+        if block["type"] == "session"
     ]
+    assert links and all(link == {"type": "session", "sessionId": child} for link in links)
     # Its permission request is asked on its own session, saying which child asks.
     [request] = acp.client.permission_requests
     assert request["sessionId"] == child
     assert request["toolCall"]["_meta"]["baton"]["childSessionId"] == child
     # Announced before its first update, ended after its last.
-    order = [(u["sessionId"], u["update"]["sessionUpdate"]) for u in acp.client.updates]
+    order = [(u["sessionId"], u["update"]) for u in acp.client.updates]
     first_child = next(i for i, (s, _) in enumerate(order) if s == child)
     last_child = max(i for i, (s, _) in enumerate(order) if s == child)
-    assert order.index((sid, "subagent_spawned")) < first_child
-    [ended] = acp.client.of(sid, "subagent_state_update")
-    assert ended["subagentSessionId"] == child and ended["state"] == "completed"
-    assert order.index((sid, "subagent_state_update")) > last_child
+    at = [i for i, (s, u) in enumerate(order) if s == sid and (u is first or u is last)]
+    assert at[0] < first_child and at[-1] > last_child
     # Checked against the schema (the fixture fails the test on any refusal).
-    assert acp.client.checked["session/update subagent_spawned"] == 1
+    assert acp.client.checked["session/update subagent_update"] == 2
     assert acp.client.checked["session/request_permission"] == 1
 
 
@@ -91,16 +115,88 @@ async def test_cancelling_a_child_stops_only_that_child(
     llm.add(text("The parent carries on."))
     turn = asyncio.ensure_future(acp.say(sid, "delegate a long look"))
     await llm.wait_for_requests_async(2)
-    await acp.client.wait(lambda: acp.client.of(sid, "subagent_spawned"), what="the child")
-    [spawned] = acp.client.of(sid, "subagent_spawned")
-    await acp.conn.cancel(session_id=spawned["subagentSessionId"])
+    child = await announced_child(acp, sid)
+    await acp.conn.cancel(session_id=child)
     result = await asyncio.wait_for(turn, 15)
     # The parent's turn went on to its end; the child alone was cancelled.
     assert result.stop_reason == "end_turn"
     assert "The parent carries on." in acp.client.text(sid)
-    [ended] = acp.client.of(sid, "subagent_state_update")
-    assert ended["state"] == "cancelled"
+    assert announcements(acp, sid)[-1]["state"] == {"state": "idle", "stopReason": "cancelled"}
     assert len(llm.model_requests) == 3
+
+
+@pytest.mark.asyncio
+async def test_closing_a_child_stops_and_closes_only_that_child(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    acp = await start_acp(capabilities=SUBAGENTS)
+    sid = await acp.new()
+    llm.add(
+        tool_call(
+            "task", {"agent": "explore", "description": "a long look", "prompt": "Look long."}
+        )
+    )
+    llm.add(text("looking"), stall(30, after=1))
+    llm.add(text("The parent carries on."))
+    turn = asyncio.ensure_future(acp.say(sid, "delegate a long look"))
+    await llm.wait_for_requests_async(2)
+    child = await announced_child(acp, sid)
+    assert await acp.client.raw("session/close", {"sessionId": child}) == {}
+    # The answer came after the child's last update: it is idle, cancelled.
+    assert announcements(acp, sid)[-1]["state"] == {"state": "idle", "stopReason": "cancelled"}
+    # The parent's turn goes on and ends on its own, with the child's cancelled result.
+    result = await asyncio.wait_for(turn, 15)
+    assert result.stop_reason == "end_turn"
+    assert "The parent carries on." in acp.client.text(sid)
+    [ended] = [
+        u
+        for u in acp.client.of(sid, "tool_call_update")
+        if u.get("status") in ("completed", "failed")
+    ]
+    assert "cancelled" in ended["rawOutput"]
+    # The parent stays open: it answers the next prompt.
+    llm.add(text("still here"))
+    assert (await acp.say(sid, "are you there?")).stop_reason == "end_turn"
+    assert acp.client.text(sid).endswith("still here")
+    assert acp.client.checked["answer to session/close"] == 1
+
+
+@pytest.mark.asyncio
+async def test_a_closed_idle_child_resumed_by_a_later_task_is_announced_again(
+    start_acp: StartAcp, llm: FakeLLM, workspace: Path
+) -> None:
+    (workspace / "app.py").write_text("# TODO: one\n")
+    acp = await start_acp(capabilities=SUBAGENTS)
+    sid = await acp.new()
+    acp.client.policy = allow_once
+    script_child(llm)
+    await acp.say(sid, "look for TODOs with a child")
+    child = announcements(acp, sid)[0]["sessionId"]
+    # Closing a child that has ended stops nothing and answers at once.
+    assert await acp.client.raw("session/close", {"sessionId": child}) == {}
+    before = len(acp.client.of(child))
+
+    llm.add(
+        tool_call(
+            "task",
+            {
+                "agent": "explore",
+                "description": "look again",
+                "prompt": "Look once more.",
+                "resume": child,
+            },
+        )
+    )
+    llm.add(text("SECOND-LOOK: still one."))
+    llm.add(text("Looked again."))
+    assert (await acp.say(sid, "ask the same child again")).stop_reason == "end_turn"
+    states = [u["state"]["state"] for u in announcements(acp, sid, child)]
+    assert states == ["running", "idle", "running", "idle"]
+    again = announcements(acp, sid, child)[2]
+    assert again["title"] == "explore: look again" and again["capabilities"] == {"cancel": {}}
+    # Its second run arrives under its id again, after the new announcement.
+    assert "SECOND-LOOK" in acp.client.text(child)
+    assert len(acp.client.of(child)) > before
 
 
 @pytest.mark.asyncio
@@ -117,13 +213,12 @@ async def test_cancelling_the_parent_ends_its_announced_children_first(
     llm.add(text("looking"), stall(30, after=1))
     turn = asyncio.ensure_future(acp.say(sid, "delegate a long look"))
     await llm.wait_for_requests_async(2)
-    await acp.client.wait(lambda: acp.client.of(sid, "subagent_spawned"), what="the child")
+    await announced_child(acp, sid)
     await acp.conn.cancel(session_id=sid)
     assert (await asyncio.wait_for(turn, 15)).stop_reason == "cancelled"
-    # The child's terminal update came before the parent's answer (the fixture flushed
+    # The child's last update came before the parent's answer (the fixture flushed
     # every update before the prompt returned).
-    [ended] = acp.client.of(sid, "subagent_state_update")
-    assert ended["state"] == "cancelled"
+    assert announcements(acp, sid)[-1]["state"] == {"state": "idle", "stopReason": "cancelled"}
 
 
 @pytest.mark.asyncio
@@ -137,7 +232,12 @@ async def test_without_the_opt_in_children_stay_in_the_parents_task_call(
     script_child(llm)
     await acp.say(sid, "look for TODOs with a child")
     assert {u["sessionId"] for u in acp.client.updates} == {sid}
-    assert acp.client.of(sid, "subagent_spawned") == []
+    assert acp.client.of(sid, "subagent_update") == []
+    assert not any(
+        block["type"] == "session"
+        for u in acp.client.of(sid, "tool_call_update")
+        for block in u.get("content") or []
+    )
 
 
 @pytest.mark.asyncio
@@ -274,11 +374,27 @@ def test_the_schema_check_refuses_what_the_schema_refuses() -> None:
         {"stopReason": "end_turn", "usage": {"totalTokens": 1}, "unknown": 1},
     ) or schema_check.response_errors("session/prompt", {"stopReason": "finished"})
     assert schema_check.response_errors("session/prompt", {"stopReason": "finished"})
-    spawned = {
-        "sessionId": "s1",
-        "update": {"sessionUpdate": "subagent_spawned", "subagentSessionId": "c", "name": "x"},
-    }
-    assert schema_check.update_errors(spawned)  # no task, no capabilities
+    child = {"sessionUpdate": "subagent_update", "sessionId": "c", "state": {"state": "idle"}}
+    assert schema_check.update_errors({"sessionId": "s1", "update": child}) == []
+    # The dropped drafts' shapes are in no schema any more.
+    spawned = {"sessionUpdate": "subagent_spawned", "subagentSessionId": "c", "name": "x"}
+    assert schema_check.update_errors({"sessionId": "s1", "update": spawned})
+    assert schema_check.update_errors(
+        {"sessionId": "s1", "update": {**child, "state": {"state": "completed"}}}
+    )
+    assert schema_check.update_errors({"sessionId": "s1", "update": {**child, "sessionId": ""}})
+    # The Markdown plan's `path` is an absolute path (the unstable file allows anything).
+    plan = {"type": "markdown", "planId": "p", "content": "# P", "path": "/w/p.md"}
+    markdown = {"sessionId": "s1", "update": {"sessionUpdate": "plan_update", "plan": plan}}
+    assert schema_check.update_errors(markdown) == []
+    markdown["update"]["plan"] = {**plan, "path": "p.md"}
+    assert schema_check.update_errors(markdown)
+    # A call's `session` content is checked on its own; a link without its id is refused.
+    call = {"sessionUpdate": "tool_call_update", "toolCallId": "t1"}
+    linked = {**call, "content": [{"type": "session", "sessionId": "c"}]}
+    assert schema_check.update_errors({"sessionId": "s1", "update": linked}) == []
+    broken = {**call, "content": [{"type": "session"}]}
+    assert schema_check.update_errors({"sessionId": "s1", "update": broken})
 
 
 def test_the_compaction_update_carries_the_record_score_when_it_has_one() -> None:

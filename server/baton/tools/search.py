@@ -9,6 +9,13 @@ read through the sandbox gives the same bytes rg matched. They respect
 .gitignore, skip `.git`, `node_modules`, `.venv` and `__pycache__` below where
 they start, and cap their results with a note saying so, so that one broad
 search cannot flood the model's context.
+
+A session's additional directories (`ToolContext.read_roots`, an ACP editor's
+`additionalDirectories`) are searched the same way, each confined to itself as the
+workspace is (the same sandbox, with the directory as its root): a search of the
+whole workspace (a relative glob pattern, a grep without a path) covers them too,
+and an absolute pattern or path inside one searches that one alone. What comes from
+one is shown by its absolute path, so `read` takes it as it is.
 """
 
 from __future__ import annotations
@@ -16,10 +23,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import json
 import os
 import stat
 from collections.abc import Callable
+from pathlib import Path
 from typing import ClassVar
 
 from pydantic import Field
@@ -32,6 +41,7 @@ from baton.tools.sandbox import (
     display_path,
     is_inside,
     open_file,
+    read_root,
     resolve_in_workspace,
     without_workspace_name,
     workspace_name_hint,
@@ -73,6 +83,36 @@ def _join(prefix: str, rel: str) -> str:
     return rel if prefix == "." else f"{prefix}/{rel}"
 
 
+@dataclasses.dataclass
+class _Target:
+    """One directory a search runs in: the workspace (`label` None) or an additional
+    directory, searched with a context whose workspace it is and shown under `label`,
+    its absolute path."""
+
+    ctx: ToolContext
+    label: str | None = None
+
+    def show(self, line: str) -> str:
+        return line if self.label is None else f"{self.label.rstrip('/')}/{line}"
+
+
+def _targets(ctx: ToolContext, where: str | None) -> list[_Target]:
+    """Where a search of `where` (a glob pattern or grep path; None: the whole
+    workspace) runs: the additional directory an absolute `where` lies in, else the
+    workspace, and every additional directory when the search covers the whole
+    workspace (`where` relative for glob, None for grep)."""
+    if where is not None and os.path.isabs(where.strip()):
+        root = read_root(ctx.workspace, ctx.read_roots, where.strip())
+        return [_Target(ctx)] if root == ctx.workspace else [_in_root(ctx, root)]
+    return [_Target(ctx), *(_in_root(ctx, root) for root in ctx.read_roots)]
+
+
+def _in_root(ctx: ToolContext, root: Path) -> _Target:
+    # Confined to that directory as the workspace is; nothing of it is written.
+    confined = dataclasses.replace(ctx, workspace=root, read_roots=(), write_roots=())
+    return _Target(confined, label=str(root))
+
+
 class GlobTool:
     name: ClassVar[str] = "glob"
     description: ClassVar[str] = (
@@ -83,10 +123,39 @@ class GlobTool:
     read_only: ClassVar[bool] = True
 
     async def run(self, args: GlobInput, ctx: ToolContext) -> ToolResult:
+        pattern = args.pattern
+        targets = _targets(ctx, pattern)
+        ordered: list[str] = []
+        lines: list[str] = []
+        notes: list[str] = []
+        for target in targets:
+            found, shown, listing = await self._search(target.ctx, pattern)
+            ordered.extend(found)
+            lines.extend(target.show(line) for line in shown)
+            notes.extend(
+                note if target.label is None else f"{note} (in {target.label})"
+                for note in listing.notes()
+            )
+        if len(ordered) > GLOB_MAX_RESULTS:
+            notes.insert(
+                0,
+                f"[{GLOB_MAX_RESULTS} of {len(ordered)} matches shown, newest first"
+                f"{' in each directory' if len(targets) > 1 else ''}; narrow the pattern to "
+                "see the rest]",
+            )
+        lines = lines[:GLOB_MAX_RESULTS]
+        if not lines:
+            hint = _no_match_hint(targets[0].ctx, pattern)
+            return ToolResult(output="\n".join([f"no files match {pattern}{hint}", *notes]))
+        return ToolResult(output="\n".join(lines + notes))
+
+    async def _search(self, ctx: ToolContext, pattern: str) -> tuple[list[str], list[str], Listing]:
+        """Every match in `ctx`'s workspace, newest first, the ones to show, and what the
+        listing met."""
         root = workspace_root(ctx.workspace)
         # Each start directory is listed once, as deep as its deepest pattern needs.
         starts: dict[str, tuple[str, list[list[str]], int | None]] = {}
-        for expanded in expand_braces(_normalise_pattern(ctx, args.pattern)):
+        for expanded in expand_braces(_normalise_pattern(ctx, pattern)):
             segments = expanded.split("/")
             literal = 0
             while literal < len(segments) - 1 and not has_magic(segments[literal]):
@@ -108,17 +177,7 @@ class GlobTool:
             files = await list_files(root, start_path, depth, listing, _name_globs(patterns))
             listed.append((prefix, patterns, files))
         ordered, lines = await asyncio.to_thread(_newest_matches, root, listed)
-        notes: list[str] = []
-        if len(ordered) > GLOB_MAX_RESULTS:
-            notes.append(
-                f"[{GLOB_MAX_RESULTS} of {len(ordered)} matches shown, newest first; "
-                "narrow the pattern to see the rest]"
-            )
-        notes.extend(listing.notes())
-        if not lines:
-            hint = _no_match_hint(ctx, args.pattern)
-            return ToolResult(output="\n".join([f"no files match {args.pattern}{hint}", *notes]))
-        return ToolResult(output="\n".join(lines + notes))
+        return ordered, lines, listing
 
 
 def _name_globs(patterns: list[list[str]]) -> list[str]:
@@ -215,6 +274,47 @@ class GrepTool:
     async def run(self, args: GrepInput, ctx: ToolContext) -> ToolResult:
         if "\x00" in args.pattern:
             raise ToolFailure("the pattern contains a NUL character")
+        if args.path is None or os.path.isabs(args.path):
+            targets = _targets(ctx, args.path)
+        else:
+            targets = [_Target(ctx)]
+        out: list[str] = []
+        notes: list[str] = []
+        shown_starts: list[str] = []
+        # One budget over every directory searched (each search keeps to its own too).
+        budget, used = ctx.settings.tools.max_output_chars - 500, 0
+        for index, target in enumerate(targets):
+            if len(out) >= GREP_MAX_MATCHES or used > budget:
+                left = len(targets) - index
+                notes.insert(
+                    0,
+                    f"[stopped after {len(out)} matches; {left} additional "
+                    f"director{'y was' if left == 1 else 'ies were'} not searched; narrow "
+                    "the pattern, or give a path]",
+                )
+                break
+            found, more, shown_start = await self._search(args, target.ctx)
+            shown_starts.append(
+                target.show(shown_start) if shown_start != "." else target.label or "."
+            )
+            for line in found[: GREP_MAX_MATCHES - len(out)]:
+                out.append(target.show(line))
+                used += len(out[-1]) + 1
+            notes.extend(
+                note if target.label is None else f"{note} (in {target.label})" for note in more
+            )
+        if not out:
+            where = ", ".join(shown_starts) + (
+                f" (files matching {args.include})" if args.include else ""
+            )
+            return ToolResult(
+                output="\n".join([f"no matches for {args.pattern} in {where}", *notes])
+            )
+        return ToolResult(output="\n".join(out + notes))
+
+    async def _search(self, args: GrepInput, ctx: ToolContext) -> tuple[list[str], list[str], str]:
+        """The matching lines in `ctx`'s workspace (each `path:line: text`), the notes
+        on what was left out, and where the search started as shown."""
         root = workspace_root(ctx.workspace)
         start = resolve_in_workspace(ctx.workspace, args.path or ".", must_exist=True)
         shown_start = display_path(ctx.workspace, start)
@@ -266,12 +366,7 @@ class GrepTool:
         if large:
             notes.append(f"[{large} files over 2 MB were not searched]")
         notes.extend(listing.notes())
-        if not out:
-            where = shown_start + (f" (files matching {args.include})" if args.include else "")
-            return ToolResult(
-                output="\n".join([f"no matches for {args.pattern} in {where}", *notes])
-            )
-        return ToolResult(output="\n".join([entry[2] for entry in out] + notes))
+        return [entry[2] for entry in out], notes, shown_start
 
     async def _search_tree(
         self,

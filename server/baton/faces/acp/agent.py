@@ -308,12 +308,11 @@ class BatonAgent:
             ],
             agent_info=Implementation(name="baton", title="Baton", version=__version__),
         )
-        answer = response.model_dump(
+        # No agent capability for children: ACP's subagent sessions have none (a client
+        # learns of them from the first `subagent_update`).
+        answer: dict[str, Any] = response.model_dump(
             mode="json", by_alias=True, exclude_none=True, exclude_unset=True
         )
-        if channel.opt_ins.subagents:
-            # The subagent sessions' capability: the SDK has no model for it yet.
-            answer["agentCapabilities"]["sessionCapabilities"]["subagents"] = {}
         return answer
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
@@ -455,7 +454,11 @@ class BatonAgent:
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
         """Stop the session's work (as `session/cancel`) and let go of it; it stays on disk
-        for `session/load` or `session/resume`."""
+        for `session/load` or `session/resume`. On a child's id (a client with
+        `subagents`): that child alone."""
+        if session_id in self._channel().parents:
+            await self._close_child(session_id)
+            return CloseSessionResponse()
         app = self._session(session_id)
         state = app.sessions.state(session_id)
         task = state.turn_task
@@ -471,6 +474,23 @@ class BatonAgent:
         self._forget_roots(session_id)
         self._channel().forget(session_id)
         return CloseSessionResponse()
+
+    async def _close_child(self, child_id: str) -> None:
+        """A child shown as a session of its own, closed: its work stops as on
+        `session/cancel` (its parent's turn goes on and gets its cancelled result), and
+        the answer waits for the child's last `subagent_update`. The child stays in the
+        store with its parent; the parent's own session is untouched."""
+        channel = self._channel()
+        app = self.session_apps.get(channel.root_of(child_id))
+        if app is None:
+            raise _error(SessionNotFound(child_id))
+        async with core_errors():
+            state = app.sessions.state(child_id)
+            if state.busy:
+                app.sessions.cancel(child_id)
+        await channel.child_over(child_id, timeout=10)
+        await channel.flush()
+        channel.let_go(child_id)
 
     async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
         """Delete the session (and its children) from the store and from `session/list`; a
@@ -686,6 +706,8 @@ class BatonAgent:
                     )
                     stop = self._stop(result, app, session_id)
         finally:
+            # A plan file deleted while the session lived is a removed plan.
+            channel.check_plan(session_id)
             row = app.sessions.state(session_id).row
             if row.title != title:
                 # The first prompt names the session.

@@ -15,11 +15,11 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp.schema import (
     AgentMessageChunk,
-    AgentPlanContentUpdate,
     AgentPlanUpdate,
     AgentThoughtChunk,
     AllowedOutcome,
@@ -28,7 +28,6 @@ from acp.schema import (
     CurrentModeUpdate,
     FileEditToolCallContent,
     PermissionOption,
-    PlanUpdateFile,
     TerminalToolCallContent,
     TextContentBlock,
     ToolCallProgress,
@@ -64,8 +63,9 @@ class ClientOptIns:
     plan_file: bool = False  # `plan_update` / `plan_removed` (capability `plan`)
     # `compaction_update` / `compaction_summary_chunk` (capability `session.compaction`)
     compaction: bool = False
-    # Children as sessions of their own: `subagent_spawned`, the child's updates under its
-    # own id, `subagent_state_update` (capability `subagents`)
+    # Children as sessions of their own: `subagent_update` announcing and ending each, the
+    # child's updates under its own id, `session` content in its call (capability
+    # `subagents`)
     subagents: bool = False
 
 
@@ -113,6 +113,9 @@ class AcpChannel:
         # A child session's parent (any depth), for children shown as sessions of their own.
         self.parents: dict[str, str] = {}
         self._compaction_seq = itertools.count(1)
+        # The plan each session's client was shown as a `plan_update` (its planId), so a
+        # plan whose file is gone can be removed there.
+        self._plans_shown: dict[str, str] = {}
 
     # ------------------------------------------------------------------ outbox
 
@@ -174,10 +177,26 @@ class AcpChannel:
     def forget(self, session_id: str) -> None:
         """A closed or deleted session's view goes (its children's links with it)."""
         self._views.pop(session_id, None)
+        self._plans_shown.pop(session_id, None)
         for child, parent in list(self.parents.items()):
             if parent == session_id:
                 self.parents.pop(child, None)
                 self._children.pop(child, None)
+
+    async def child_over(self, child_id: str, *, timeout: float) -> None:
+        """Wait until a child shown as a session has had its last `subagent_update`
+        queued (at most `timeout` seconds: a child that does not stop is left to its
+        parent)."""
+        view = self._children.get(child_id)
+        if view is None or view.ended:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(view.over.wait(), timeout)
+
+    def let_go(self, child_id: str) -> None:
+        """A closed child: nothing more of it reaches the client under its id."""
+        self.parents.pop(child_id, None)
+        self._views.pop(child_id, None)
 
     def view(self, session_id: str) -> _SessionView:
         return self._views.setdefault(session_id, _SessionView())
@@ -366,18 +385,22 @@ class AcpChannel:
 
     def _child_changed(self, sid: str, update: p.ChildUpdate) -> None:
         view = self._children.get(update.child_id)
-        if view is None:
+        if view is None or view.update.call_id != update.call_id:
+            # A child's first call, or a later `task` call that resumes it: a run of its
+            # own in that call, announced again (running) to a client that shows children
+            # as sessions, also after the client closed it.
             view = self._children[update.child_id] = children.ChildView(sid, update)
             if self.opt_ins.subagents:
                 # Announced on its parent before any update of its own.
                 self.parents[update.child_id] = sid
-                self.raw_update(sid, children.spawned(update))
+                self.raw_update(sid, children.announced(update))
         view.update = update
         self._put(lambda: self._send_child(view))
         if self.opt_ins.subagents and update.status != "running" and not view.ended:
             # After the child's own updates (the outbox keeps their order).
             view.ended = True
-            self.raw_update(sid, children.state_update(update))
+            self.raw_update(sid, children.ended(update))
+            view.over.set()
 
     def _child_progress(self, child_id: str, update: p.WireModel) -> None:
         view = self._children.get(child_id)
@@ -414,15 +437,26 @@ class AcpChannel:
         status: Any = None
         if view.own_call:
             status = {"running": "in_progress", "done": "completed"}.get(update.status, "failed")
-        await self.client.session_update(
-            session_id=sid,
-            update=ToolCallProgress(
-                session_update="tool_call_update",
-                tool_call_id=update.call_id,
-                status=status,
-                content=[translate.text_content(children.text(view))],
-                field_meta=children.meta(view),
-            ),
+        progress = ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=update.call_id,
+            status=status,
+            content=[translate.text_content(children.text(view))],
+            field_meta=children.meta(view),
+        )
+        if not (self.opt_ins.subagents and update.child_id in self.parents):
+            await self.client.session_update(session_id=sid, update=progress)
+            return
+        # The call links to the child's session (`session` content, which the SDK has no
+        # model for): sent as raw JSON, after the text that says the same to any client.
+        raw = progress.model_dump(mode="json", by_alias=True, exclude_none=True)
+        raw["content"].append(children.session_content(update.child_id))
+        await self.transport.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": sid, "update": raw},
+            }
         )
 
     async def _send_options(self, sid: str) -> None:
@@ -502,7 +536,9 @@ class AcpChannel:
                 self.send_plan(sid)
 
     def send_plan(self, sid: str) -> None:
-        """The plan's checklist as a `plan` update (and the file, where the client opts in)."""
+        """The plan's checklist as a `plan` update, and, where the client opted in
+        (`plan`), the whole Markdown plan with its file's absolute path as a `plan_update`
+        (or `plan_removed` once its file is gone)."""
         app = self._app_of(sid)
         if app is None:
             return
@@ -517,16 +553,28 @@ class AcpChannel:
             sid,
             AgentPlanUpdate(session_update="plan", entries=translate.plan_entries(plan.content)),
         )
-        if self.opt_ins.plan_file:
-            uri = (app.workspace / plan.path).resolve().as_uri()
-            self.update(
-                sid,
-                AgentPlanContentUpdate(
-                    session_update="plan_update",
-                    plan=PlanUpdateFile(type="file", plan_id=plan.path, uri=uri),
-                    field_meta={"baton": {"status": plan.status, "version": plan.version}},
-                ),
-            )
+        if not self.opt_ins.plan_file:
+            return
+        path = (app.workspace / plan.path).resolve()
+        if not path.is_file():
+            self._plan_removed(sid)
+            return
+        self._plans_shown[sid] = plan.path
+        self.raw_update(sid, plan_markdown(plan, path))
+
+    def check_plan(self, sid: str) -> None:
+        """After a turn: a plan file the person deleted is a removed plan for a client
+        that was shown it (`plan_removed`); written again, it comes back as an update."""
+        if sid not in self._plans_shown:
+            return
+        app = self._app_of(sid)
+        if app is None or not (app.workspace / self._plans_shown[sid]).is_file():
+            self._plan_removed(sid)
+
+    def _plan_removed(self, sid: str) -> None:
+        plan_id = self._plans_shown.pop(sid, None)
+        if plan_id is not None:
+            self.raw_update(sid, {"sessionUpdate": "plan_removed", "planId": plan_id})
 
     # ------------------------------------------------------------------ permissions
 
@@ -595,6 +643,22 @@ def agent_text(text: str, **meta: Any) -> AgentMessageChunk:
         content=TextContentBlock(type="text", text=text),
         field_meta={"baton": meta} if meta else None,
     )
+
+
+def plan_markdown(plan: p.PlanInfo, path: Path) -> dict[str, Any]:
+    """The stable `plan_update` of a Baton plan: the whole Markdown plan, its id the
+    workspace-relative path, `path` the file's absolute path (the SDK's model has no
+    `path` yet, so it is sent as raw JSON)."""
+    return {
+        "sessionUpdate": "plan_update",
+        "plan": {
+            "type": "markdown",
+            "planId": plan.path,
+            "content": plan.content,
+            "path": str(path),
+        },
+        "_meta": {"baton": {"status": plan.status, "version": plan.version}},
+    }
 
 
 def compaction_update(compaction_id: str, record: p.CompactionRecord) -> dict[str, Any]:

@@ -5,14 +5,17 @@ that says which agent works on what, its status, its tokens, the step of a plan 
 builds, and its latest tool calls. A step Baton itself started (a plan built step by
 step) has no `task` call of the model's: it becomes a tool call of its own, titled
 "Step k of n: …". An editor that opted in to subagents (`clientCapabilities.subagents`)
-also gets the child as a session of its own: announced on its parent with
-`subagent_spawned`, ended with `subagent_state_update` (the protocol's subagent
-sessions draft; the SDK has no models for them, so they are plain dicts). Pure: the
-channel sends.
+also gets the child as a session of its own, as ACP's subagent sessions have it since
+they were stabilised (2026-11-20): announced on its parent with a `subagent_update`
+(the child's `sessionId`, a title, `capabilities.cancel`, `state: running`), its own
+updates under its own id, the parent's call linked to it by `session` content, and a
+last `subagent_update` saying it is idle and why it stopped. The SDK has no models for
+these, so they are plain dicts. Pure: the channel sends.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from baton import protocol as p
@@ -36,8 +39,10 @@ class ChildView:
     # The call is Baton's own (a plan step), started here as a tool call of its own.
     own_call: bool = False
     announced: bool = False
-    # Its terminal `subagent_state_update` was sent (once, whatever follows).
+    # Its last `subagent_update` (idle) was queued (once, whatever follows); `over` is set
+    # then, for a `session/close` waiting on it.
     ended: bool = False
+    over: asyncio.Event = field(default_factory=asyncio.Event)
     steps: list[str] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)  # child's tool call id -> line
 
@@ -76,37 +81,49 @@ def text(view: ChildView) -> str:
     return "\n".join(lines)
 
 
-# Baton's child states as the subagent draft's terminal states.
-TERMINAL_STATES = {
-    "done": "completed",
-    "failed": "failed",
+# Baton's child states as the stop reason of the child's last `subagent_update` (a failed
+# child has none in ACP's words: its status is in `_meta.baton`).
+STOP_REASONS = {
+    "done": "end_turn",
     "cancelled": "cancelled",
-    "max_steps": "failed",
+    "max_steps": "max_turn_requests",
 }
 
 
-def spawned(update: p.ChildUpdate) -> dict[str, object]:
-    """The `subagent_spawned` update that announces a child on its parent's session."""
+def announced(update: p.ChildUpdate) -> dict[str, object]:
+    """The `subagent_update` that announces a child on its parent's session, before any
+    update of the child's own."""
     return {
-        "sessionUpdate": "subagent_spawned",
-        "subagentSessionId": update.child_id,
-        "name": update.agent,
-        "task": update.description,
-        # `session/cancel` on the child's id stops only the child; Baton closes no child
-        # on its own (it ends with its parent's turn).
-        "capabilities": {"cancel": True, "close": False},
-        "_meta": {"baton": {"callId": update.call_id}},
+        "sessionUpdate": "subagent_update",
+        "sessionId": update.child_id,
+        "title": title(update),
+        # `session/cancel` on the child's id stops only the child (the only per-child
+        # mutation the protocol defines; `session/close` on it works too, see agent.py).
+        "capabilities": {"cancel": {}},
+        "state": {"state": "running"},
+        "_meta": {"baton": {"callId": update.call_id, "agent": update.agent}},
     }
 
 
-def state_update(update: p.ChildUpdate) -> dict[str, object]:
-    """The `subagent_state_update` that ends a child, on its parent's session."""
+def ended(update: p.ChildUpdate) -> dict[str, object]:
+    """The child's last `subagent_update`, on its parent's session: idle, with why it
+    stopped. Baton's children end with their call; nothing is left to cancel."""
+    state: dict[str, object] = {"state": "idle"}
+    reason = STOP_REASONS.get(update.status)
+    if reason is not None:
+        state["stopReason"] = reason
     return {
-        "sessionUpdate": "subagent_state_update",
-        "subagentSessionId": update.child_id,
-        "state": TERMINAL_STATES.get(update.status, "failed"),
+        "sessionUpdate": "subagent_update",
+        "sessionId": update.child_id,
+        "capabilities": None,
+        "state": state,
         "_meta": {"baton": {"status": update.status, "tokens": update.tokens}},
     }
+
+
+def session_content(child_id: str) -> dict[str, object]:
+    """The `session` tool-call content that links the parent's call to the child."""
+    return {"type": "session", "sessionId": child_id}
 
 
 def meta(view: ChildView) -> dict[str, object]:
