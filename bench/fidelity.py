@@ -591,6 +591,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="append each session's figures (JSON lines)")
     parser.add_argument("--report", type=Path, help="only print the table of an --out file")
     parser.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="don't ask the probes on the newest part of a transcript over the model's context",
+    )
+    parser.add_argument(
         "--old-probes", action="store_true", help="the six probes of the earlier bench"
     )
     parser.add_argument(
@@ -634,6 +639,7 @@ def main() -> None:
             args.context,
             args.out,
             DroppingSummariser,
+            baseline=not args.no_baseline,
         )
         return
     print(

@@ -527,6 +527,7 @@ async def measure(
     model_summary: bool,
     scripted: Any,
     window: int | None = None,
+    baseline: bool = True,
 ) -> dict[str, Any]:
     """Build one session, ask the probes on the full transcript (when the model is used),
     send the session's last request as a turn would (it leaves the prefix, tools included,
@@ -564,7 +565,7 @@ async def measure(
         result: dict[str, Any] = {}
         if model is not None:
             result["full_answers"] = answer_probes(model, full.request, session.probes)
-            if not result["full_answers"]["fits"]:
+            if not result["full_answers"]["fits"] and baseline:
                 result["newest_answers"] = answer_newest(
                     model, full.request, session.probes, result["full_answers"]["tokens"]
                 )
@@ -740,9 +741,13 @@ def run(
     context: int,
     out: Path | None,
     scripted: Any,
+    baseline: bool = True,
 ) -> None:
     """`scripted`: the summariser for sessions the model does not summarise
     (bench/fidelity.py's DroppingSummariser: keeps each fact with probability 0.5).
+    `baseline`: also ask the probes on the newest part of a transcript over the model's
+    context (the costliest prompt of a run: on a busy 2-core machine its first probe
+    alone can pass the 900 s a probe may take).
     The model answers sessions up to `model_max` tokens and writes the summary of those
     up to `summary_max`."""
     from baton.local.engine import EngineConfig, default_manager
@@ -770,7 +775,9 @@ def run(
         for seed in seeds:
             started = time.monotonic()
             use = model if size <= model_max else None
-            m = asyncio.run(measure(size, seed, use, size <= summary_max, scripted))
+            m = asyncio.run(
+                measure(size, seed, use, size <= summary_max, scripted, baseline=baseline)
+            )
             m["seconds"] = round(time.monotonic() - started, 1)
             m["model"] = path.name if use else None
             m["context"] = context
