@@ -1,5 +1,5 @@
 // Messages between the extension host and the sidebar webview, with guards.
-import type { ErrorCause, Message, Mode, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, TurnOutcome, WorkspaceTrustResult } from "../protocol";
+import type { ErrorCause, Message, Mode, PermissionOption, PermissionToolCall, SessionInfo, SessionUpdate, ShownUpdate, TurnOutcome, WorkspaceTrustResult } from "../protocol";
 import { hasType, isId, isMode, isRecord, isString, type Json } from "./guards";
 import {
   parseAttachments,
@@ -87,7 +87,17 @@ export type SidebarInbound =
   | { type: "server"; status: ServerStatus; message?: string }
   | { type: "sessions"; sessions: SessionInfo[]; activeSessionId: string | null }
   /** A session's history; `turns`: how each turn ended, shown where it was live. */
-  | { type: "history"; sessionId: string; title: string; mode: Mode; messages: Message[]; running: boolean; turns?: TurnOutcome[] }
+  | {
+      type: "history";
+      sessionId: string;
+      title: string;
+      mode: Mode;
+      messages: Message[];
+      running: boolean;
+      turns?: TurnOutcome[];
+      /** The retries and the compactions that gained nothing, shown where they were live. */
+      notices?: ShownUpdate[];
+    }
   | { type: "update"; sessionId: string; update: SessionUpdate }
   | { type: "userMessage"; sessionId: string; text: string }
   | { type: "turn"; sessionId: string; running: boolean; stopReason?: string; error?: string; cause?: ErrorCause }
@@ -305,7 +315,10 @@ export function parseSidebarInbound(value: unknown): SidebarInbound | undefined 
     case "sessions":
       return Array.isArray(m.sessions) ? (value as unknown as SidebarInbound) : undefined;
     case "history":
-      return isId(m.sessionId) && Array.isArray(m.messages) && (m.turns === undefined || Array.isArray(m.turns))
+      return isId(m.sessionId) &&
+        Array.isArray(m.messages) &&
+        (m.turns === undefined || Array.isArray(m.turns)) &&
+        (m.notices === undefined || Array.isArray(m.notices))
         ? (value as unknown as SidebarInbound)
         : undefined;
     case "update":

@@ -391,6 +391,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       messages: loaded.messages,
       running: this.state.isRunning(sessionId),
       ...(loaded.turns?.length ? { turns: loaded.turns } : {}),
+      ...(loaded.notices?.length ? { notices: loaded.notices } : {}),
     });
     void this.seedInfo(sessionId);
   }

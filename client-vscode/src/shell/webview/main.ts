@@ -358,7 +358,7 @@ function handle(message: SidebarInbound): void {
       activeSessionId = message.sessionId;
       mode = message.mode;
       running = message.running;
-      transcript.load(message.messages, message.turns ?? []);
+      transcript.load(message.messages, message.turns ?? [], message.notices ?? []);
       review.decorateHistory(message.messages);
       children.restore(message.sessionId, message.messages);
       if (!message.running) children.closeBuild(message.sessionId);

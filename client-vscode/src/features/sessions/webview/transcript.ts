@@ -2,7 +2,7 @@
 // live baton/session/update stream (answer chunks, thoughts, tool calls,
 // compaction markers). Baton's own instructions to the model show as compact
 // chips, errors as cards with the actions that fix them.
-import type { ErrorCause, Message, SessionUpdate, TurnOutcome } from "../../../protocol";
+import type { ErrorCause, Message, SessionUpdate, ShownUpdate, TurnOutcome } from "../../../protocol";
 import type { SidebarAction } from "../../../shell/messages";
 import { el, formatTokens } from "../../../shell/webview/shared/dom";
 import { setMarkdown } from "../../../shell/webview/shared/markdown";
@@ -101,26 +101,35 @@ export class Transcript {
   /**
    * A session's history, as it was shown live: each turn's end (error card, "Stopped",
    * the step limit) after the message it followed, the compactions with their figures,
+   * the retries and the compactions that gained nothing (`notices`) where they were,
    * and the end in view.
    */
-  load(messages: Message[], turns: TurnOutcome[] = []): void {
+  load(messages: Message[], turns: TurnOutcome[] = [], notices: ShownUpdate[] = []): void {
     this.clear();
     this.pinned = true;
-    const ends = new Map<string | null, TurnOutcome[]>();
-    for (const turn of turns) {
-      const key = turn.afterMessageId ?? null;
-      ends.set(key, [...(ends.get(key) ?? []), turn]);
-    }
+    type Entry = { turn: TurnOutcome } | { notice: ShownUpdate["update"] };
+    const placed = new Map<string | null, { entry: Entry; at: string }[]>();
+    const place = (key: string | null, entry: Entry, at: string) => placed.set(key, [...(placed.get(key) ?? []), { entry, at }]);
+    // A retry comes before the turn end it led to: at the same instant, notices go first.
+    for (const notice of notices) if (isShownUpdate(notice)) place(notice.afterMessageId ?? null, { notice: notice.update }, notice.createdAt);
+    for (const turn of turns) place(turn.afterMessageId ?? null, { turn }, turn.createdAt);
+    for (const list of placed.values()) list.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     const lastId = messages[messages.length - 1]?.id;
     const showEnds = (key: string | null, reverted: boolean) => {
-      const list = ends.get(key) ?? [];
-      list.forEach((turn, i) => {
+      const list = placed.get(key) ?? [];
+      const lastTurn = [...list].reverse().find((item) => "turn" in item.entry)?.entry;
+      for (const { entry } of list) {
+        if ("notice" in entry) {
+          this.replayNotice(entry.notice);
+          continue;
+        }
         // Retry sends the latest failed prompt again: only the session's last end offers it.
-        const latest = key === (lastId ?? null) && i === list.length - 1 && !reverted;
+        const latest = key === (lastId ?? null) && entry === lastTurn && !reverted;
+        const turn = entry.turn;
         this.endTurn(turn.stopReason, turn.error ?? undefined, latest, turn.cause);
         // A failed attempt that was sent again: its card says so, as it did live.
         if (reverted) this.root.lastElementChild?.classList.add("resolved");
-      });
+      }
     };
     showEnds(null, false);
     messages.forEach((message, index) => {
@@ -136,6 +145,16 @@ export class Transcript {
     requestAnimationFrame(() => {
       if (this.pinned) this.root.scrollTop = this.root.scrollHeight;
     });
+  }
+
+  /** A retry line or a compaction's marker, as it read once the live wait was over. */
+  private replayNotice(update: ShownUpdate["update"]): void {
+    if (update.kind === "model_retry") {
+      const node = this.marker("retry", `${retryReason(update.status ?? undefined)}: ${retryLabel(update)} sent`);
+      node.title = update.reason;
+    } else {
+      this.compactionFinished(update.compaction);
+    }
   }
 
   private message(message: Message): void {
@@ -332,14 +351,11 @@ export class Transcript {
         this.compacting?.remove();
         this.compacting = this.marker("compaction-started", "Compacting the context…");
         break;
-      case "compaction_finished": {
+      case "compaction_finished":
         this.open = undefined;
-        const c = update.compaction;
         this.endCompacting();
-        const card = this.marker("compaction", compactionText(c.trigger, c.tokensBefore, c.tokensAfter));
-        if (c.score) card.append(el("div", { class: "compaction-score" }, scoreText(c.score)));
+        this.compactionFinished(update.compaction);
         break;
-      }
       case "compaction_failed":
         this.endCompacting();
         this.marker("compaction-failed", `Compaction failed: ${update.error}`);
@@ -372,6 +388,11 @@ export class Transcript {
     this.scroll();
   }
 
+  private compactionFinished(c: Extract<SessionUpdate, { kind: "compaction_finished" }>["compaction"]): void {
+    const card = this.marker("compaction", compactionText(c.trigger, c.tokensBefore, c.tokensAfter));
+    if (c.score) card.append(el("div", { class: "compaction-score" }, scoreText(c.score)));
+  }
+
   private endCompacting(): void {
     this.compacting?.remove();
     this.compacting = undefined;
@@ -390,7 +411,7 @@ export class Transcript {
     node.title = update.reason;
     node.setAttribute("role", "status");
     const deadline = Date.now() + update.delaySeconds * 1000;
-    const label = `Retry ${update.attempt} of ${update.maxRetries}`;
+    const label = retryLabel(update);
     const tick = () => {
       const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
       node.textContent = left > 0 ? `${why}: ${label} in ${left} s…` : `${why}: ${label} sent…`;
@@ -636,6 +657,21 @@ function scoreText(score: { facts: number; inView: number; oneRecall: number; vi
 }
 
 /** Why a request is retried, in words, from its HTTP status (none: the connection). */
+function retryLabel(update: { attempt: number; maxRetries: number }): string {
+  return `Retry ${update.attempt} of ${update.maxRetries}`;
+}
+
+/** A notice from the host's history is one of the two kinds it keeps, with its fields. */
+function isShownUpdate(value: ShownUpdate): boolean {
+  const update = (value as { update?: unknown }).update;
+  if (typeof update !== "object" || update === null) return false;
+  const u = update as Record<string, unknown>;
+  if (u.kind === "model_retry") return typeof u.attempt === "number" && typeof u.maxRetries === "number" && typeof u.reason === "string";
+  if (u.kind !== "compaction_finished" || typeof u.compaction !== "object" || u.compaction === null) return false;
+  const c = u.compaction as Record<string, unknown>;
+  return typeof c.tokensBefore === "number" && typeof c.tokensAfter === "number" && typeof c.trigger === "string";
+}
+
 function retryReason(status: number | undefined): string {
   if (status === 429) return "Rate limited (HTTP 429)";
   if (status === 529) return "The provider is overloaded (HTTP 529)";
