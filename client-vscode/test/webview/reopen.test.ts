@@ -248,6 +248,38 @@ describe("a reopened session", () => {
     await page.close();
   });
 
+  it("switching back to a session opens at its latest message, after reading elsewhere scrolled up", async () => {
+    const page = await sidebar();
+    const session = (prefix: string) =>
+      Array.from({ length: 30 }, (_, i) => [
+        { id: `${prefix}u${i}`, role: "user", createdAt: "t", parts: text(`${prefix} question ${i}`) },
+        { id: `${prefix}a${i}`, role: "assistant", createdAt: "t", parts: text(`## ${prefix} answer ${i}\n\n${"- a point\n".repeat(6)}\n\`\`\`ts\nconst x = ${i};\n\`\`\``) },
+      ]).flat();
+    const gap = () =>
+      page.evaluate(() => {
+        const root = document.getElementById("transcript")!;
+        return root.scrollHeight - root.scrollTop - root.clientHeight;
+      });
+    const open = async (sessionId: string, prefix: string) => {
+      await send(page, { type: "history", sessionId, title: prefix, mode: "build", running: false, messages: session(prefix) });
+      await page.waitForSelector(`text=${prefix} answer 29`);
+      await page.waitForTimeout(300);
+    };
+    await open(SESSION, "First");
+    // Read something earlier in it, then in another session, then come back.
+    await page.locator("#transcript").hover();
+    await page.mouse.wheel(0, -1500);
+    await page.waitForTimeout(200);
+    expect(await gap()).toBeGreaterThan(100);
+    await open("s-2", "Second");
+    await page.mouse.wheel(0, -800);
+    await page.waitForTimeout(200);
+    await open(SESSION, "First");
+    expect(await gap()).toBeLessThan(4);
+    expect(await page.locator("text=First answer 29").isVisible()).toBe(true);
+    await page.close();
+  });
+
   it("keeps the end in view when a shown entry grows later (a code block or an element laid out after the load)", async () => {
     const page = await sidebar();
     const long = Array.from({ length: 30 }, (_, i) => [
