@@ -21,8 +21,8 @@ const builds = [
   },
   {
     entryPoints: {
-      "webview/sidebar": "webview/sidebar/main.ts",
-      "webview/plan": "webview/plan/main.ts",
+      "webview/sidebar": "src/shell/webview/main.ts",
+      "webview/plan": "src/features/plans/webview/main.ts",
     },
     outdir: "dist",
     bundle: true,

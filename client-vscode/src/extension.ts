@@ -9,22 +9,23 @@ import { activePythonInterpreter } from "./client/pythonExtension";
 import { affectsServer, collectServerSettings, userSetting, userValue } from "./client/settings";
 import { parseTcpTarget } from "./client/tcp";
 import { WorkspaceTrust } from "./client/workspaceTrust";
-import { registerCommands } from "./commands/registerCommands";
-import { sendStoredKey } from "./commands/serverCommands";
-import { currentSetup } from "./commands/setupCommands";
+import { registerCommands } from "./shell/registerCommands";
+import { sendStoredKey } from "./features/setup/serverCommands";
+import { currentSetup } from "./features/setup/setupCommands";
 import type { Services } from "./services";
-import { ReviewController } from "./review/reviewController";
-import { PROPOSAL_SCHEME, ProposalFiles } from "./review/proposalFiles";
-import { REVIEW_SCHEME, ReviewDocuments } from "./review/reviewDocuments";
+import { ReviewController } from "./features/review/reviewController";
+import { PROPOSAL_SCHEME, ProposalFiles } from "./features/review/proposalFiles";
+import { REVIEW_SCHEME, ReviewDocuments } from "./features/review/reviewDocuments";
 import { SessionState } from "./state/sessionState";
-import { ContextStatus } from "./status/contextStatus";
-import { ChildTranscripts, CHILD_SCHEME } from "./views/childTranscript";
-import { CompactionHistory, HISTORY_SCHEME } from "./views/compactionHistory";
-import { PlanPanels } from "./views/plan/planPanels";
-import { PlansView } from "./views/plans/plansView";
+import { ContextStatus } from "./features/compaction/contextStatus";
+import { ChildTranscripts, CHILD_SCHEME } from "./features/children/childTranscript";
+import { CompactionHistory, HISTORY_SCHEME } from "./features/compaction/compactionHistory";
+import { PlanPanels } from "./features/plans/planPanels";
+import { PlansView } from "./features/plans/plansView";
 import { registerEditorDiagnostics } from "./features/diagnostics/editorDiagnostics";
 import { QuestionHost, registerQuestions } from "./features/question/questionHost";
-import { SIDEBAR_VIEW_ID, SidebarProvider } from "./views/sidebar/sidebarProvider";
+import { registerSidebarFeatures } from "./features/index";
+import { SIDEBAR_VIEW_ID, SidebarProvider } from "./shell/sidebarProvider";
 
 let services: Services | undefined;
 
@@ -90,7 +91,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
 
   const trust = new WorkspaceTrust(client, (line) => output.appendLine(`[client] ${line}`));
   const childTranscripts = new ChildTranscripts(client);
-  const sidebar = new SidebarProvider(context.extensionUri, client, state, () => currentSetup(context), trust, childTranscripts);
+  const sidebar = new SidebarProvider(context.extensionUri, client, state, () => currentSetup(context), trust, childTranscripts, (line) =>
+    output.error(line),
+  );
+  const questions = new QuestionHost(sidebar, (sessionId) => childTranscripts.describe(sessionId));
   const reviewDocuments = new ReviewDocuments();
   const proposals = new ProposalFiles();
   const review = new ReviewController(client, reviewDocuments, (params, token, options) => sidebar.askPermission(params, token, options), firstFolder, proposals);
@@ -129,7 +133,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Servic
     vscode.languages.registerCodeLensProvider({ scheme: HISTORY_SCHEME }, history),
     childTranscripts,
     vscode.workspace.registerTextDocumentContentProvider(CHILD_SCHEME, childTranscripts),
-    registerQuestions(client, new QuestionHost(sidebar, (sessionId) => childTranscripts.describe(sessionId))),
+    registerQuestions(client, questions),
+    // Each feature takes the webview messages it owns.
+    ...registerSidebarFeatures(sidebar.messages, sidebar, { permissions: sidebar.permissions, questions }),
     registerEditorDiagnostics(client),
     // A compaction that ends refreshes an open history document.
     client.onSessionUpdate(({ sessionId, update }) => {

@@ -1320,6 +1320,7 @@ export interface SessionLoadResult {
   provider?: string | null;
   model?: string | null;
   turns?: TurnOutcome[];
+  notices?: ShownUpdate[];
 }
 /**
  * Extension: how one turn ended, kept so a reopened session shows it
@@ -1351,6 +1352,20 @@ export interface TurnOutcome {
         | "other"
       )
     | null;
+  createdAt: string;
+}
+/**
+ * Extension: an update a session showed live that is no message and no turn's end
+ * (a model request's retry, a compaction that gained nothing: `committed` false), kept so
+ * a reopened session shows it where it was. `afterMessageId` is the session's last
+ * message then (null when it had none).
+ *
+ * This interface was referenced by `BatonProtocolRoot`'s JSON-Schema
+ * via the `definition` "ShownUpdate".
+ */
+export interface ShownUpdate {
+  afterMessageId?: string | null;
+  update: ModelRetry | CompactionFinished;
   createdAt: string;
 }
 /**

@@ -2,12 +2,12 @@
 import type * as vscode from "vscode";
 import type { BatonClient } from "./client/batonClient";
 import type { WorkspaceTrust } from "./client/workspaceTrust";
-import type { ReviewController } from "./review/reviewController";
-import type { CompactionHistory } from "./views/compactionHistory";
+import type { ReviewController } from "./features/review/reviewController";
+import type { CompactionHistory } from "./features/compaction/compactionHistory";
 import type { SessionState } from "./state/sessionState";
-import type { PlanPanels } from "./views/plan/planPanels";
-import type { PlansView } from "./views/plans/plansView";
-import type { SidebarProvider } from "./views/sidebar/sidebarProvider";
+import type { PlanPanels } from "./features/plans/planPanels";
+import type { PlansView } from "./features/plans/plansView";
+import type { SidebarProvider } from "./shell/sidebarProvider";
 
 export interface Services {
   client: BatonClient;

@@ -314,6 +314,17 @@ class TurnOutcome(WireModel):
     created_at: str
 
 
+class ShownUpdate(WireModel):
+    """Extension: an update a session showed live that is no message and no turn's end
+    (a model request's retry, a compaction that gained nothing: `committed` false), kept so
+    a reopened session shows it where it was. `afterMessageId` is the session's last
+    message then (null when it had none)."""
+
+    after_message_id: str | None = None
+    update: ShownUpdateKind
+    created_at: str
+
+
 class SessionLoadResult(WireModel):
     session_id: str
     title: str
@@ -326,6 +337,8 @@ class SessionLoadResult(WireModel):
     model: str | None = None
     # Extension: how each turn ended, as `turn_ended` said live, in order.
     turns: list[TurnOutcome] = Field(default_factory=list)
+    # Extension: the retries and uncommitted compactions shown live, in order.
+    notices: list[ShownUpdate] = Field(default_factory=list)
 
 
 class ContextAttachment(WireModel):
@@ -1217,6 +1230,10 @@ Update = Annotated[
     | ChildUpdate,
     Field(discriminator="kind"),
 ]
+
+
+# What a reopened session shows that was live only (`SessionLoadResult.notices`).
+ShownUpdateKind = Annotated[ModelRetry | CompactionFinished, Field(discriminator="kind")]
 
 
 class SessionUpdateNotification(WireModel):

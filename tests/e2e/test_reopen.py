@@ -12,7 +12,7 @@ import pytest
 
 from baton.compaction.summary import SECTIONS
 from tests.conftest import StartBaton
-from tests.fake_llm import FakeLLM, error, stall, text, tool_call
+from tests.fake_llm import FakeLLM, error, rate_limit, stall, text, tool_call
 
 SUMMARY = "\n\n".join(f"## {name}\n- {name.lower()}" for name in SECTIONS)
 
@@ -83,3 +83,44 @@ async def test_a_reopened_session_shows_each_turn_end_and_compaction_where_it_wa
         record["tokensBefore"],
         record["tokensAfter"],
     )
+
+
+@pytest.mark.asyncio
+async def test_a_reopened_session_shows_its_retries_and_a_compaction_that_gained_nothing(
+    start_baton: StartBaton, llm: FakeLLM
+) -> None:
+    """Issue 50, point 9: the 429 retry lines and a no-op compaction ("487 → 487") are
+    shown live but are no messages; a reopened session shows them where they were."""
+    settings = {"maxRetries": 1, "compaction": {"auto": False, "strategy": "native"}}
+    baton = await start_baton(settings=settings)
+    sid = await baton.new_session()
+    llm.add(rate_limit(retry_after=0.1))
+    llm.add(text("After one retry."))
+    assert (await baton.prompt(sid, "one"))["stopReason"] == "end_turn"
+    llm.add(rate_limit(retry_after=0.1))
+    llm.add(rate_limit(retry_after=0.1))
+    gave_up = await baton.error("baton/session/prompt", {"sessionId": sid, "text": "two"})
+    assert "429" in str(gave_up)
+    noop = await baton.request("baton/session/compact", {"sessionId": sid})
+    assert noop["committed"] is False
+    live = [u for u in baton.updates(sid) if u["kind"] in ("model_retry", "compaction_finished")]
+    assert [u["kind"] for u in live] == ["model_retry", "model_retry", "compaction_finished"]
+
+    # As after Reload Window: a new server process on the same store.
+    again = await start_baton(settings=settings)
+    loaded = await again.load(sid)
+    notices = loaded["notices"]
+    assert [n["update"] for n in notices] == live
+    prompts = [m["id"] for m in loaded["messages"] if m["role"] == "user"]
+    # Each after the message that was the session's last then: the retries after their
+    # prompt (before the answer, or the error card), the compaction at the end.
+    assert [n["afterMessageId"] for n in notices] == [
+        prompts[0],
+        prompts[1],
+        loaded["messages"][-1]["id"],
+    ]
+    record = notices[2]["update"]["compaction"]
+    assert record["tokensBefore"] == record["tokensAfter"]
+    assert record["notes"][0].startswith("nothing to compact")
+    assert loaded["turns"][-1]["afterMessageId"] == prompts[1]
+    assert notices[1]["createdAt"] <= loaded["turns"][-1]["createdAt"]

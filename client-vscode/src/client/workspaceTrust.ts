@@ -4,7 +4,7 @@
 // server ignores meanwhile (`baton/workspace/trust`) is kept here for the sidebar.
 import * as vscode from "vscode";
 import type { WorkspaceTrustResult } from "../protocol";
-import type { TrustView } from "../views/sidebar/messages";
+import type { TrustView } from "../shell/messages";
 import type { BatonClient } from "./batonClient";
 
 export class WorkspaceTrust implements vscode.Disposable {

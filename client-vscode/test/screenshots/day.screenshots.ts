@@ -2,7 +2,8 @@
 // contrast, from the real webview bundle in headless Chromium: errors titled by their
 // cause, the first run offering the server's models, a message queued while the agent
 // works, a child's permission card edited at 300 px, a child's result in words, and a
-// step build reopened with its closing line.
+// step build reopened with its closing line, and a reopened session's retry lines and
+// no-op compaction.
 // Written to dist/screenshots/day/<situation>-<theme>.png (copied to docs/screenshots/sidebar-day/).
 // Run: npm run build && npx vitest run --config vitest.screenshots.config.mts test/screenshots/day.screenshots.ts
 import { mkdir } from "node:fs/promises";
@@ -135,6 +136,35 @@ const SITUATIONS: Record<string, { width?: number; height?: number; arrange: (pa
         note("n1", "step 1 of 2 (Add `Cache` to `src/cache.py`): done; child ses_c1; Added Cache with a TTL and an LRU bound."),
         note("n2", "step 2 of 2 (Run the tests in `tests/`): done; child ses_c2; 14 passed."),
       ]);
+    },
+  },
+  "reopened-retries": {
+    arrange: async (page) => {
+      await session(page);
+      const retry = (attempt: number) => ({
+        kind: "model_retry", attempt, maxRetries: 4, delaySeconds: 2, status: 429, reason: `${SERVER} returned HTTP 429: slow down (rate_limit_exceeded)`,
+      });
+      const at = (s: number) => `2026-12-07T10:00:${String(s).padStart(2, "0")}.000Z`;
+      // Reopened: the retry lines, the give-up and a compaction that gained nothing, where they were.
+      await send(page, {
+        type: "history", sessionId: SESSION, title: "Add a response cache", mode: "build", running: false,
+        messages: [{ id: "u1", role: "user", createdAt: "t", parts: text("add the cache") }],
+        turns: [{ afterMessageId: "u1", stopReason: "error", error: `${SERVER} returned HTTP 429: slow down (rate_limit_exceeded) (gave up after 4 retries)`, cause: "rate_limit", createdAt: at(20) }],
+        notices: [
+          ...[1, 2, 3, 4].map((n) => ({ afterMessageId: "u1", update: retry(n), createdAt: at(n * 4) })),
+          {
+            afterMessageId: "u1",
+            update: {
+              kind: "compaction_finished",
+              compaction: {
+                compactionId: "", sessionId: SESSION, trigger: "manual", strategy: "native", tokensBefore: 487, tokensAfter: 487, firstKeptMessageId: null,
+                ledger: {}, createdAt: "t", notes: ["nothing to compact"], undone: false, committed: false,
+              },
+            },
+            createdAt: at(30),
+          },
+        ],
+      });
     },
   },
 };

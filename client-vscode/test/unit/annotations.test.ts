@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lineLabel, reanchor, selectedLines, sourceLines, sourceQuote, toWire, type DraftAnnotation } from "../../src/views/plan/annotations";
+import { lineLabel, reanchor, selectedLines, sourceLines, sourceQuote, toWire, type DraftAnnotation } from "../../src/features/plans/annotations";
 
 const PLAN = ["# Plan", "", "A paragraph that", "wraps onto `two` lines.", "", "- [ ] Add **the** store", "- [x] [Docs](https://x.test/d)", ""].join("\n");
 

@@ -6,8 +6,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { fake } from "../mocks/languageclient";
 import * as vscode from "../mocks/vscode";
 import type { Services } from "../../src/services";
-import { CHILD_SCHEME, describeChild } from "../../src/views/childTranscript";
-import { nestChildren, parseChildProgress } from "../../src/views/sidebar/children";
+import { CHILD_SCHEME, describeChild } from "../../src/features/children/childTranscript";
+import { nestChildren, parseChildProgress } from "../../src/features/children/childMessages";
 import { activateExtension, SESSION } from "./helpers";
 
 const CHILD = "s-child";

@@ -104,7 +104,7 @@ describe("command wiring", () => {
   });
 
   it("after a key is saved the sidebar's setup says so (the welcome's 'No model is set up yet' ends)", async () => {
-    const { currentSetup } = await import("../../src/commands/setupCommands");
+    const { currentSetup } = await import("../../src/features/setup/setupCommands");
     const saved = process.env.OPENAI_API_KEY;
     delete process.env.OPENAI_API_KEY;
     try {
@@ -123,7 +123,7 @@ describe("command wiring", () => {
   });
 
   it("the setup reads OPENAI_BASE_URL from the environment when no baseUrl is set", async () => {
-    const { currentSetup } = await import("../../src/commands/setupCommands");
+    const { currentSetup } = await import("../../src/features/setup/setupCommands");
     const saved = { url: process.env.OPENAI_BASE_URL, key: process.env.OPENAI_API_KEY };
     process.env.OPENAI_BASE_URL = "http://localhost:11434/v1";
     delete process.env.OPENAI_API_KEY;

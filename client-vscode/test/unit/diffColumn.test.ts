@@ -2,7 +2,7 @@
 // the plan's group is the active one after Approve).
 import { describe, expect, it } from "vitest";
 import * as vscode from "vscode";
-import { diffColumn } from "../../src/review/diffColumn";
+import { diffColumn } from "../../src/features/review/diffColumn";
 
 const plan = { input: { viewType: "mainThreadWebview-baton.plan" } };
 const file = { input: { uri: "file:///w/a.py" } };

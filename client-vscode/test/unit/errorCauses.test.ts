@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { CAUSE_ADVICE, CAUSE_TITLES, causeOfText, describeError } from "../../webview/sidebar/errors";
+import { CAUSE_ADVICE, CAUSE_TITLES, causeOfText, describeError } from "../../src/features/sessions/webview/errors";
 import { errorCause } from "../../src/util/errors";
 
 const causesPy = readFileSync(path.resolve(import.meta.dirname, "../../../server/baton/causes.py"), "utf8");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parsePlanInbound, parsePlanOutbound } from "../../src/views/plan/messages";
-import { parseSidebarInbound, parseSidebarOutbound } from "../../src/views/sidebar/messages";
+import { parsePlanInbound, parsePlanOutbound } from "../../src/features/plans/messages";
+import { parseSidebarInbound, parseSidebarOutbound } from "../../src/shell/messages";
 
 describe("webview message guards", () => {
   it("accepts well-formed sidebar messages and drops the rest", () => {

@@ -3,7 +3,7 @@
 // and language client.
 import { beforeEach, describe, expect, it } from "vitest";
 import type { Services } from "../../src/services";
-import { planDescription } from "../../src/views/plans/plansView";
+import { planDescription } from "../../src/features/plans/plansView";
 import { fake } from "../mocks/languageclient";
 import * as vscode from "../mocks/vscode";
 import { activateExtension, SESSION } from "./helpers";

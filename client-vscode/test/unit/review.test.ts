@@ -3,7 +3,7 @@
 // reopened from the checkpoint store, Undo Last Turn's Changes with its
 // conflict flow, and editor context (Add Selection to Prompt, @file mentions).
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { proposedContent } from "../../src/review/proposed";
+import { proposedContent } from "../../src/features/review/proposed";
 import type { Services } from "../../src/services";
 import { fake } from "../mocks/languageclient";
 import * as vscode from "../mocks/vscode";

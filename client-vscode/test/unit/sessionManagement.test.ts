@@ -2,9 +2,9 @@
 // session info (token totals, context meter, plan line, model), against the
 // mocked vscode and language client.
 import { beforeEach, describe, expect, it } from "vitest";
-import { formatWindow, modelItems } from "../../src/commands/sessionManagement";
+import { formatWindow, modelItems } from "../../src/features/sessions/sessionManagement";
 import type { Services } from "../../src/services";
-import { parseSidebarOutbound } from "../../src/views/sidebar/messages";
+import { parseSidebarOutbound } from "../../src/shell/messages";
 import { fake } from "../mocks/languageclient";
 import * as vscode from "../mocks/vscode";
 import { activateExtension, SESSION } from "./helpers";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { BatonClient } from "../../src/client/batonClient";
-import { parseCommandInbound, parseCommandOutbound, splitCommand } from "../../src/views/sidebar/commandMessages";
-import { runBuiltin, type BuiltinHost } from "../../src/views/sidebar/slashCommands";
+import { parseCommandInbound, parseCommandOutbound, splitCommand } from "../../src/features/composer/commandMessages";
+import { runBuiltin, type BuiltinHost } from "../../src/features/composer/slashCommands";
 
 function host() {
   const calls: unknown[][] = [];

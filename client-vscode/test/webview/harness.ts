@@ -1,12 +1,12 @@
-// Loads the real webview HTML (src/views/html.ts) and the bundled scripts from
+// Loads the real webview HTML (src/shell/html.ts) and the bundled scripts from
 // dist/ into headless Debian Chromium, with acquireVsCodeApi stubbed so the
 // test can read what the page posts and post messages to it.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { createNonce, renderWebviewHtml } from "../../src/views/html";
-import { PLAN_BODY } from "../../src/views/plan/planBody";
-import { SIDEBAR_BODY } from "../../src/views/sidebar/sidebarBody";
+import { createNonce, renderWebviewHtml } from "../../src/shell/html";
+import { PLAN_BODY } from "../../src/features/plans/planBody";
+import { SIDEBAR_BODY } from "../../src/shell/sidebarBody";
 
 export const ORIGIN = "https://webview.baton.test";
 const DIST = path.resolve(import.meta.dirname, "../../dist");

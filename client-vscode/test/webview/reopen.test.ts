@@ -110,6 +110,64 @@ describe("a reopened session", () => {
     await reopened.close();
   });
 
+  it("shows the retry lines and a compaction that gained nothing where they were live (issue 50, point 9)", async () => {
+    const retry = (attempt: number) => ({
+      kind: "model_retry", attempt, maxRetries: 1, delaySeconds: 0, status: 429, reason: "returned HTTP 429: Rate limit reached",
+    });
+    const noop = {
+      kind: "compaction_finished",
+      compaction: {
+        compactionId: "", sessionId: SESSION, trigger: "manual", strategy: "native", tokensBefore: 487, tokensAfter: 487,
+        firstKeptMessageId: null, ledger: {}, createdAt: "t", notes: ["nothing to compact: the view is 487 tokens"], undone: false,
+        committed: false,
+      },
+    };
+    const live = await sidebar();
+    await send(live, { type: "userMessage", sessionId: SESSION, text: "one" });
+    await send(live, update(retry(1)));
+    await send(live, update({ kind: "agent_message_chunk", text: "After one retry." }));
+    await send(live, update({ kind: "turn_ended", stopReason: "end_turn" }));
+    await send(live, { type: "turn", sessionId: SESSION, running: false, stopReason: "end_turn" });
+    await send(live, { type: "forkPoint", sessionId: SESSION, messageId: "a1" });
+    await send(live, { type: "userMessage", sessionId: SESSION, text: "two" });
+    await send(live, update(retry(1)));
+    await send(live, update({ kind: "turn_ended", stopReason: "error", error: RATE_LIMIT }));
+    await send(live, { type: "turn", sessionId: SESSION, running: false, stopReason: "error", error: RATE_LIMIT });
+    await send(live, update(noop));
+    await live.waitForSelector("[data-kind=compaction]");
+    const seen = await shown(live);
+    expect(seen.filter((s) => /^(retry|compaction|error)/.test(s))).toEqual([
+      "retry: Rate limited (HTTP 429): Retry 1 of 1 sent",
+      "retry: Rate limited (HTTP 429): Retry 1 of 1 sent",
+      expect.stringMatching(/^error: /),
+      "compaction: Context compacted: 487 → 487 tokens in use",
+    ]);
+    await live.close();
+
+    const reopened = await sidebar();
+    await send(reopened, {
+      type: "history", sessionId: SESSION, title: "Reopen me", mode: "build", running: false,
+      messages: [
+        { id: "u1", role: "user", createdAt: "t", parts: text("one") },
+        { id: "a1", role: "assistant", createdAt: "t", parts: text("After one retry.") },
+        { id: "u2", role: "user", createdAt: "t", parts: text("two") },
+      ],
+      turns: [
+        { afterMessageId: "a1", stopReason: "end_turn", createdAt: "2026-12-07T10:00:01.000Z" },
+        { afterMessageId: "u2", stopReason: "error", error: RATE_LIMIT, createdAt: "2026-12-07T10:00:02.500Z" },
+      ],
+      notices: [
+        { afterMessageId: "u1", update: retry(1), createdAt: "2026-12-07T10:00:00.500Z" },
+        { afterMessageId: "u2", update: retry(1), createdAt: "2026-12-07T10:00:02.000Z" },
+        { afterMessageId: "u2", update: noop, createdAt: "2026-12-07T10:00:03.000Z" },
+      ],
+    });
+    await reopened.waitForSelector("[data-kind=compaction]");
+    expect(await shown(reopened)).toEqual(seen);
+    expect(await reopened.locator("[data-kind=retry]").first().getAttribute("title")).toBe("returned HTTP 429: Rate limit reached");
+    await reopened.close();
+  });
+
   it("shows a compaction's score under its figures", async () => {
     const live = await sidebar();
     await send(live, {
@@ -187,6 +245,38 @@ describe("a reopened session", () => {
     });
     expect(gap).toBeLessThan(4);
     expect(await page.locator("text=Answer 39").isVisible()).toBe(true);
+    await page.close();
+  });
+
+  it("switching back to a session opens at its latest message, after reading elsewhere scrolled up", async () => {
+    const page = await sidebar();
+    const session = (prefix: string) =>
+      Array.from({ length: 30 }, (_, i) => [
+        { id: `${prefix}u${i}`, role: "user", createdAt: "t", parts: text(`${prefix} question ${i}`) },
+        { id: `${prefix}a${i}`, role: "assistant", createdAt: "t", parts: text(`## ${prefix} answer ${i}\n\n${"- a point\n".repeat(6)}\n\`\`\`ts\nconst x = ${i};\n\`\`\``) },
+      ]).flat();
+    const gap = () =>
+      page.evaluate(() => {
+        const root = document.getElementById("transcript")!;
+        return root.scrollHeight - root.scrollTop - root.clientHeight;
+      });
+    const open = async (sessionId: string, prefix: string) => {
+      await send(page, { type: "history", sessionId, title: prefix, mode: "build", running: false, messages: session(prefix) });
+      await page.waitForSelector(`text=${prefix} answer 29`);
+      await page.waitForTimeout(300);
+    };
+    await open(SESSION, "First");
+    // Read something earlier in it, then in another session, then come back.
+    await page.locator("#transcript").hover();
+    await page.mouse.wheel(0, -1500);
+    await page.waitForTimeout(200);
+    expect(await gap()).toBeGreaterThan(100);
+    await open("s-2", "Second");
+    await page.mouse.wheel(0, -800);
+    await page.waitForTimeout(200);
+    await open(SESSION, "First");
+    expect(await gap()).toBeLessThan(4);
+    expect(await page.locator("text=First answer 29").isVisible()).toBe(true);
     await page.close();
   });
 

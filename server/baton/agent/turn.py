@@ -371,15 +371,21 @@ class Turn:
         return StepOutput(message, collected.tool_calls, collected.finish, collected.usage)
 
     def _on_retry(self, notice: RetryNotice) -> None:
-        self.emit(
-            p.ModelRetry(
-                attempt=notice.attempt,
-                max_retries=notice.max_retries,
-                delay_seconds=round(notice.delay, 1),
-                reason=notice.reason,
-                status=notice.status,
-            )
+        update = p.ModelRetry(
+            attempt=notice.attempt,
+            max_retries=notice.max_retries,
+            delay_seconds=round(notice.delay, 1),
+            reason=notice.reason,
+            status=notice.status,
         )
+        # Kept for a client that reopens the session (a store that cannot take it costs
+        # the reopened line, not the retry).
+        last = self.state.messages[-1].seq if self.state.messages else None
+        try:
+            self.service.outcomes.record_shown(self.session_id, last, update)
+        except Exception:
+            log.exception("a retry in %s was not stored", self.session_id)
+        self.emit(update)
 
     def _on_event(self, event: object, c: _Collector) -> None:
         if isinstance(event, TextDelta):

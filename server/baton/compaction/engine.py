@@ -365,8 +365,15 @@ class CompactionEngine:
             if not isinstance(exc, BatonError):
                 log.error("compaction crashed", exc_info=exc)
             raise CompactionError(f"compaction failed: {message}") from exc
-        channel.send_update(state.id, p.CompactionFinished(compaction=record))
+        finished = p.CompactionFinished(compaction=record)
+        channel.send_update(state.id, finished)
         if not record.committed:
+            # No record is stored: the update is, so a reopened session still shows it.
+            last = state.messages[-1].seq if state.messages else None
+            try:
+                self.service.outcomes.record_shown(state.id, last, finished)
+            except Exception:
+                log.exception("an uncommitted compaction of %s was not kept", state.id)
             return record
         try:
             await self.hooks.compacted(state, record)

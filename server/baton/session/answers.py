@@ -7,7 +7,7 @@ from baton import protocol as p
 from baton.agent.context import BuiltContext
 from baton.agent.state import SessionState
 from baton.providers.base import ProviderIdentity
-from baton.session.reopen import fill_compaction_figures, turn_outcomes
+from baton.session.reopen import fill_compaction_figures, shown_updates, turn_outcomes
 from baton.session.usage import usage_totals
 from baton.store.model import StoredMessage
 from baton.store.outcomes import TurnOutcomeLog
@@ -35,6 +35,7 @@ def load_result(
         mode=state.row.mode,
         messages=messages,
         turns=turn_outcomes(state, outcomes),
+        notices=shown_updates(state, outcomes),
         usage=usage_totals(state),
         provider=identity.provider if identity is not None else state.row.provider,
         model=identity.model if identity is not None else state.row.model,

@@ -1,5 +1,6 @@
-"""What a reopened session shows besides its messages: how each turn ended and the
-figures of each compaction, as the live updates showed them (`baton/session/load`)."""
+"""What a reopened session shows besides its messages: how each turn ended, the figures
+of each compaction, and the retries and uncommitted compactions, as the live updates
+showed them (`baton/session/load`)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,21 @@ def turn_outcomes(state: SessionState, log: TurnOutcomeLog) -> list[p.TurnOutcom
             )
         )
     return out
+
+
+def shown_updates(state: SessionState, log: TurnOutcomeLog) -> list[p.ShownUpdate]:
+    """Each stored live-only update, placed after the message that was the session's last then."""
+    ids = {m.seq: m.id for m in state.messages}
+    return [
+        p.ShownUpdate(
+            after_message_id=ids[after_seq] if after_seq is not None else None,
+            update=update,
+            created_at=created_at,
+        )
+        for after_seq, update, created_at in log.shown(state.id)
+        # Its message is gone (a repaired store): nowhere to show it.
+        if after_seq is None or after_seq in ids
+    ]
 
 
 def fill_compaction_figures(

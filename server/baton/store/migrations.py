@@ -217,4 +217,16 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX turn_outcomes_by_session ON turn_outcomes(session_id, seq);
     """,
+    # 10: updates shown live that are no message (a model request's retry, a compaction
+    # that gained nothing), after which message (store/outcomes.py), for a reopened session.
+    """
+    CREATE TABLE shown_updates (
+        seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id   TEXT NOT NULL REFERENCES sessions(id),
+        after_seq    INTEGER,
+        payload      TEXT NOT NULL,
+        created_at   TEXT NOT NULL
+    );
+    CREATE INDEX shown_updates_by_session ON shown_updates(session_id, seq);
+    """,
 ]

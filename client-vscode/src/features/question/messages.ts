@@ -19,9 +19,11 @@ export type QuestionInbound =
     }
   | { type: "questionClosed"; requestId: string };
 
+export const QUESTION_ANSWER_TYPE = "questionAnswer";
+
 /** Webview → host: the person's answer, or that they dismissed the question. */
 export interface QuestionAnswerMessage {
-  type: "questionAnswer";
+  type: typeof QUESTION_ANSWER_TYPE;
   requestId: string;
   labels: string[];
   text?: string;
@@ -33,10 +35,10 @@ const isStringArray = (value: unknown): value is string[] => Array.isArray(value
 export function parseQuestionAnswer(raw: unknown): QuestionAnswerMessage | undefined {
   if (typeof raw !== "object" || raw === null) return undefined;
   const m = raw as Record<string, unknown>;
-  if (m.type !== "questionAnswer" || typeof m.requestId !== "string" || !isStringArray(m.labels)) return undefined;
+  if (m.type !== QUESTION_ANSWER_TYPE || typeof m.requestId !== "string" || !isStringArray(m.labels)) return undefined;
   if (m.text !== undefined && typeof m.text !== "string") return undefined;
   return {
-    type: "questionAnswer",
+    type: QUESTION_ANSWER_TYPE,
     requestId: m.requestId,
     labels: m.labels,
     ...(typeof m.text === "string" ? { text: m.text } : {}),

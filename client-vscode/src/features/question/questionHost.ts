@@ -3,7 +3,8 @@
 // pick. The answer goes back as the request's result; a cancelled turn closes it.
 import * as vscode from "vscode";
 import type { QuestionRequestParams, QuestionResponse } from "../../protocol";
-import { parseQuestionAnswer, type QuestionInbound } from "./messages";
+import type { MessageRegistry, Registration } from "../../shell/messageRegistry";
+import { parseQuestionAnswer, QUESTION_ANSWER_TYPE, type QuestionAnswerMessage, type QuestionInbound } from "./messages";
 
 export const QUESTION_REQUEST = "baton/question/request";
 
@@ -11,7 +12,6 @@ export const QUESTION_REQUEST = "baton/question/request";
 export interface QuestionSurface {
   /** Posts to the sidebar's webview; false when it is not showing and ready. */
   postFeature(message: QuestionInbound): boolean;
-  onFeatureMessage(listener: (raw: unknown) => boolean): vscode.Disposable;
 }
 
 const OWN_WORDS = "$(edit) Answer in your own words…";
@@ -19,26 +19,22 @@ const OWN_WORDS = "$(edit) Answer in your own words…";
 export class QuestionHost implements vscode.Disposable {
   private counter = 0;
   private readonly waiting = new Map<string, (answer: QuestionResponse) => void>();
-  private readonly subscription: vscode.Disposable;
 
   constructor(
     private readonly sidebar: QuestionSurface,
     /** A child session in words, for a child's question. */
     private readonly describeChild: (sessionId: string) => string | undefined = () => undefined,
-  ) {
-    this.subscription = sidebar.onFeatureMessage((raw) => {
-      const answer = parseQuestionAnswer(raw);
-      if (!answer) return false;
-      const resolve = this.waiting.get(answer.requestId);
-      if (resolve) {
-        resolve(
-          answer.dismissed
-            ? { outcome: "cancelled" }
-            : { outcome: "answered", labels: answer.labels, ...(answer.text ? { text: answer.text } : {}) },
-        );
-      }
-      return true;
-    });
+  ) {}
+
+  /** The sidebar message this feature owns: the card's answer. */
+  register(registry: MessageRegistry): Registration[] {
+    return [registry.register<QuestionAnswerMessage>(QUESTION_ANSWER_TYPE, { parse: parseQuestionAnswer, handle: (answer) => this.answer(answer) })];
+  }
+
+  private answer(answer: QuestionAnswerMessage): void {
+    const resolve = this.waiting.get(answer.requestId);
+    if (!resolve) return;
+    resolve(answer.dismissed ? { outcome: "cancelled" } : { outcome: "answered", labels: answer.labels, ...(answer.text ? { text: answer.text } : {}) });
   }
 
   async ask(params: QuestionRequestParams, token: vscode.CancellationToken): Promise<QuestionResponse> {
@@ -70,7 +66,6 @@ export class QuestionHost implements vscode.Disposable {
   }
 
   dispose(): void {
-    this.subscription.dispose();
     for (const resolve of [...this.waiting.values()]) resolve({ outcome: "cancelled" });
   }
 }
