@@ -4,7 +4,7 @@ The providers classify their errors (`ProviderError.cause`, from the status, the
 error code and the kind of transport failure), the settings theirs
 (`ConfigError.cause`); a face titles the error with `headline` and keeps the
 provider's own message as the detail. The VS Code sidebar holds the same titles
-(client-vscode/webview/sidebar/errors.ts; its tests compare them with these).
+(client-vscode/src/features/sessions/webview/errors.ts; its tests compare them with these).
 """
 
 from __future__ import annotations

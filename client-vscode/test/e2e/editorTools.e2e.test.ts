@@ -52,9 +52,11 @@ describe.skipIf(skip)("The editor's problems and a question, in real VS Code (co
     const allow = sidebar.locator(".permission[data-tool=edit] button[data-option-kind=allow_once]");
     await allow.waitFor({ timeout: 60_000 });
     await allow.click();
-    const said = sidebar.locator("[data-kind=assistant]", { hasText: "The edit said:" });
+    // The answer streams: wait for its last line, not its first words.
+    const said = sidebar.locator("[data-kind=assistant]", { hasText: "(ts 2322)" });
     await said.waitFor({ timeout: 90_000 });
     const text = await said.innerText();
+    expect(text).toContain("The edit said:");
     expect(text).toContain("New problems the editor reports in this file:");
     expect(text).toMatch(/counter\.ts:1: error: Type '(string|"one")' is not assignable to type 'number'\. \(ts 2322\)/);
     await sidebar.waitForSelector('#app[data-running="false"]', { timeout: 30_000 });
@@ -68,9 +70,10 @@ describe.skipIf(skip)("The editor's problems and a question, in real VS Code (co
     expect(await card.locator(".question-option .permission-label").allInnerTexts()).toEqual(["SQLite", "Postgres"]);
     await card.focus();
     await page.keyboard.press("2");
-    const said = sidebar.locator("[data-kind=assistant]", { hasText: "You answered:" });
+    // The answer streams: wait for the words that end it, not the first ones.
+    const said = sidebar.locator("[data-kind=assistant]", { hasText: "The person chose: Postgres" });
     await said.waitFor({ timeout: 60_000 });
-    expect(await said.innerText()).toContain("The person chose: Postgres");
+    expect(await said.innerText()).toContain("You answered:");
     expect(await sidebar.locator(".question").count()).toBe(0);
   }, 180_000);
 });
