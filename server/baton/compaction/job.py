@@ -105,6 +105,9 @@ class CompactionJob:
     # (the server feature: a native view of the local history behind a server chain);
     # `before` is then what the model would be sent with it.
     base_view: View | None = None
+    # The most the view after may hold (`planning.ceiling`: the previous compaction's view
+    # once the budgets are reached), or None.
+    ceiling: int | None = None
 
     def build(self, view: View, before_seq: int | None = None) -> BuiltContext:
         return self.builder(view, before_seq)

@@ -94,6 +94,7 @@ class _Start:
                 usable=before.usable_window,
                 protect=job.settings.compaction.protect_tool_output_tokens,
                 keep_recent=job.settings.compaction.keep_recent_tokens,
+                ceiling=job.ceiling,
             ),
             protected=protected,
             exempt=protected_call_ids(messages, protected) | _running(state),

@@ -5,6 +5,8 @@ choice they make is one of these, so each is unit-tested without a server
 (tests/compaction/test_planning.py):
 
 * `should_compact`: whether the automatic trigger fires;
+* `ceiling`: the view the previous compaction left, once the budgets are reached:
+  no later view may be larger;
 * `Budgets` / `budgets`: the target size and the protected and kept budgets;
 * `prune_is_enough`: the first step, prune only or go on to summarise;
 * `keep_recent_tokens`: the verbatim budget's default (a quarter of the usable window,
@@ -96,20 +98,49 @@ def budgets(
     usable: int,
     protect: int | None,
     keep_recent: int | None,
+    ceiling: int | None = None,
 ) -> Budgets:
     """A manual or overflow compaction halves the history (everything but instructions
     and tools); an automatic one brings the view to TARGET_FRACTION of the threshold.
-    Every compaction but a model switch (which only needs to fit) must shrink the view."""
+    Every compaction but a model switch (which only needs to fit) must shrink the view,
+    and none may leave a view larger than `ceiling` (see `ceiling`) when there is one."""
     forced = trigger in ("manual", "overflow")
     target = before - history + history // 2 if forced else int(threshold * TARGET_FRACTION)
     if trigger != "model_switch":
         target = min(target, before - 1)
+        if ceiling is not None:
+            target = min(target, ceiling)
     return Budgets(
         target=target,
         protect=protect if protect is not None else min(40_000, usable // 4),
         keep_recent=keep_recent_tokens(keep_recent, usable),
         forced=forced,
     )
+
+
+def ceiling(
+    trigger: p.Trigger,
+    previous: p.CompactionRecord | None,
+    *,
+    window: int,
+    ledger_full: bool,
+    fresh: bool = False,
+) -> int | None:
+    """The most the view after this compaction may hold: the view the previous one left,
+    once the budgets were reached there (`ledger_full`: its ledger held more facts than
+    even the ledger's cap can show). Until then a later view may be larger: the ledger
+    still grows with the session's facts. After, nothing has a reason to grow: a view
+    larger than the one before would only be this compaction's choice of level (masking
+    old outputs keeps every message since the last cut, where the one before moved the
+    cut and gave the ledger its cap), so each must fit in the one before. None: no bound
+    (no previous native view at its budgets, another window, a model switch, a fresh
+    start: asked for, not needed)."""
+    if fresh or trigger == "model_switch" or previous is None or previous.strategy != "native":
+        return None
+    score = previous.score
+    if not ledger_full or score is None or score.window != window or previous.undone:
+        return None
+    return previous.tokens_after
 
 
 def keep_recent_tokens(setting: int | None, usable: int) -> int:
