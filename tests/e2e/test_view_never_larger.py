@@ -2,8 +2,8 @@
 view the one before it left, through the real server (issue 44).
 
 A long session on a small window compacts on its own again and again. Its turns read
-large files and run commands whose results the ledger keeps, until the ledger holds more
-than its cap can show (facts fold one `recall` away): the budgets are reached. Before,
+large files and run commands whose results the ledger keeps, until a compaction's ledger
+cannot show them all (facts fold one `recall` away): the budgets are reached. Before,
 each view was sized by the room alone, so where the cut fell, how the ledger's fold
 landed and which level a compaction chose (masking old outputs, or moving the cut) moved
 it up as often as down (5,919, 5,908, 5,917, ... tokens). Each view must now fit in the
@@ -19,9 +19,6 @@ from typing import Any
 
 import pytest
 
-from baton import protocol as p
-from baton.compaction.ledger import BLOCK_OVERHEAD, ledger_score
-from baton.compaction.room import ledger_cap
 from baton.compaction.summary import SECTIONS
 from tests.conftest import StartBaton
 from tests.e2e.test_compaction import start_baton as start_baton  # pins native compaction
@@ -35,8 +32,6 @@ SETTINGS = {
     "maxSteps": 10_000,
 }
 TURNS = 30
-# `compaction.ledgerMaxTokens` (the default: the cap is a quarter of the window under it).
-LEDGER_MAX_TOKENS = 8_000
 SUMMARY = "\n\n".join(f"## {name}\nkept: {name.lower()}" for name in SECTIONS)
 
 
@@ -82,20 +77,18 @@ async def test_the_view_after_a_compaction_never_outgrows_the_one_before_once_bu
     listed = await baton.request("baton/session/compactions", {"sessionId": sid})
     records = [r for r in listed["compactions"] if r.get("committed", True)]
     after = [int(r["tokensAfter"]) for r in records]
-    held = after[budgets_reached(records, WINDOW) :]
+    held = after[budgets_reached(records) :]
     assert len(held) >= 5, after
     grown = [(i, a, b) for i, (a, b) in enumerate(pairwise(held)) if b > a]
     assert not grown, (grown, held)
 
 
-def budgets_reached(records: list[dict[str, Any]], window: int) -> int:
-    """The first of a session's compactions (not undone, in order) whose ledger held more
-    facts than the ledger's cap can show (`compaction/room.py`, at one provider token per
-    estimated token: the server's rate is as high or higher, so it finds the budgets
-    reached no later): from then on no view may be larger than the one before. The
-    number of compactions when none was."""
-    cap = ledger_cap(window, LEDGER_MAX_TOKENS) - BLOCK_OVERHEAD
+def budgets_reached(records: list[dict[str, Any]]) -> int:
+    """The first of a session's compactions (committed, not undone, in order) that left
+    facts one `recall` away (its score: the ledger could not show them all in what the
+    view left it): from then on no view may be larger than the one before. The number of
+    compactions when none did."""
     for i, record in enumerate(records):
-        if ledger_score(p.Ledger.model_validate(record["ledger"]), cap)[2] > 0:
+        if int((record.get("score") or {}).get("oneRecall", 0)) > 0:
             return i
     return len(records)

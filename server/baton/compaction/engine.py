@@ -42,8 +42,6 @@ from baton.compaction.job import (
     Strategy,
 )
 from baton.compaction.ledger import (
-    beyond_budget,
-    budget_at_rate,
     build_ledger,
     leaving,
     ledger_budget,
@@ -90,6 +88,9 @@ CONTINUE_TEXT = (
     "from where you left off; do not start over."
 )
 FRESH = FreshStrategy()
+# In a stored view: this compaction or one before it had reached the budgets
+# (`planning.budgets_reached`); the next compaction's view may not be larger.
+BUDGETS_REACHED = "budgetsReached"
 # How many ledger budgets the room is filled with at most, and how close to its limit
 # (the provider's tokens) a fitting one is close enough: less than a line of the ledger,
 # so each fill loses next to nothing of the room the one before kept.
@@ -220,9 +221,9 @@ class CompactionEngine:
 
         before = self.service.build_context(state, settings, provider.identity)
         previous = self.store.active(state.id)
-        cap = room.ledger_cap(before.context_window, settings.compaction.ledger_max_tokens)
-        ledger_full = previous is not None and beyond_budget(
-            previous.record.ledger, budget_at_rate(state, cap)
+        reached = planning.budgets_reached(
+            previous.record if previous is not None else None,
+            previous is not None and bool(previous.view.get(BUDGETS_REACHED)),
         )
         return CompactionJob(
             state=state,
@@ -238,11 +239,12 @@ class CompactionEngine:
             hook_context=tuple(hook_context),
             prompt_override=prompt_override,
             notes=tuple(notes),
+            budgets_reached=reached,
             ceiling=planning.ceiling(
                 request.trigger,
                 previous.record if previous is not None else None,
                 window=before.context_window,
-                ledger_full=ledger_full,
+                reached=reached,
                 fresh=request.fresh,
             ),
         )
@@ -541,10 +543,13 @@ class CompactionEngine:
         )
         interrupted = job.request.interrupted and job.settings.compaction.auto_continue
         continue_text = CONTINUE_TEXT if interrupted else None
+        stored_view = self.serialise_view(view)
+        if job.budgets_reached or (record.score is not None and record.score.one_recall > 0):
+            stored_view[BUDGETS_REACHED] = True
         marker, follow = self.store.commit(
             record,
             first_kept_seq=view.first_kept_seq,
-            view=self.serialise_view(view),
+            view=stored_view,
             marker_parts=[StoredCompactionMarker(compaction_id)],
             continue_text=continue_text,
         )

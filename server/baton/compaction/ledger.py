@@ -375,12 +375,6 @@ def ledger_rate(state: SessionState) -> float:
     return max(1.0, state.calibration, content or 0.0)
 
 
-def beyond_budget(ledger: p.Ledger, budget: int) -> bool:
-    """Whether the ledger holds more than `budget` estimated tokens can show (some
-    facts fold, one `recall` away)."""
-    return ledger_score(ledger, budget)[2] > 0
-
-
 def ledger_limits(job: CompactionJob) -> tuple[int, int]:
     """(floor, cap) of the ledger for a compaction, in the provider's tokens."""
     settings = job.settings.compaction

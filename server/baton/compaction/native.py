@@ -57,7 +57,16 @@ class NativeStrategy:
             if result.level.number > 1:
                 levels.notes.append(f"escalated to level {result.level.number} to fit the target")
             return levels.candidate(result.met.view)
-        return _settle(start, pruned, levels, result.best)
+        best = result.best
+        if start.job.ceiling is not None:
+            masked = _mask_the_step(start, best.view if best is not None else pruned.view)
+            if masked.tokens <= start.plan.target:
+                levels.notes.append(
+                    "masked the outputs of the last steps too (each one `recall` away): the "
+                    "view may not be larger than the one the previous compaction left"
+                )
+                return levels.candidate(masked.view)
+        return _settle(start, pruned, levels, best)
 
 
 @dataclass(frozen=True)
@@ -224,6 +233,25 @@ class _Levels:
             summary_calls=self.calls,
             corrections=tuple(self.corrections),
         )
+
+
+def _mask_the_step(start: _Start, view: View) -> planning.Tried:
+    """`view` with the outputs of the last complete step and of the step in progress
+    masked too (not those still running): once the budgets are reached the view may not
+    be larger than the one before, and a large output the model just read is what it can
+    `recall` (the mask says how) where the view cannot grow for it."""
+    job = start.job
+    over = job.build(view).tokens - start.plan.target
+    extra, _ = plan_masks(
+        planning.in_view(start.messages, job.state.reverted, view),
+        view.masked,
+        protect_tokens=0,
+        # Oldest first, no more than the view is over: what stays is the model's to read.
+        needed_tokens=max(1, int(over / start.calibration)),
+        exempt=_running(job.state),
+    )
+    masked = replace(view, masked={**view.masked, **extra})
+    return planning.Tried(masked, job.build(masked).tokens)
 
 
 def _settle(

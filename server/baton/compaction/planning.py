@@ -118,27 +118,36 @@ def budgets(
     )
 
 
+def budgets_reached(previous: p.CompactionRecord | None, previous_reached: bool) -> bool:
+    """Whether a session's compactions have reached their budgets once `previous` (the
+    compaction whose view is the session's now) was made: it, or one before it, left
+    facts one `recall` away (its ledger could not show them all in what the view left
+    it). Stored with each view (`budgetsReached`), so it holds across restarts."""
+    folded = previous is not None and previous.score is not None and previous.score.one_recall > 0
+    return folded or previous_reached
+
+
 def ceiling(
     trigger: p.Trigger,
     previous: p.CompactionRecord | None,
     *,
     window: int,
-    ledger_full: bool,
+    reached: bool,
     fresh: bool = False,
 ) -> int | None:
     """The most the view after this compaction may hold: the view the previous one left,
-    once the budgets were reached there (`ledger_full`: its ledger held more facts than
-    even the ledger's cap can show). Until then a later view may be larger: the ledger
-    still grows with the session's facts. After, nothing has a reason to grow: a view
-    larger than the one before would only be this compaction's choice of level (masking
-    old outputs keeps every message since the last cut, where the one before moved the
-    cut and gave the ledger its cap), so each must fit in the one before. None: no bound
-    (no previous native view at its budgets, another window, a model switch, a fresh
-    start: asked for, not needed)."""
+    once the budgets are reached (`budgets_reached`). Until then a later view may be
+    larger: the ledger, the person's requests and the kept skills still grow into the
+    room. After, a view larger than the one before would be this compaction's choice
+    (masking old outputs keeps every message since the last cut, where the one before
+    moved the cut and gave the ledger the room; the cut falls elsewhere), so each must
+    fit in the one before, its ledger giving way. None: no bound (budgets not reached,
+    no previous native view, another window, a model switch, a fresh start: asked for,
+    not needed)."""
     if fresh or trigger == "model_switch" or previous is None or previous.strategy != "native":
         return None
     score = previous.score
-    if not ledger_full or score is None or score.window != window or previous.undone:
+    if not reached or score is None or score.window != window or previous.undone:
         return None
     return previous.tokens_after
 
