@@ -790,9 +790,10 @@ async def test_a_working_day_in_one_process(
     assert all(tokens <= LEDGER_BUDGET for tokens in ledgers)
     assert figures.budget_ended == HOURS
     # Not flat: a working session holds its whole history in memory (the read outputs,
-    # the provider's items, the messages): 12 to 17 KiB of RSS per tool call after
-    # warm-up (bench figures: the whole day 7.9 MiB over ~690 calls, the short day 2.2 to
-    # 2.4 MiB over ~140). This bounds that, so that anything else that grows shows.
+    # the provider's items, the messages): 8 to 18 KiB of RSS per tool call after
+    # warm-up (bench figures: the whole day 5.9 to 7.9 MiB over ~700 calls, the short
+    # day 2.2 to 2.5 MiB over ~140). This bounds that, so that anything else that grows
+    # shows.
     assert grown_kib <= RSS_KIB_PER_CALL * calls_since + RSS_SLACK_KIB, (grown_kib, calls_since)
     if FULL:
         # The per-step overhead does not grow with the day: a speed target, so checked by
