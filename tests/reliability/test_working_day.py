@@ -754,6 +754,8 @@ async def test_a_working_day_in_one_process(
         views_over_the_room=flat.over_room,
         views_larger_than_the_one_before_once_the_budgets_are_reached=flat.grown,
         of_those_not_explained=unexplained,
+        # What the compactions before and at the larger views noted (why each was so).
+        notes_at_the_larger_views=[notes[g[0]][g[1] - 1 : g[1] + 1] for g in flat.grown],
         ledger_tokens_in_view=ledgers,
         ledger_budget=LEDGER_BUDGET,
         children=len([r for r in sessions if r["parentId"] is not None]),

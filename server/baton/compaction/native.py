@@ -59,13 +59,19 @@ class NativeStrategy:
             return levels.candidate(result.met.view)
         best = result.best
         if start.job.ceiling is not None:
-            masked = _mask_the_step(start, best.view if best is not None else pruned.view)
-            if masked.tokens <= start.plan.target:
-                levels.notes.append(
-                    "masked the outputs of the last steps too (each one `recall` away): the "
-                    "view may not be larger than the one the previous compaction left"
-                )
-                return levels.candidate(masked.view)
+            # The least invasive candidate that fits once the last steps' outputs are
+            # masked too: the view stays as close to the ceiling as it can, so the next
+            # compaction (which may have to keep a large step) is not held far below.
+            for tried in (pruned.view, *levels.tried):
+                masked = _mask_the_step(start, tried)
+                if masked.tokens <= start.plan.target:
+                    levels.notes.append(
+                        "masked the outputs of the last steps too (each one `recall` away): "
+                        "the view may not be larger than the one the previous compaction left"
+                    )
+                    if tried is pruned.view:
+                        return replace(levels.candidate(masked.view), made_by="pruning")
+                    return levels.candidate(masked.view)
         return _settle(start, pruned, levels, best)
 
 
@@ -158,6 +164,8 @@ class _Levels:
         self.notes: list[str] = []
         self.calls = 0
         self.corrections: list[p.ClaimCorrection] = []
+        # The view each level made, in order.
+        self.tried: list[View] = []
 
     def keep(self) -> int:
         """The verbatim budget at level 1: the kept share, and no more than leaves room
@@ -216,6 +224,7 @@ class _Levels:
             masked=planning.kept_masks(self.masked, messages, boundary),
         )
         self.base = view
+        self.tried.append(view)
         built = job.build(view)
         return planning.Tried(
             view, built.tokens, round(cut.kept_tokens * start.calibration), built=built
