@@ -2,6 +2,7 @@
 
     python bench/working_day.py          # the whole day: 8 hours, ~2,700 tool calls
     python bench/working_day.py --ci     # the short day the suite runs
+    python bench/working_day.py --tracemalloc   # also: where the server's memory grows
 
 Runs tests/reliability/test_working_day.py (its docstring says what the day does
 and what it checks) at full size, keeps the figures as JSON
@@ -11,7 +12,9 @@ after each, facts in view / one `recall` away / lost, children, RSS at start,
 after each hour and at the end, and the p50/p99 time between two model requests of
 a turn per hour. It fails (exit status 1) when a check of the test fails, among
 them: a view after a compaction over the room once the budgets are reached, or
-creeping upwards; the last hour's step overhead p50 over twice the first's.
+larger than the view before it; the last hour's step overhead p50 over twice the
+first's. With --tracemalloc the server traces its allocations (bench/memory_probe)
+and the figures say where its memory grew in the last process.
 docs/reliability.md has the figures of a run.
 """
 
@@ -36,6 +39,13 @@ def main(argv: list[str]) -> int:
         "BATON_RELIABILITY_FULL": "1" if full else "",
         "BATON_RELIABILITY_FIGURES": str(out),
     }
+    if "--tracemalloc" in argv:
+        # The server traces its allocations (bench/memory_probe): slower, for finding growth.
+        probe = REPO / "build" / "tracemalloc"
+        probe.mkdir(parents=True, exist_ok=True)
+        for old in probe.glob("*.snap"):
+            old.unlink()
+        env["BATON_DAY_TRACEMALLOC"] = str(probe)
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     status = subprocess.call([*command, "tests/reliability/test_working_day.py"], cwd=REPO, env=env)
     if out.exists():
@@ -51,6 +61,10 @@ def main(argv: list[str]) -> int:
                         f"      {len(values)} compactions; first {values[0]}, smallest "
                         f"{min(values)}, largest {max(values)}, last {values[-1]}"
                     )
+            elif name.startswith("memory_growth"):
+                print(f"  {name}:")
+                for line in value:
+                    print(f"    {line}")
             elif name == "rss_kib":
                 print("  server RSS (MiB): " + ", ".join(f"{w} {k / 1024:.1f}" for w, k in value))
             else:

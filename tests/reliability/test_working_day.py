@@ -14,15 +14,16 @@ It checks and records: every JSON-RPC request answered within its own timeout
 (those cut by a kill aside); no committed message lost across the restarts; no
 child row without a message; no resumed child reporting its earlier call again;
 each view a compaction leaves within half the window (and how many were larger
-than the one before); once the budgets are reached (the ledger could not hold
-every fact), no view over the room a compaction aims at and no upward creep;
+than the one before); once the budgets are reached (a compaction left facts one
+`recall` away), no view over the room a compaction aims at and none larger than the
+view before it;
 the ledger in view within its cap; each planted fact in view, one `recall`
 away, or lost (none may be lost); the skill's body still in view; the server's
 RSS; the time between two model requests of a turn (the per-step overhead,
 server, tool and the fake model), p50 and p99 per hour; the whole day (only:
 a speed target) checks the last hour's p50 within `STEP_FACTOR` of the first's.
 
-CI runs a short day (2 hours, 2 restarts, one a kill); `BATON_RELIABILITY_FULL=1`
+CI runs a short day (3 hours of 6 turns, 1 restart, a kill); `BATON_RELIABILITY_FULL=1`
 (bench/working_day.py) runs the whole day: 8 hours, about 2,700 tool calls (a turn a
 compaction interrupts ends early), 50
 children, 5 restarts.
@@ -32,10 +33,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import re
+import signal
 import statistics
 import threading
 import time
+import tracemalloc
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +51,7 @@ from pygls.exceptions import JsonRpcException
 from baton.compaction.room import ledger_cap, room_tokens
 from baton.compaction.summary import SECTIONS
 from tests.conftest import StartBaton
+from tests.e2e.test_view_never_larger import budgets_reached
 from tests.fake_llm import FakeLLM, cut_after, rate_limit, stall, text, tool_call, usage
 from tests.fake_llm.records import RecordedRequest
 from tests.harness import BatonClient, stop_client
@@ -54,9 +59,11 @@ from tests.reliability.conftest import FULL, RecordFigures, size
 
 T = TypeVar("T")
 
-HOURS = 8 if FULL else 2
-TURNS_PER_HOUR = 17 if FULL else 3
-CALLS_PER_TURN = 8 if FULL else 5
+# The short day is long enough for its sessions to compact several times once they have
+# reached their budgets.
+HOURS = 8 if FULL else 3
+TURNS_PER_HOUR = 17 if FULL else 6
+CALLS_PER_TURN = 8
 # Restarts after these hours (0-based); True: kill -9 in the middle of a turn.
 RESTARTS: dict[int, bool] = {0: True, 1: False, 2: True, 3: False, 4: False} if FULL else {0: True}
 PLAN_STEPS = 10 if FULL else 3
@@ -64,10 +71,16 @@ WINDOW = 16_000
 BUDGET = 30_000
 SKILL_MARK = "DAYBOOK-RULES-7Q"
 SUMMARY = "\n\n".join(f"## {name}\nkept: {name.lower()}" for name in SECTIONS)
+# `compaction.ledgerMaxTokens` (the default in the whole day).
+LEDGER_MAX_TOKENS = 8_000 if FULL else 500
 SETTINGS: dict[str, Any] = {
     "permissions": {"bash": "allow", "write": "allow"},
     "contextWindow": WINDOW,
-    "compaction": {"strategy": "native"},
+    # The short day's ledger is capped low, so that its sessions reach their budgets
+    # (a compaction leaves facts one `recall` away) within three hours.
+    "compaction": {"strategy": "native"}
+    if FULL
+    else {"strategy": "native", "ledgerMaxTokens": LEDGER_MAX_TOKENS, "ledgerShare": 0.02},
     "delegation": {"tokenBudget": BUDGET},
     # A hanging stream is given up on after this long (then retried or the turn fails).
     "requestTimeout": 6,
@@ -79,8 +92,8 @@ DEFAULT_TIMEOUT = 30.0
 DIRECTIVE = re.compile(
     r"\[day (?P<tag>[\w.-]+) kind=(?P<kind>\w+) calls=(?P<calls>\d+)(?P<rest>[^\]]*)\]"
 )
-# The ledger's most (compaction/room.py: a quarter of the window, `ledgerMaxTokens` 8,000).
-LEDGER_BUDGET = ledger_cap(WINDOW, 8000)
+# The ledger's most (compaction/room.py: a quarter of the window, within `ledgerMaxTokens`).
+LEDGER_BUDGET = ledger_cap(WINDOW, LEDGER_MAX_TOKENS)
 # What the view after a compaction may hold: half the usable window (the reserve is 20%).
 ROOM = room_tokens(WINDOW - int(0.2 * WINDOW))
 # A compaction sizes the view by its estimate, calibrated by the provider's last count: the
@@ -89,7 +102,16 @@ ROOM_TOLERANCE = 0.03
 # The per-step overhead is flat when the last hour's p50 is at most this many times the
 # first hour's, plus a scheduler tick or two of a shared machine.
 STEP_FACTOR = 2.0
+# RSS growth after warm-up the day allows: per tool call, and an allocator's arena or two.
+RSS_KIB_PER_CALL = 20
+RSS_SLACK_KIB = 2048
+# What a compaction notes when its view could not fit in the one before.
+CEILING_NOTE = "the previous compaction left"
 STEP_SLACK_MS = 10.0
+
+
+# bench/working_day.py --tracemalloc: where the server writes its allocation snapshots.
+PROBE_DIR = os.environ.get("BATON_DAY_TRACEMALLOC", "")
 
 
 def directive(prompt: str) -> dict[str, str] | None:
@@ -265,6 +287,7 @@ class Figures:
     compactions: list[dict[str, Any]] = field(default_factory=list)
     manual: int = 0
     undone: int = 0
+    undone_ids: set[str] = field(default_factory=set)
     children: int = 0
     resumed: int = 0
     cancelled: int = 0
@@ -281,6 +304,42 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+async def snapshot_memory(pid: int, taken: list[tuple[str, str]], when: str) -> None:
+    """Ask the probed server for an allocation snapshot (bench/memory_probe) and wait for it."""
+    if not PROBE_DIR:
+        return
+    before = set(Path(PROBE_DIR).glob(f"{pid}-*.snap"))
+    os.kill(pid, signal.SIGUSR1)
+    for _ in range(1200):
+        made = set(Path(PROBE_DIR).glob(f"{pid}-*.snap")) - before
+        if made:
+            taken.append((when, str(made.pop())))
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the server wrote no allocation snapshot")
+
+
+def memory_growth(first: str, last: str, top: int = 15) -> list[str]:
+    """Where the server's traced memory grew between two snapshots, largest first."""
+    old, new = tracemalloc.Snapshot.load(first), tracemalloc.Snapshot.load(last)
+    lines = [
+        f"traced {sum(s.size for s in old.statistics('filename')) / 2**20:.1f} -> "
+        f"{sum(s.size for s in new.statistics('filename')) / 2**20:.1f} MiB"
+    ]
+    for group in ("lineno", "traceback"):
+        for stat in new.compare_to(old, group)[: top if group == "lineno" else 4]:
+            frames = (
+                stat.traceback.format()[-12:] if group == "traceback" else [str(stat.traceback)]
+            )
+            lines.append(
+                f"{stat.size_diff / 1024:+.0f} KiB ({stat.count_diff:+d}): "
+                + " <- ".join(
+                    f.strip() for f in reversed(frames) if f.strip() and not f.startswith("    ")
+                )
+            )
+    return lines
+
+
 class Client:
     """The day's client: one live server at a time, every request timed."""
 
@@ -291,7 +350,14 @@ class Client:
         self.all: list[BatonClient] = []
 
     async def boot(self) -> BatonClient:
-        self.baton = await self.start(settings=SETTINGS)
+        env = None
+        if PROBE_DIR:
+            # The bench's memory probe (bench/working_day.py --tracemalloc): the server
+            # traces its allocations and writes a snapshot when asked (`snapshot_memory`).
+            probe = Path(__file__).resolve().parents[2] / "bench" / "memory_probe"
+            server = Path(__file__).resolve().parents[2] / "server"
+            env = {"PYTHONPATH": f"{server}{os.pathsep}{probe}", "BATON_TRACEMALLOC_DIR": PROBE_DIR}
+        self.baton = await self.start(settings=SETTINGS, env=env)
         self.all.append(self.baton)
         return self.baton
 
@@ -521,6 +587,8 @@ async def test_a_working_day_in_one_process(
     sids = [await client.live.new_session(title=f"day {s}") for s in range(4)]
     kids: dict[str, list[str]] = {}
     undo_done = False
+    snapshots: list[tuple[str, str]] = []
+    warm = (0, 0)
 
     for hour in range(HOURS):
         day.hour = hour
@@ -551,11 +619,20 @@ async def test_a_working_day_in_one_process(
                     {"sessionId": sids[2], "compactionId": record["compactionId"]},
                 )
                 figures.undone += 1
+                figures.undone_ids.add(record["compactionId"])
                 undo_done = True
         figures.rss_kib.append((f"hour {hour + 1}", rss_kib(client.live.pid)))
+        if hour == max(RESTARTS) + 1:
+            # The last process's first hour is its warm-up (imports, caches, the
+            # sessions' histories loaded): growth is measured from here.
+            warm = (rss_kib(client.live.pid), day.tool_calls)
+        if hour > max(RESTARTS):
+            await snapshot_memory(client.live.pid, snapshots, f"hour {hour + 1}")
         if hour in RESTARTS:
             await restart(client, sids, RESTARTS[hour])
             figures.rss_kib.append((f"restarted after hour {hour + 1}", rss_kib(client.live.pid)))
+            if hour == max(RESTARTS):
+                await snapshot_memory(client.live.pid, snapshots, "restarted")
 
     # The end of the day: what is in view of each session, what is one recall away.
     for s, sid in enumerate(sids):
@@ -587,18 +664,23 @@ async def test_a_working_day_in_one_process(
                 lost_facts.append(f"{fact}: {' | '.join(outputs)[:200]}")
     skill_kept = all(SKILL_MARK in final_requests[s].input_text() for s in (1, 2))
 
-    # Views and ledgers after each compaction, from what the clients were told.
+    # Views and ledgers after each compaction, from what the clients were told (an undone
+    # compaction's view is not the one the next compaction follows: it is left out).
     views: dict[str, list[int]] = {}
-    # Per view: whether the ledger was full (its score has facts one `recall` away).
-    full: dict[str, list[bool]] = {}
+    # Per session: the first compaction once the budgets were reached (its index in views).
+    reached: dict[str, int] = {}
+    notes: dict[str, list[str]] = {}
     ledgers: list[int] = []
     for sid in sids:
-        for update in client.updates(sid, "compaction_finished"):
-            record = update["compaction"]
-            if record.get("committed", True):
-                views.setdefault(sid, []).append(int(record["tokensAfter"]))
-                score = record.get("score") or {}
-                full.setdefault(sid, []).append(int(score.get("oneRecall", 0)) > 0)
+        records = [
+            update["compaction"]
+            for update in client.updates(sid, "compaction_finished")
+            if update["compaction"].get("committed", True)
+            and update["compaction"]["compactionId"] not in figures.undone_ids
+        ]
+        views[sid] = [int(record["tokensAfter"]) for record in records]
+        notes[sid] = [" | ".join(record.get("notes") or []) for record in records]
+        reached[sid] = budgets_reached(records)
         context = await client.call("baton/session/context", {"sessionId": sid})
         ledgers += [item["tokens"] for item in context["items"] if item["kind"] == "ledger"]
     compactions = sum(len(v) for v in views.values())
@@ -612,7 +694,11 @@ async def test_a_working_day_in_one_process(
     # person's requests, the ledger, the summary): at most half the window. How many
     # were larger than the one before is a figure.
     too_large = sum(1 for after in views.values() for value in after if value > WINDOW // 2)
-    flat = views_after_the_budgets(views, full)
+    flat = views_after_the_budgets(views, reached)
+    # A view larger than the one before that its compaction could not avoid says so
+    # (the step in progress it must keep, over what the view before left): none may grow
+    # without it, by the compaction's choice of level, cut or ledger.
+    unexplained = [g for g in flat.grown if CEILING_NOTE not in notes[g[0]][g[1]]]
     grown = sum(
         1
         for after in views.values()
@@ -628,6 +714,15 @@ async def test_a_working_day_in_one_process(
             loaded = await client.call("baton/session/load", {"sessionId": row["sessionId"]})
             orphans += not loaded["messages"]
     figures.rss_kib.append(("end", rss_kib(client.live.pid)))
+    grown_kib, calls_since = rss_kib(client.live.pid) - warm[0], day.tool_calls - warm[1]
+    await snapshot_memory(client.live.pid, snapshots, "end")
+    if len(snapshots) > 2:
+        # Growth in the last process after its first hour (the warm-up), and over it all.
+        record_figures(
+            "working day",
+            memory_growth_after_warm_up=memory_growth(snapshots[1][1], snapshots[-1][1]),
+            memory_growth_since_restart=memory_growth(snapshots[0][1], snapshots[-1][1]),
+        )
 
     per_hour = {h: [gap for hour, gap in day.step_gaps if hour == h] for h in range(HOURS)}
     record_figures(
@@ -655,9 +750,12 @@ async def test_a_working_day_in_one_process(
         views_larger_than_the_one_before=grown,
         views_over_half_the_window=too_large,
         room_tokens=ROOM,
-        views_once_the_room_is_reached=flat.views,
+        views_once_the_budgets_are_reached=flat.views,
         views_over_the_room=flat.over_room,
-        sessions_whose_views_crept=flat.crept,
+        views_larger_than_the_one_before_once_the_budgets_are_reached=flat.grown,
+        of_those_not_explained=unexplained,
+        # What the compactions before and at the larger views noted (why each was so).
+        notes_at_the_larger_views=[notes[g[0]][g[1] - 1 : g[1] + 1] for g in flat.grown],
         ledger_tokens_in_view=ledgers,
         ledger_budget=LEDGER_BUDGET,
         children=len([r for r in sessions if r["parentId"] is not None]),
@@ -672,6 +770,8 @@ async def test_a_working_day_in_one_process(
         lost_facts=lost_facts,
         skill_kept=skill_kept,
         rss_kib=figures.rss_kib,
+        rss_growth_after_warm_up_kib=grown_kib,
+        tool_calls_after_warm_up=calls_since,
         step_gap_p50_ms={
             h: round(statistics.median(v) * 1000, 1) for h, v in per_hour.items() if v
         },
@@ -687,45 +787,53 @@ async def test_a_working_day_in_one_process(
     assert auto >= (20 if FULL else 2)
     assert too_large == 0
     # Once the budgets are reached, no view passes the room and none creeps upwards.
-    assert flat.over_room == 0 and flat.crept == 0, flat
+    assert flat.views >= (50 if FULL else 4), flat  # the check has views to hold
+    assert flat.over_room == 0 and unexplained == [], (flat, unexplained)
     assert all(tokens <= LEDGER_BUDGET for tokens in ledgers)
     assert figures.budget_ended == HOURS
+    # Not flat: a working session holds its whole history in memory (the read outputs,
+    # the provider's items, the messages): 8 to 18 KiB of RSS per tool call after
+    # warm-up (bench figures: the whole day 5.9 to 7.9 MiB over ~700 calls, the short
+    # day 2.2 to 2.5 MiB over ~140). This bounds that, so that anything else that grows
+    # shows.
+    assert grown_kib <= RSS_KIB_PER_CALL * calls_since + RSS_SLACK_KIB, (grown_kib, calls_since)
     if FULL:
         # The per-step overhead does not grow with the day: a speed target, so checked by
         # the bench (the whole day), a figure of the short day in the suite.
         first, last = per_hour[0], per_hour[HOURS - 1]
         first_p50, last_p50 = statistics.median(first) * 1000, statistics.median(last) * 1000
         assert last_p50 <= STEP_FACTOR * first_p50 + STEP_SLACK_MS, (first_p50, last_p50)
+        # What issue 44 asks, literally: no view larger than the one before once the
+        # budgets are reached (the suite's short day holds each to its reason above).
+        assert flat.grown == [], flat
 
 
 @dataclass
 class AfterTheBudgets:
     views: int  # views after a compaction once the budgets were reached
     over_room: int  # of those, larger than the room (with its tolerance)
-    crept: int  # sessions whose largest view of the last quarter outgrew the first quarter's
+    # (session, index, tokens before, tokens after) of each view larger than the one
+    # before it once the budgets were reached: there may be none.
+    grown: list[tuple[str, int, int, int]]
 
 
 def views_after_the_budgets(
-    views: dict[str, list[int]], full: dict[str, list[bool]]
+    views: dict[str, list[int]], reached: dict[str, int]
 ) -> AfterTheBudgets:
-    """How the views after compactions behave once the budgets are reached (the first
-    compaction whose ledger could not hold every fact: some are one `recall` away): none
-    may pass the room, and the largest of a session's last quarter may not outgrow the
-    largest of its first quarter. A compaction that keeps more messages
-    verbatim (masking outputs instead of moving the cut) squeezes the ledger and leaves a
-    larger view than one that moved the cut: the views move within the room, so "never
-    larger than the one before" is measured as no view over the room and no upward creep."""
+    """How the views after compactions behave once the budgets are reached
+    (`budgets_reached`): none may pass the room, and none may be larger than the view
+    before it (the record's `tokensAfter` is the count the server sized the view by)."""
     limit = ROOM * (1 + ROOM_TOLERANCE)
-    out = AfterTheBudgets(0, 0, 0)
+    out = AfterTheBudgets(0, 0, [])
     for sid, after in views.items():
-        reached = next((i for i, at_budget in enumerate(full[sid]) if at_budget), None)
-        if reached is None:
-            continue
-        held = after[reached:]
+        held = after[reached[sid] :]
         out.views += len(held)
         out.over_room += sum(1 for v in held if v > limit)
-        quarter = max(1, len(held) // 4)
-        out.crept += max(held[-quarter:]) > max(held[:quarter]) * (1 + ROOM_TOLERANCE)
+        out.grown += [
+            (sid, reached[sid] + i + 1, a, b)
+            for i, (a, b) in enumerate(itertools.pairwise(held))
+            if b > a
+        ]
     return out
 
 

@@ -46,6 +46,7 @@ from baton.compaction.ledger import (
     leaving,
     ledger_budget,
     ledger_limits,
+    ledger_rate,
     ledger_score,
     render_ledger,
 )
@@ -87,6 +88,14 @@ CONTINUE_TEXT = (
     "from where you left off; do not start over."
 )
 FRESH = FreshStrategy()
+# In a stored view: this compaction or one before it had reached the budgets
+# (`planning.budgets_reached`); the next compaction's view may not be larger.
+BUDGETS_REACHED = "budgetsReached"
+# How many ledger budgets the room is filled with at most, and how close to its limit
+# (the provider's tokens) a fitting one is close enough: less than a line of the ledger,
+# so each fill loses next to nothing of the room the one before kept.
+FILL_TRIES = 6
+FILL_SLACK = 8
 
 
 def view_to_json(view: View) -> dict[str, Any]:
@@ -210,12 +219,18 @@ class CompactionEngine:
                 ),
             )
 
+        before = self.service.build_context(state, settings, provider.identity)
+        previous = self.store.active(state.id)
+        reached = planning.budgets_reached(
+            previous.record if previous is not None else None,
+            previous is not None and bool(previous.view.get(BUDGETS_REACHED)),
+        )
         return CompactionJob(
             state=state,
             request=request,
             settings=settings,
             provider=provider,
-            before=self.service.build_context(state, settings, provider.identity),
+            before=before,
             report=report,
             builder=build,
             summary_provider=self._summary_provider(settings, provider),
@@ -224,6 +239,14 @@ class CompactionEngine:
             hook_context=tuple(hook_context),
             prompt_override=prompt_override,
             notes=tuple(notes),
+            budgets_reached=reached,
+            ceiling=planning.ceiling(
+                request.trigger,
+                previous.record if previous is not None else None,
+                window=before.context_window,
+                reached=reached,
+                fresh=request.fresh,
+            ),
         )
 
     def prepare(self, job: CompactionJob, choice: Choice, ledger: p.Ledger) -> CompactionJob:
@@ -260,8 +283,14 @@ class CompactionEngine:
             + summary_budget(history, before.usable_window)
         )
         floor, cap = ledger_limits(job)
-        room_left = room.ledger_tokens(room.room_tokens(before.usable_window), others, floor, cap)
+        room_left = room.ledger_tokens(self._room(job, before.usable_window), others, floor, cap)
         return ledger_budget(job, room_left)
+
+    @staticmethod
+    def _room(job: CompactionJob, usable_window: int) -> int:
+        """What the view after this compaction may hold: the room, within the ceiling."""
+        tokens = room.room_tokens(usable_window)
+        return tokens if job.ceiling is None else min(tokens, job.ceiling)
 
     def _summary_provider(self, settings: Settings, provider: Provider) -> Provider:
         model = settings.compaction.model
@@ -310,14 +339,38 @@ class CompactionEngine:
                 try:
                     # 3. The strategy: prune, summarise, escalate (or the server, or fresh).
                     candidate = await strategy.run(job)
+                    # Its id now: the view is measured as it will be sent (the plan block
+                    # is frozen by compaction id), so the ceiling holds for the record.
+                    compaction_id = new_id("cmp")
                     view, budget = self._fill_room(
-                        job, replace(candidate.view, ledger_text=job.ledger_text)
+                        job,
+                        replace(
+                            candidate.view,
+                            ledger_text=job.ledger_text,
+                            compaction_id=compaction_id,
+                        ),
+                        bounded=candidate.author == "native",
                     )
                     if candidate.before is not None:
                         # Measured against the local history behind a server chain.
                         job = replace(job, before=candidate.before)
                     # 4. The check, once.
-                    self._check(job, candidate, job.build(view, None))
+                    after = job.build(view, None)
+                    self._check(job, candidate, after)
+                    if (
+                        job.ceiling is not None
+                        and candidate.author == "native"
+                        and after.tokens > job.ceiling
+                    ):
+                        candidate = replace(
+                            candidate,
+                            notes=(
+                                *candidate.notes,
+                                f"the view is {after.tokens} tokens, over the {job.ceiling} "
+                                "the previous compaction left: the rest of the view outgrew "
+                                f"it ({planning.largest_parts(after)})",
+                            ),
+                        )
                 except NothingToCompact as nothing:
                     before = job.before
                     if request.trigger != "manual" and before.tokens >= before.threshold_tokens:
@@ -345,6 +398,7 @@ class CompactionEngine:
                         (*job.notes, *candidate.notes),
                         candidate.corrections,
                         ledger_tokens=budget,
+                        compaction_id=compaction_id,
                     )
                     report("Done", 100)
         except BaseException as exc:
@@ -381,31 +435,57 @@ class CompactionEngine:
             log.exception("a compacted hook failed; the compaction stands")
         return record
 
-    def _fill_room(self, job: CompactionJob, view: View) -> tuple[View, int]:
+    def _fill_room(
+        self, job: CompactionJob, view: View, *, bounded: bool = True
+    ) -> tuple[View, int]:
         """The view with its ledger re-rendered in the room the rest of the view leaves it
         (`room.py`): the candidate was made with the ledger's floor; what the kept
         messages, the checkpoint and the other blocks leave of the room goes to facts.
-        The view as it was when that gains nothing or would make it no smaller than the
-        view before. With the ledger's budget (estimated tokens)."""
+        The room stops at the ceiling (`planning.ceiling`) when the view is `bounded` (a
+        native one: a server window's size is a guess). The view as it was when that
+        gains nothing or would make it no smaller than the view before. With the
+        ledger's budget (estimated tokens)."""
         floor_budget = ledger_budget(job)
         if not view.ledger_text:
             return view, floor_budget
         built = job.build(view, None)
         ledger_part = sum(part.tokens for part in built.parts if part.kind == "ledger")
         floor, cap = ledger_limits(job)
-        tokens = room.ledger_tokens(
-            room.room_tokens(built.usable_window), built.tokens - ledger_part, floor, cap
+        limit = (
+            self._room(job, built.usable_window)
+            if bounded
+            else room.room_tokens(built.usable_window)
         )
-        budget = ledger_budget(job, tokens)
-        if budget <= floor_budget:
-            return view, floor_budget
-        text = render_ledger(job.ledger, budget)
-        if text == view.ledger_text:
-            return view, floor_budget
-        wider = replace(view, ledger_text=text)
-        if built.tokens < job.before.tokens <= job.build(wider, None).tokens:
-            return view, floor_budget
-        return wider, budget
+        tokens = room.ledger_tokens(limit, built.tokens - ledger_part, floor, cap)
+        best: tuple[View, int] = (view, floor_budget)
+        # The parts are estimated and the view counted as the provider would, so the first
+        # budget misses the limit by the rate between them: measured and corrected, then
+        # halved between the largest budget that fits and the smallest that does not.
+        budget, too_big = ledger_budget(job, tokens), ledger_budget(job, cap) + 1
+        for _ in range(FILL_TRIES):
+            if budget <= best[1] or budget >= too_big:
+                break
+            text = render_ledger(job.ledger, budget)
+            if text == view.ledger_text:
+                break  # the floor shows as much: nothing to gain
+            wider = replace(view, ledger_text=text)
+            after = job.build(wider, None).tokens
+            if built.tokens < job.before.tokens <= after:
+                break
+            if not bounded:
+                return wider, budget
+            if after <= limit:
+                best = (wider, budget)
+                if limit - after <= FILL_SLACK:
+                    break
+            else:
+                too_big = budget
+            if too_big > ledger_budget(job, cap):
+                # Nothing passed the limit yet: grow by what is left of it.
+                budget = min(too_big - 1, budget + int((limit - after) / ledger_rate(job.state)))
+            else:
+                budget = (best[1] + too_big) // 2
+        return best
 
     def _check(self, job: CompactionJob, candidate: Candidate, after: BuiltContext) -> None:
         """Never bigger (native views), and a fresh view must fit the usable window."""
@@ -434,9 +514,10 @@ class CompactionEngine:
         notes: Sequence[str],
         corrections: Sequence[p.ClaimCorrection] = (),
         ledger_tokens: int | None = None,
+        compaction_id: str | None = None,
     ) -> p.CompactionRecord:
         state = job.state
-        compaction_id = new_id("cmp")
+        compaction_id = compaction_id or new_id("cmp")
         view.compaction_id = compaction_id
         after = job.build(view)
         first_kept = next(
@@ -469,10 +550,13 @@ class CompactionEngine:
         )
         interrupted = job.request.interrupted and job.settings.compaction.auto_continue
         continue_text = CONTINUE_TEXT if interrupted else None
+        stored_view = self.serialise_view(view)
+        if job.budgets_reached or (record.score is not None and record.score.one_recall > 0):
+            stored_view[BUDGETS_REACHED] = True
         marker, follow = self.store.commit(
             record,
             first_kept_seq=view.first_kept_seq,
-            view=self.serialise_view(view),
+            view=stored_view,
             marker_parts=[StoredCompactionMarker(compaction_id)],
             continue_text=continue_text,
         )

@@ -105,6 +105,11 @@ class CompactionJob:
     # (the server feature: a native view of the local history behind a server chain);
     # `before` is then what the model would be sent with it.
     base_view: View | None = None
+    # Whether the session's compactions had reached their budgets before this one
+    # (`planning.budgets_reached`), and so the most the view after may hold
+    # (`planning.ceiling`: the previous compaction's view), or None.
+    budgets_reached: bool = False
+    ceiling: int | None = None
 
     def build(self, view: View, before_seq: int | None = None) -> BuiltContext:
         return self.builder(view, before_seq)

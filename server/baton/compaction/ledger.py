@@ -24,6 +24,7 @@ from baton.store.model import StoredMessage, ToolResultRecord
 from baton.tools.base import Fact
 
 if TYPE_CHECKING:
+    from baton.agent.state import SessionState
     from baton.compaction.job import CompactionJob
 
 # The ledger's budget when none is given (estimated tokens; `compaction.ledgerMaxTokens`).
@@ -359,9 +360,19 @@ def ledger_budget(job: CompactionJob, tokens: int | None = None) -> int:
     the session's measured rate of provider tokens per estimated one."""
     if tokens is None:
         tokens = ledger_limits(job)[0]
-    content = job.state.token_model.content_rate()
-    rate = max(1.0, job.state.calibration, content or 0.0)
-    return max(MIN_BUDGET_TOKENS, int((tokens - BLOCK_OVERHEAD) / rate))
+    return budget_at_rate(job.state, tokens)
+
+
+def budget_at_rate(state: SessionState, tokens: int) -> int:
+    """`tokens` of the provider's as a ledger budget in estimated tokens, at the
+    session's measured rate."""
+    return max(MIN_BUDGET_TOKENS, int((tokens - BLOCK_OVERHEAD) / ledger_rate(state)))
+
+
+def ledger_rate(state: SessionState) -> float:
+    """The provider's tokens per estimated token of the ledger's text (never under 1)."""
+    content = state.token_model.content_rate()
+    return max(1.0, state.calibration, content or 0.0)
 
 
 def ledger_limits(job: CompactionJob) -> tuple[int, int]:

@@ -57,7 +57,22 @@ class NativeStrategy:
             if result.level.number > 1:
                 levels.notes.append(f"escalated to level {result.level.number} to fit the target")
             return levels.candidate(result.met.view)
-        return _settle(start, pruned, levels, result.best)
+        best = result.best
+        if start.job.ceiling is not None:
+            # The least invasive candidate that fits once the last steps' outputs are
+            # masked too: the view stays as close to the ceiling as it can, so the next
+            # compaction (which may have to keep a large step) is not held far below.
+            for tried in (pruned.view, *levels.tried):
+                masked = _mask_the_step(start, tried)
+                if masked.tokens <= start.plan.target:
+                    levels.notes.append(
+                        "masked the outputs of the last steps too (each one `recall` away): "
+                        "the view may not be larger than the one the previous compaction left"
+                    )
+                    if tried is pruned.view:
+                        return replace(levels.candidate(masked.view), made_by="pruning")
+                    return levels.candidate(masked.view)
+        return _settle(start, pruned, levels, best)
 
 
 @dataclass(frozen=True)
@@ -94,6 +109,7 @@ class _Start:
                 usable=before.usable_window,
                 protect=job.settings.compaction.protect_tool_output_tokens,
                 keep_recent=job.settings.compaction.keep_recent_tokens,
+                ceiling=job.ceiling,
             ),
             protected=protected,
             exempt=protected_call_ids(messages, protected) | _running(state),
@@ -148,6 +164,8 @@ class _Levels:
         self.notes: list[str] = []
         self.calls = 0
         self.corrections: list[p.ClaimCorrection] = []
+        # The view each level made, in order.
+        self.tried: list[View] = []
 
     def keep(self) -> int:
         """The verbatim budget at level 1: the kept share, and no more than leaves room
@@ -206,6 +224,7 @@ class _Levels:
             masked=planning.kept_masks(self.masked, messages, boundary),
         )
         self.base = view
+        self.tried.append(view)
         built = job.build(view)
         return planning.Tried(
             view, built.tokens, round(cut.kept_tokens * start.calibration), built=built
@@ -223,6 +242,25 @@ class _Levels:
             summary_calls=self.calls,
             corrections=tuple(self.corrections),
         )
+
+
+def _mask_the_step(start: _Start, view: View) -> planning.Tried:
+    """`view` with the outputs of the last complete step and of the step in progress
+    masked too (not those still running): once the budgets are reached the view may not
+    be larger than the one before, and a large output the model just read is what it can
+    `recall` (the mask says how) where the view cannot grow for it."""
+    job = start.job
+    over = job.build(view).tokens - start.plan.target
+    extra, _ = plan_masks(
+        planning.in_view(start.messages, job.state.reverted, view),
+        view.masked,
+        protect_tokens=0,
+        # Oldest first, no more than the view is over: what stays is the model's to read.
+        needed_tokens=max(1, int(over / start.calibration)),
+        exempt=_running(job.state),
+    )
+    masked = replace(view, masked={**view.masked, **extra})
+    return planning.Tried(masked, job.build(masked).tokens)
 
 
 def _settle(

@@ -5,6 +5,8 @@ choice they make is one of these, so each is unit-tested without a server
 (tests/compaction/test_planning.py):
 
 * `should_compact`: whether the automatic trigger fires;
+* `ceiling`: the view the previous compaction left, once the budgets are reached:
+  no later view may be larger;
 * `Budgets` / `budgets`: the target size and the protected and kept budgets;
 * `prune_is_enough`: the first step, prune only or go on to summarise;
 * `keep_recent_tokens`: the verbatim budget's default (a quarter of the usable window,
@@ -96,20 +98,58 @@ def budgets(
     usable: int,
     protect: int | None,
     keep_recent: int | None,
+    ceiling: int | None = None,
 ) -> Budgets:
     """A manual or overflow compaction halves the history (everything but instructions
     and tools); an automatic one brings the view to TARGET_FRACTION of the threshold.
-    Every compaction but a model switch (which only needs to fit) must shrink the view."""
+    Every compaction but a model switch (which only needs to fit) must shrink the view,
+    and none may leave a view larger than `ceiling` (see `ceiling`) when there is one."""
     forced = trigger in ("manual", "overflow")
     target = before - history + history // 2 if forced else int(threshold * TARGET_FRACTION)
     if trigger != "model_switch":
         target = min(target, before - 1)
+        if ceiling is not None:
+            target = min(target, ceiling)
     return Budgets(
         target=target,
         protect=protect if protect is not None else min(40_000, usable // 4),
         keep_recent=keep_recent_tokens(keep_recent, usable),
         forced=forced,
     )
+
+
+def budgets_reached(previous: p.CompactionRecord | None, previous_reached: bool) -> bool:
+    """Whether a session's compactions have reached their budgets once `previous` (the
+    compaction whose view is the session's now) was made: it, or one before it, left
+    facts one `recall` away (its ledger could not show them all in what the view left
+    it). Stored with each view (`budgetsReached`), so it holds across restarts."""
+    folded = previous is not None and previous.score is not None and previous.score.one_recall > 0
+    return folded or previous_reached
+
+
+def ceiling(
+    trigger: p.Trigger,
+    previous: p.CompactionRecord | None,
+    *,
+    window: int,
+    reached: bool,
+    fresh: bool = False,
+) -> int | None:
+    """The most the view after this compaction may hold: the view the previous one left,
+    once the budgets are reached (`budgets_reached`). Until then a later view may be
+    larger: the ledger, the person's requests and the kept skills still grow into the
+    room. After, a view larger than the one before would be this compaction's choice
+    (masking old outputs keeps every message since the last cut, where the one before
+    moved the cut and gave the ledger the room; the cut falls elsewhere), so each must
+    fit in the one before, its ledger giving way. None: no bound (budgets not reached,
+    no previous native view, another window, a model switch, a fresh start: asked for,
+    not needed)."""
+    if fresh or trigger == "model_switch" or previous is None or previous.strategy != "native":
+        return None
+    score = previous.score
+    if not reached or score is None or score.window != window or previous.undone:
+        return None
+    return previous.tokens_after
 
 
 def keep_recent_tokens(setting: int | None, usable: int) -> int:

@@ -85,11 +85,25 @@ class CompactionStore:
         return out
 
     def active(self, session_id: str) -> StoredCompaction | None:
-        """The latest compaction that has not been undone: it sets the model's view."""
-        for entry in reversed(self.all(session_id)):
-            if not entry.undone:
-                return entry
-        return None
+        """The latest compaction that has not been undone: it sets the model's view (one
+        row read: each compaction asks, and a day's session has hundreds of records)."""
+        row = self.db.conn.execute(
+            "SELECT c.* FROM compactions c"
+            " LEFT JOIN compaction_undos u ON u.compaction_id = c.id"
+            " WHERE c.session_id = ? AND u.compaction_id IS NULL"
+            " ORDER BY c.created_at DESC, c.id DESC LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        record = p.CompactionRecord.model_validate(json.loads(row["record"]))
+        record.undone = False
+        return StoredCompaction(
+            record=record,
+            first_kept_seq=row["first_kept_seq"],
+            view=json.loads(row["view"]),
+            undone=False,
+        )
 
     def undo(self, compaction_ids: list[str]) -> None:
         now = utc_now()

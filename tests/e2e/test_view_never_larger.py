@@ -1,0 +1,94 @@
+"""Once the budgets are reached, the view a compaction leaves is never larger than the
+view the one before it left, through the real server (issue 44).
+
+A long session on a small window compacts on its own again and again. Its turns read
+large files and run commands whose results the ledger keeps, until a compaction's ledger
+cannot show them all (facts fold one `recall` away): the budgets are reached. Before,
+each view was sized by the room alone, so where the cut fell, how the ledger's fold
+landed and which level a compaction chose (masking old outputs, or moving the cut) moved
+it up as often as down (5,919, 5,908, 5,917, ... tokens). Each view must now fit in the
+one before (`planning.ceiling`); the person's requests still growing to their budget
+take their room from the ledger. The record's `tokensAfter` is the count the server
+sized the view by, so no tolerance."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from baton.compaction.summary import SECTIONS
+from tests.conftest import StartBaton
+from tests.e2e.test_compaction import start_baton as start_baton  # pins native compaction
+from tests.fake_llm import FakeLLM, text, tool_call
+from tests.fake_llm.records import RecordedRequest
+
+WINDOW = 16_000
+SETTINGS = {
+    "permissions": {"bash": "allow", "write": "allow"},
+    "contextWindow": WINDOW,
+    "maxSteps": 10_000,
+}
+TURNS = 30
+SUMMARY = "\n\n".join(f"## {name}\nkept: {name.lower()}" for name in SECTIONS)
+
+
+class Model:
+    """Each turn: a large file read, then commands that print a fact each, then an answer."""
+
+    turn = 0
+
+    def __call__(self, request: RecordedRequest) -> Any:
+        if request.is_summary:
+            return text(SUMMARY)
+        prompt = request.last_user_text() or ""
+        # A compaction that interrupted a turn continues it with a message of its own.
+        if prompt.startswith("Turn "):
+            self.turn = int(prompt.split()[1])
+        turn = self.turn
+        items = request.items
+        last_user = max(i for i, item in enumerate(items) if item.get("role") == "user")
+        step = sum(1 for item in items[last_user + 1 :] if item.get("type") == "function_call")
+        if step < 2:
+            return tool_call("read", {"path": f"src/big{(2 * turn + step) % 4}.py"})
+        if step <= 9:
+            fact = f"fact {turn}.{step}: build {turn * 7 + step} checked against release r{turn}"
+            return tool_call("bash", {"command": f"echo '{fact}'"})
+        return text(f"Turn {turn} done.")
+
+
+@pytest.mark.asyncio
+async def test_the_view_after_a_compaction_never_outgrows_the_one_before_once_budgets_are_reached(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    (workspace / "src").mkdir()
+    for i in range(4):
+        body = "".join(f"def g{i}_{j}(x):\n    return x * {j}  # line {j}\n\n" for j in range(100))
+        (workspace / "src" / f"big{i}.py").write_text(body)
+    llm.on_request(Model())
+    baton = await start_baton(settings=SETTINGS)
+    sid = await baton.new_session()
+    for turn in range(TURNS):
+        result = await baton.prompt(sid, f"Turn {turn} read and check.")
+        assert result["stopReason"] == "end_turn", result
+
+    listed = await baton.request("baton/session/compactions", {"sessionId": sid})
+    records = [r for r in listed["compactions"] if r.get("committed", True)]
+    after = [int(r["tokensAfter"]) for r in records]
+    held = after[budgets_reached(records) :]
+    assert len(held) >= 5, after
+    grown = [(i, a, b) for i, (a, b) in enumerate(pairwise(held)) if b > a]
+    assert not grown, (grown, held)
+
+
+def budgets_reached(records: list[dict[str, Any]]) -> int:
+    """The first of a session's compactions (committed, not undone, in order) that left
+    facts one `recall` away (its score: the ledger could not show them all in what the
+    view left it): from then on no view may be larger than the one before. The number of
+    compactions when none did."""
+    for i, record in enumerate(records):
+        if int((record.get("score") or {}).get("oneRecall", 0)) > 0:
+            return i
+    return len(records)
