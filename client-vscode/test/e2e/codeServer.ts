@@ -249,13 +249,22 @@ export async function dragSideBar(page: Page, width: number): Promise<number> {
 
 /**
  * Clicks a text box in a webview and types into it as a person would, then waits until the box
- * holds exactly `text`. Keys sent while the webview moves focus (a re-render, a rAF focus) can be
- * lost; then the box is cleared and typed again, up to three times.
+ * holds exactly `text`. Keys sent while the webview moves focus (a re-render, a rAF focus, the
+ * workbench focusing the webview's frame after the click) can be lost: each attempt first waits
+ * until the box holds the focus in a focused frame; a box that still lost keys is cleared and
+ * typed again, up to four times.
  */
 export async function typeInto(page: Page, frame: Frame, selector: string, text: string): Promise<void> {
   const box = frame.locator(selector);
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < 4; attempt++) {
     await box.click();
+    await frame
+      .waitForFunction(
+        (sel) => document.hasFocus() && document.activeElement === document.querySelector(sel),
+        selector,
+        { timeout: 5000 },
+      )
+      .catch(() => console.warn(`typeInto ${selector}: the box did not hold the focus after the click`));
     if (attempt > 0) {
       await page.keyboard.press("ControlOrMeta+A");
       await page.keyboard.press("Backspace");
