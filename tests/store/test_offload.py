@@ -101,3 +101,7 @@ def test_read_backs_are_cached_within_a_bound(store: SessionStore) -> None:
         assert message.results[f"call_{i}"].output == LONG + str(i)
         assert message.parts[1].native is not None
     assert len(store._recent) == RECENT_READS
+    # A repaired store is read afresh.
+    store.forget_reads()
+    assert not store._recent
+    assert messages[0].results["call_0"].output == LONG + "0"

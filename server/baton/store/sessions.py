@@ -346,6 +346,10 @@ class SessionStore:
                     call_id = result.tool_call_id
                     offload(result, "output", partial(self._output, message.id, call_id))
 
+    def forget_reads(self) -> None:
+        """Drop the recent read-backs (the store was replaced: `baton/store/repair`)."""
+        self._recent.clear()
+
     def _output(self, message_id: str, call_id: str) -> str:
         def read() -> str:
             row = self.db.conn.execute(
