@@ -102,9 +102,14 @@ ROOM_TOLERANCE = 0.03
 # The per-step overhead is flat when the last hour's p50 is at most this many times the
 # first hour's, plus a scheduler tick or two of a shared machine.
 STEP_FACTOR = 2.0
-# RSS growth after warm-up the day allows: per tool call, and an allocator's arena or two.
-RSS_KIB_PER_CALL = 20
-RSS_SLACK_KIB = 2048
+# RSS growth after warm-up the day allows: per tool call, and an allocator's arena or two
+# (SQLite's page cache, 2 MB by default, also fills as the store grows). 20 KiB a call
+# plus 2 MiB before a compacted session's payloads left memory (store/offload.py); with
+# them gone the whole day grows 4.8 to 5.0 MiB over ~705 calls (main: 7.2 MiB over 699,
+# above this bound) and the short day 2.1 to 2.7 MiB over ~135, nearly all of it the
+# fixed part: each is under it with at least 1 MiB to spare, for a shared machine's noise.
+RSS_KIB_PER_CALL = 5
+RSS_SLACK_KIB = 3072
 # What a compaction notes when its view could not fit in the one before.
 CEILING_NOTE = "the previous compaction left"
 STEP_SLACK_MS = 10.0
@@ -791,11 +796,12 @@ async def test_a_working_day_in_one_process(
     assert flat.over_room == 0 and unexplained == [], (flat, unexplained)
     assert all(tokens <= LEDGER_BUDGET for tokens in ledgers)
     assert figures.budget_ended == HOURS
-    # Not flat: a working session holds its whole history in memory (the read outputs,
-    # the provider's items, the messages): 8 to 18 KiB of RSS per tool call after
-    # warm-up (bench figures: the whole day 5.9 to 7.9 MiB over ~700 calls, the short
-    # day 2.2 to 2.5 MiB over ~140). This bounds that, so that anything else that grows
-    # shows.
+    # A working session's compacted past leaves memory but for its messages' skeletons
+    # (ids, parts, tool inputs, meta, short outputs): the traced heap of the short day's
+    # last process no longer grows after warm-up (47.3 -> 46.1 MiB; main: 47.4 -> 48.1).
+    # RSS still moves (the allocator keeps freed arenas, SQLite's page cache fills): the
+    # bound (see RSS_KIB_PER_CALL) is what the day measured, so that anything that grows
+    # again shows.
     assert grown_kib <= RSS_KIB_PER_CALL * calls_since + RSS_SLACK_KIB, (grown_kib, calls_since)
     if FULL:
         # The per-step overhead does not grow with the day: a speed target, so checked by

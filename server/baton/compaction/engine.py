@@ -163,6 +163,7 @@ class CompactionEngine:
     def restore_view(self, state: SessionState) -> None:
         entry = self.store.active(state.id)
         state.view = self.view_of(entry) if entry else View()
+        self.store.sessions.settle(state.messages, state.view.first_kept_seq)
 
     def view_of(self, entry: StoredCompaction) -> View:
         view = view_from_json(entry.view)
@@ -567,6 +568,8 @@ class CompactionEngine:
                 state.id, p.UserMessageUpdate(message_id=follow.id, text=follow.text())
             )
         state.view = view
+        # What the view left behind is never sent again: it leaves memory (read back on use).
+        self.store.sessions.settle(state.messages, view.first_kept_seq)
         return record
 
     def _score(
@@ -640,6 +643,8 @@ class CompactionEngine:
             )
         self.store.undo([e.record.compaction_id for e in later])
         state.view = view
+        # The messages back in view are sent again: held in memory again.
+        self.store.sessions.settle(state.messages, view.first_kept_seq)
         record = target.record.model_copy(update={"undone": True})
         return record
 

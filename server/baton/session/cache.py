@@ -164,6 +164,7 @@ class SessionCache:
         self._alive.clear()
         self._seen.clear()
         self._grants.clear()
+        self.store.forget_reads()
 
     def working(self) -> list[str]:
         """Sessions with a turn or a compaction running in this process."""

@@ -2,7 +2,8 @@
 
 This is the core's own model. `to_wire` turns it into the protocol's `Message`
 (what clients see); the context builder turns it into provider items (what the
-model sees). Provider-native items ride along in `StoredPart.native`.
+model sees). Provider-native items ride along in `StoredPart.native`. A tool result's
+output and a part's native item may leave memory once compacted (baton.store.offload).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any, Literal
 
 from baton import protocol as p
 from baton.providers.base import Native
+from baton.store.offload import Offloadable
 
 
 @dataclass
@@ -84,6 +86,12 @@ _ORIGINS: dict[str, p.MessageOrigin] = {
 }
 
 
+# The fields that may leave memory once compacted (one descriptor each, shared by the
+# classes: what they hold lives on each instance).
+_NATIVE: Offloadable[Native | None] = Offloadable(None)
+_OUTPUT: Offloadable[str] = Offloadable()
+
+
 # One dataclass per part type. Each is stored as (type, `to_json()`, native) and read
 # back by `part_from_json`; the JSON is the one these parts have always had, so a store
 # written before they were types loads as it is.
@@ -92,7 +100,7 @@ _ORIGINS: dict[str, p.MessageOrigin] = {
 @dataclass
 class StoredText:
     text: str
-    native: Native | None = None
+    native: Offloadable[Native | None] = _NATIVE
     type: Literal["text"] = field(default="text", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -102,7 +110,7 @@ class StoredText:
 @dataclass
 class StoredReasoning:
     text: str
-    native: Native | None = None
+    native: Offloadable[Native | None] = _NATIVE
     type: Literal["reasoning"] = field(default="reasoning", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -117,7 +125,7 @@ class StoredToolCall:
     # them ("" in parts stored without them: `input` is replayed then).
     input: dict[str, Any] = field(default_factory=dict)
     arguments: str = ""
-    native: Native | None = None
+    native: Offloadable[Native | None] = _NATIVE
     type: Literal["tool_call"] = field(default="tool_call", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -134,7 +142,7 @@ class StoredCompactionMarker:
     """The marker of a compaction in the history."""
 
     compaction_id: str
-    native: Native | None = None
+    native: Offloadable[Native | None] = _NATIVE
     type: Literal["compaction"] = field(default="compaction", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -146,7 +154,7 @@ class StoredPreCompact:
     """The audit entry of a pre-compact round (stored as its wire form)."""
 
     record: p.PreCompactPart
-    native: Native | None = None
+    native: Offloadable[Native | None] = _NATIVE
     type: Literal["pre_compact"] = field(default="pre_compact", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -164,7 +172,7 @@ class StoredAttachment:
     start_line: int | None = None
     end_line: int | None = None
     truncated: bool = False
-    native: Native | None = None
+    native: Offloadable[Native | None] = _NATIVE
     type: Literal["attachment"] = field(default="attachment", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -196,7 +204,7 @@ class StoredImage:
     data: str
     size: int
     name: str | None = None
-    native: Native | None = None
+    native: Offloadable[Native | None] = _NATIVE
     type: Literal["image"] = field(default="image", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -214,7 +222,7 @@ class StoredOpaque:
     """A provider artifact (never shown to a client); `server_compaction`: a compaction
     item the server emitted mid-stream, replayed from the view's server window."""
 
-    native: Native | None = None
+    native: Offloadable[Native | None] = _NATIVE
     server_compaction: bool = False
     type: Literal["opaque"] = field(default="opaque", init=False)
 
@@ -278,7 +286,8 @@ def part_from_json(type: str, data: dict[str, Any], native: Native | None = None
 class ToolResultRecord:
     tool_call_id: str
     status: Literal["completed", "failed"]
-    output: str
+    # Offloaded once its message is before the latest compaction's cut (baton.store.offload).
+    output: Offloadable[str] = _OUTPUT
     facts: list[Fact] = field(default_factory=list)
     created_at: str = ""
 

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
+from collections import OrderedDict
+from collections.abc import Iterable
+from functools import partial
 from typing import Any, cast
 
 from baton.ids import new_id, utc_now
@@ -19,6 +23,16 @@ from baton.store.model import (
     ToolResultRecord,
     part_from_json,
 )
+from baton.store.offload import bring_back, held, offload
+
+log = logging.getLogger(__name__)
+
+# Outputs shorter than this stay in memory when their message is compacted: what an
+# offloaded value costs to hold (its loader) would be most of what it saves.
+OFFLOAD_MIN_CHARS = 512
+# Offloaded payloads read back recently, kept for the next reader (recall of one output,
+# a compaction's ledger reading the same results again): bounded, so memory stays flat.
+RECENT_READS = 64
 
 
 def _dump(value: Any) -> str:
@@ -53,9 +67,14 @@ def _session(row: sqlite3.Row) -> SessionRow:
     )
 
 
+def _long_text(value: Any) -> bool:
+    return isinstance(value, str) and len(value) >= OFFLOAD_MIN_CHARS
+
+
 class SessionStore:
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._recent: OrderedDict[tuple[str, str, Any], Any] = OrderedDict()
 
     # ------------------------------------------------------------------ sessions
 
@@ -254,28 +273,115 @@ class SessionStore:
                 incomplete=bool(row["incomplete"]),
                 meta=json.loads(row["meta"]),
             )
+        # The payloads of messages before the latest compaction's cut are not read: they
+        # are offloaded as they load (read back from here on access).
+        cut = self.compacted_before(session_id) or 0
         for row in conn.execute(
-            "SELECT p.message_id, p.type, p.data, p.native FROM parts p"
-            " JOIN messages m ON m.id = p.message_id WHERE m.session_id = ? ORDER BY p.seq",
-            (session_id,),
+            "SELECT p.message_id, p.type, p.data, p.native IS NOT NULL AS has_native,"
+            " CASE WHEN m.seq < ? THEN NULL ELSE p.native END AS native"
+            " FROM parts p JOIN messages m ON m.id = p.message_id"
+            " WHERE m.session_id = ? ORDER BY p.seq",
+            (cut, session_id),
         ):
             owner = messages.get(row["message_id"])
             if owner is None:
                 continue  # committed by another process after the messages were read
-            owner.parts.append(
-                part_from_json(
-                    row["type"], json.loads(row["data"]), native_from_json(row["native"])
-                )
+            part = part_from_json(
+                row["type"], json.loads(row["data"]), native_from_json(row["native"])
             )
-        for row in conn.execute("SELECT * FROM tool_results WHERE session_id = ?", (session_id,)):
+            if row["has_native"] and row["native"] is None:
+                offload(part, "native", partial(self._native, owner.id, len(owner.parts)))
+            owner.parts.append(part)
+        for row in conn.execute(
+            "SELECT t.message_id, t.tool_call_id, t.status, t.facts, t.created_at,"
+            " CASE WHEN m.seq < ? AND length(t.output) >= ? THEN NULL ELSE t.output END"
+            " AS output FROM tool_results t JOIN messages m ON m.id = t.message_id"
+            " WHERE t.session_id = ?",
+            (cut, OFFLOAD_MIN_CHARS, session_id),
+        ):
             owner = messages.get(row["message_id"])
             if owner is None:
                 continue
-            owner.results[row["tool_call_id"]] = ToolResultRecord(
+            result = ToolResultRecord(
                 tool_call_id=row["tool_call_id"],
                 status=row["status"],
-                output=row["output"],
+                output=row["output"] or "",
                 facts=[Fact.from_json(f) for f in json.loads(row["facts"])],
                 created_at=row["created_at"],
             )
+            if row["output"] is None:
+                offload(result, "output", partial(self._output, owner.id, result.tool_call_id))
+            owner.results[row["tool_call_id"]] = result
         return list(messages.values())
+
+    # ------------------------------------------------------------------ offloading
+
+    def compacted_before(self, session_id: str) -> int | None:
+        """The seq before which the session's messages are compacted (the latest
+        compaction not undone keeps those from it on); None: every message is in view."""
+        row = self.db.conn.execute(
+            "SELECT c.first_kept_seq FROM compactions c"
+            " LEFT JOIN compaction_undos u ON u.compaction_id = c.id"
+            " WHERE c.session_id = ? AND u.compaction_id IS NULL"
+            " ORDER BY c.created_at DESC, c.id DESC LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        return row["first_kept_seq"] if row is not None else None
+
+    def settle(self, messages: Iterable[StoredMessage], first_kept_seq: int | None) -> None:
+        """Offload the payloads of the messages before `first_kept_seq` (never sent to a
+        model again while that view holds) and hold again those from it on (an undone
+        compaction's messages are back in view). Every message is stored by now."""
+        for message in messages:
+            compacted = first_kept_seq is not None and message.seq < first_kept_seq
+            for index, part in enumerate(message.parts):
+                if not compacted:
+                    bring_back(part, "native")
+                elif isinstance(held(part, "native"), Native):
+                    offload(part, "native", partial(self._native, message.id, index))
+            for result in message.results.values():
+                if not compacted:
+                    bring_back(result, "output")
+                elif _long_text(held(result, "output")):
+                    call_id = result.tool_call_id
+                    offload(result, "output", partial(self._output, message.id, call_id))
+
+    def forget_reads(self) -> None:
+        """Drop the recent read-backs (the store was replaced: `baton/store/repair`)."""
+        self._recent.clear()
+
+    def _output(self, message_id: str, call_id: str) -> str:
+        def read() -> str:
+            row = self.db.conn.execute(
+                "SELECT output FROM tool_results WHERE message_id = ? AND tool_call_id = ?",
+                (message_id, call_id),
+            ).fetchone()
+            if row is None:
+                log.warning("output of %s in %s is gone from the store", call_id, message_id)
+                return ""
+            return str(row["output"])
+
+        return cast(str, self._recently(("output", message_id, call_id), read))
+
+    def _native(self, message_id: str, index: int) -> Native | None:
+        def read() -> Native | None:
+            row = self.db.conn.execute(
+                "SELECT native FROM parts WHERE message_id = ? ORDER BY seq LIMIT 1 OFFSET ?",
+                (message_id, index),
+            ).fetchone()
+            if row is None:
+                log.warning("part %d of %s is gone from the store", index, message_id)
+                return None
+            return native_from_json(row["native"])
+
+        return cast(Native | None, self._recently(("native", message_id, index), read))
+
+    def _recently(self, key: tuple[str, str, Any], read: Any) -> Any:
+        if key in self._recent:
+            self._recent.move_to_end(key)
+            return self._recent[key]
+        value = read()
+        self._recent[key] = value
+        if len(self._recent) > RECENT_READS:
+            self._recent.popitem(last=False)
+        return value
