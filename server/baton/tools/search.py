@@ -95,6 +95,9 @@ class _Target:
     def show(self, line: str) -> str:
         return line if self.label is None else f"{self.label.rstrip('/')}/{line}"
 
+    def note(self, text: str) -> str:
+        return text if self.label is None else f"{text} (in {self.label})"
+
 
 def _targets(ctx: ToolContext, where: str | None) -> list[_Target]:
     """Where a search of `where` (a glob pattern or grep path; None: the whole
@@ -132,10 +135,7 @@ class GlobTool:
             found, shown, listing = await self._search(target.ctx, pattern)
             ordered.extend(found)
             lines.extend(target.show(line) for line in shown)
-            notes.extend(
-                note if target.label is None else f"{note} (in {target.label})"
-                for note in listing.notes()
-            )
+            notes.extend(target.note(note) for note in listing.notes())
         if len(ordered) > GLOB_MAX_RESULTS:
             notes.insert(
                 0,
@@ -300,9 +300,7 @@ class GrepTool:
             for line in found[: GREP_MAX_MATCHES - len(out)]:
                 out.append(target.show(line))
                 used += len(out[-1]) + 1
-            notes.extend(
-                note if target.label is None else f"{note} (in {target.label})" for note in more
-            )
+            notes.extend(target.note(note) for note in more)
         if not out:
             where = ", ".join(shown_starts) + (
                 f" (files matching {args.include})" if args.include else ""
