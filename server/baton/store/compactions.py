@@ -11,7 +11,7 @@ from baton import protocol as p
 from baton.ids import utc_now
 from baton.store.db import Database
 from baton.store.model import StoredMessage, StoredPart, StoredText
-from baton.store.sessions import SessionStore
+from baton.store.sessions import STANDING_COMPACTION, SessionStore
 
 
 @dataclass
@@ -88,11 +88,7 @@ class CompactionStore:
         """The latest compaction that has not been undone: it sets the model's view (one
         row read: each compaction asks, and a day's session has hundreds of records)."""
         row = self.db.conn.execute(
-            "SELECT c.* FROM compactions c"
-            " LEFT JOIN compaction_undos u ON u.compaction_id = c.id"
-            " WHERE c.session_id = ? AND u.compaction_id IS NULL"
-            " ORDER BY c.created_at DESC, c.id DESC LIMIT 1",
-            (session_id,),
+            STANDING_COMPACTION.format(columns="c.*"), (session_id,)
         ).fetchone()
         if row is None:
             return None

@@ -33,6 +33,14 @@ OFFLOAD_MIN_CHARS = 512
 # Offloaded payloads read back recently, kept for the next reader (recall of one output,
 # a compaction's ledger reading the same results again): bounded, so memory stays flat.
 RECENT_READS = 64
+# The session's compaction that stands: its latest not undone (it sets the model's view).
+# One query, shared with `CompactionStore.active`, so both agree on which one stands.
+STANDING_COMPACTION = (
+    "SELECT {columns} FROM compactions c"
+    " LEFT JOIN compaction_undos u ON u.compaction_id = c.id"
+    " WHERE c.session_id = ? AND u.compaction_id IS NULL"
+    " ORDER BY c.created_at DESC, c.id DESC LIMIT 1"
+)
 
 
 def _dump(value: Any) -> str:
@@ -320,11 +328,7 @@ class SessionStore:
         """The seq before which the session's messages are compacted (the latest
         compaction not undone keeps those from it on); None: every message is in view."""
         row = self.db.conn.execute(
-            "SELECT c.first_kept_seq FROM compactions c"
-            " LEFT JOIN compaction_undos u ON u.compaction_id = c.id"
-            " WHERE c.session_id = ? AND u.compaction_id IS NULL"
-            " ORDER BY c.created_at DESC, c.id DESC LIMIT 1",
-            (session_id,),
+            STANDING_COMPACTION.format(columns="c.first_kept_seq"), (session_id,)
         ).fetchone()
         return row["first_kept_seq"] if row is not None else None
 
