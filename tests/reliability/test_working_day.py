@@ -675,6 +675,7 @@ async def test_a_working_day_in_one_process(
     # Per session: the first compaction once the budgets were reached (its index in views).
     reached: dict[str, int] = {}
     notes: dict[str, list[str]] = {}
+    scores_tmp: dict[str, Any] = {}
     ledgers: list[int] = []
     for sid in sids:
         records = [
@@ -685,6 +686,7 @@ async def test_a_working_day_in_one_process(
         ]
         views[sid] = [int(record["tokensAfter"]) for record in records]
         notes[sid] = [" | ".join(record.get("notes") or []) for record in records]
+        scores_tmp[sid] = [(r.get("score") or {}, r.get("trigger")) for r in records]
         reached[sid] = budgets_reached(records)
         context = await client.call("baton/session/context", {"sessionId": sid})
         ledgers += [item["tokens"] for item in context["items"] if item["kind"] == "ledger"]
@@ -752,6 +754,8 @@ async def test_a_working_day_in_one_process(
         manual_compactions=figures.manual,
         undone=figures.undone,
         view_tokens_after=views,
+        all_notes_tmp=notes,
+        scores_tmp=scores_tmp,
         views_larger_than_the_one_before=grown,
         views_over_half_the_window=too_large,
         room_tokens=ROOM,

@@ -88,8 +88,10 @@ CONTINUE_TEXT = (
     "from where you left off; do not start over."
 )
 FRESH = FreshStrategy()
-# In a stored view: this compaction or one before it had reached the budgets
-# (`planning.budgets_reached`); the next compaction's view may not be larger.
+# In a stored view: the most the next compaction's view may hold (`planning.ceiling_after`).
+CEILING = "ceiling"
+# In a view stored before the ceiling was: it or one before it was at its budgets, and
+# so its own size is the ceiling.
 BUDGETS_REACHED = "budgetsReached"
 # How many ledger budgets the room is filled with at most, and how close to its limit
 # (the provider's tokens) a fitting one is close enough: less than a line of the ledger,
@@ -222,10 +224,6 @@ class CompactionEngine:
 
         before = self.service.build_context(state, settings, provider.identity)
         previous = self.store.active(state.id)
-        reached = planning.budgets_reached(
-            previous.record if previous is not None else None,
-            previous is not None and bool(previous.view.get(BUDGETS_REACHED)),
-        )
         return CompactionJob(
             state=state,
             request=request,
@@ -240,12 +238,11 @@ class CompactionEngine:
             hook_context=tuple(hook_context),
             prompt_override=prompt_override,
             notes=tuple(notes),
-            budgets_reached=reached,
             ceiling=planning.ceiling(
                 request.trigger,
                 previous.record if previous is not None else None,
+                handed_on=_handed_on(previous),
                 window=before.context_window,
-                reached=reached,
                 fresh=request.fresh,
             ),
         )
@@ -552,8 +549,9 @@ class CompactionEngine:
         interrupted = job.request.interrupted and job.settings.compaction.auto_continue
         continue_text = CONTINUE_TEXT if interrupted else None
         stored_view = self.serialise_view(view)
-        if job.budgets_reached or (record.score is not None and record.score.one_recall > 0):
-            stored_view[BUDGETS_REACHED] = True
+        handed_on = planning.ceiling_after(record, job.ceiling)
+        if handed_on is not None and strategy == "native":
+            stored_view[CEILING] = handed_on
         marker, follow = self.store.commit(
             record,
             first_kept_seq=view.first_kept_seq,
@@ -647,6 +645,18 @@ class CompactionEngine:
         self.store.sessions.settle(state.messages, view.first_kept_seq)
         record = target.record.model_copy(update={"undone": True})
         return record
+
+
+def _handed_on(previous: StoredCompaction | None) -> int | None:
+    """The ceiling the compaction that stands handed on (`planning.ceiling_after`)."""
+    if previous is None:
+        return None
+    value = previous.view.get(CEILING)
+    if isinstance(value, int):
+        return value
+    if previous.view.get(BUDGETS_REACHED):
+        return previous.record.tokens_after
+    return None
 
 
 def _no_plan(state: SessionState) -> p.PlanState | None:

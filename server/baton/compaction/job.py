@@ -105,10 +105,8 @@ class CompactionJob:
     # (the server feature: a native view of the local history behind a server chain);
     # `before` is then what the model would be sent with it.
     base_view: View | None = None
-    # Whether the session's compactions had reached their budgets before this one
-    # (`planning.budgets_reached`), and so the most the view after may hold
-    # (`planning.ceiling`: the previous compaction's view), or None.
-    budgets_reached: bool = False
+    # The most the view after may hold once the budgets are reached (`planning.ceiling`:
+    # the last view that was at its budgets), or None.
     ceiling: int | None = None
 
     def build(self, view: View, before_seq: int | None = None) -> BuiltContext:

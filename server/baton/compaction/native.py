@@ -59,19 +59,25 @@ class NativeStrategy:
             return levels.candidate(result.met.view)
         best = result.best
         if start.job.ceiling is not None:
-            # The least invasive candidate that fits once the last steps' outputs are
-            # masked too: the view stays as close to the ceiling as it can, so the next
-            # compaction (which may have to keep a large step) is not held far below.
-            for tried in (pruned.view, *levels.tried):
-                masked = _mask_the_step(start, tried)
-                if masked.tokens <= start.plan.target:
-                    levels.notes.append(
-                        "masked the outputs of the last steps too (each one `recall` away): "
-                        "the view may not be larger than the one the previous compaction left"
-                    )
-                    if tried is pruned.view:
-                        return replace(levels.candidate(masked.view), made_by="pruning")
-                    return levels.candidate(masked.view)
+            # The candidate that fits with the least taken from the last steps' outputs
+            # (the first, the least summarised, on a tie): what the model just read stays
+            # as whole as the ceiling allows.
+            fits = [
+                (saved, index, tried, masked)
+                for index, tried in enumerate((pruned.view, *levels.tried))
+                for masked, saved in [_mask_the_step(start, tried)]
+                if masked.tokens <= start.plan.target
+            ]
+            if fits:
+                _saved, _index, tried, masked = min(fits, key=lambda fit: fit[:2])
+                levels.notes.append(
+                    "masked or cut the outputs of the last steps too (each one `recall` "
+                    "away): the view may not be larger than the one the previous "
+                    "compaction left"
+                )
+                if tried is pruned.view:
+                    return replace(levels.candidate(masked.view), made_by="pruning")
+                return levels.candidate(masked.view)
         return _settle(start, pruned, levels, best)
 
 
@@ -244,23 +250,33 @@ class _Levels:
         )
 
 
-def _mask_the_step(start: _Start, view: View) -> planning.Tried:
+# Tokens a cut saves beyond what the view is over: the count of the view may differ
+# from the estimate by a few tokens (the note's own, a line boundary).
+_CUT_MARGIN = 16
+
+
+def _mask_the_step(start: _Start, view: View) -> tuple[planning.Tried, int]:
     """`view` with the outputs of the last complete step and of the step in progress
-    masked too (not those still running): once the budgets are reached the view may not
-    be larger than the one before, and a large output the model just read is what it can
-    `recall` (the mask says how) where the view cannot grow for it."""
+    masked too (not those still running), the last of them only cut: once the budgets
+    are reached the view may not be larger than the one before, and a large output the
+    model just read is what it can `recall` (the note says how) where the view cannot
+    grow for it. With the tokens (estimated) taken from those outputs."""
     job = start.job
     over = job.build(view).tokens - start.plan.target
-    extra, _ = plan_masks(
+    extra, saved = plan_masks(
         planning.in_view(start.messages, job.state.reverted, view),
         view.masked,
         protect_tokens=0,
-        # Oldest first, no more than the view is over: what stays is the model's to read.
-        needed_tokens=max(1, int(over / start.calibration)),
+        # Oldest first, no more than the view is over (with a margin for the estimate
+        # against the count): what stays is the model's to read.
+        needed_tokens=max(1, int(over / start.calibration) + _CUT_MARGIN),
         exempt=_running(job.state),
+        # The last of them cut, not masked whole: a view left far under the ceiling
+        # would hold the next compaction (which keeps its own step) under it too.
+        cut_last=True,
     )
     masked = replace(view, masked={**view.masked, **extra})
-    return planning.Tried(masked, job.build(masked).tokens)
+    return planning.Tried(masked, job.build(masked).tokens), saved
 
 
 def _settle(

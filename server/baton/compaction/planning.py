@@ -118,38 +118,45 @@ def budgets(
     )
 
 
-def budgets_reached(previous: p.CompactionRecord | None, previous_reached: bool) -> bool:
-    """Whether a session's compactions have reached their budgets once `previous` (the
-    compaction whose view is the session's now) was made: it, or one before it, left
-    facts one `recall` away (its ledger could not show them all in what the view left
-    it). Stored with each view (`budgetsReached`), so it holds across restarts."""
-    folded = previous is not None and previous.score is not None and previous.score.one_recall > 0
-    return folded or previous_reached
+def at_its_budgets(record: p.CompactionRecord) -> bool:
+    """Whether the view `record` left was at its budgets: its ledger could not show every
+    fact in the room the rest of the view left it (some are one `recall` away)."""
+    return record.score is not None and record.score.one_recall > 0
+
+
+def ceiling_after(record: p.CompactionRecord, held_to: int | None) -> int | None:
+    """The ceiling a compaction hands on (stored with its view): its own view when that
+    was at its budgets, else the one it was held to (None: no bound yet)."""
+    return record.tokens_after if at_its_budgets(record) else held_to
 
 
 def ceiling(
     trigger: p.Trigger,
     previous: p.CompactionRecord | None,
     *,
+    handed_on: int | None,
     window: int,
-    reached: bool,
     fresh: bool = False,
 ) -> int | None:
-    """The most the view after this compaction may hold: the view the previous one left,
-    once the budgets are reached (`budgets_reached`). Until then a later view may be
-    larger: the ledger, the person's requests and the kept skills still grow into the
-    room. After, a view larger than the one before would be this compaction's choice
-    (masking old outputs keeps every message since the last cut, where the one before
-    moved the cut and gave the ledger the room; the cut falls elsewhere), so each must
-    fit in the one before, its ledger giving way. None: no bound (budgets not reached,
-    no previous native view, another window, a model switch, a fresh start: asked for,
-    not needed)."""
+    """The most the view after this compaction may hold, once the budgets are reached: the
+    last view that was at its budgets (`at_its_budgets`), handed on by each compaction
+    since (`ceiling_after`, stored with the view as `handed_on`).
+
+    Until the budgets are reached a later view may be larger: the ledger, the person's
+    requests and the kept skills still grow into the room. After, a view larger than one
+    at its budgets would be this compaction's choice (masking old outputs keeps every
+    message since the last cut, where the one before moved the cut and gave the ledger the
+    room; the cut falls elsewhere), so each fits in it, its ledger giving way. A view that
+    showed everything in less (every fact in view: the room was not needed) sets no lower
+    bound: holding the next to it would fold facts and cut what the model just read while
+    the room stays empty. None: no bound (budgets not reached, no previous native view,
+    another window, a model switch, a fresh start: asked for, not needed)."""
     if fresh or trigger == "model_switch" or previous is None or previous.strategy != "native":
         return None
     score = previous.score
-    if not reached or score is None or score.window != window or previous.undone:
+    if score is None or score.window != window or previous.undone:
         return None
-    return previous.tokens_after
+    return handed_on
 
 
 def keep_recent_tokens(setting: int | None, usable: int) -> int:

@@ -27,6 +27,24 @@ def mask_note(call_id: str, name: str, args: dict[str, object], output: str) -> 
     )
 
 
+def cut_note(call_id: str, name: str, args: dict[str, object], output: str, keep: int) -> str:
+    """The output's first whole lines within `keep` characters, then a note of where it
+    was cut: what a compaction that must save only part of an output leaves of it."""
+    head = output[:keep]
+    if len(head) < len(output):
+        head = head[: head.rfind("\n") + 1]
+    lines = output.count("\n") + (0 if output.endswith("\n") else 1)
+    shown = head.count("\n")
+    detail = json.dumps(args, ensure_ascii=False)
+    if len(detail) > 160:
+        detail = detail[:157] + "…"
+    return (
+        f"{head}[output cut by compaction after line {shown:,} of {lines:,} ({len(head):,} of "
+        f'{len(output):,} characters): {name} {detail}; `recall {{"call_id": "{call_id}"}}` '
+        "returns it whole]"
+    )
+
+
 def plan_masks(
     messages: Sequence[StoredMessage],
     already: dict[str, str],
@@ -34,11 +52,14 @@ def plan_masks(
     protect_tokens: int,
     needed_tokens: int | None = None,
     exempt: frozenset[str] = frozenset(),
+    cut_last: bool = False,
 ) -> tuple[dict[str, str], int]:
     """Choose tool outputs to mask, oldest first, outside the newest `protect_tokens`.
 
     Returns (the new masks, the tokens they save). With `needed_tokens`, stops
-    once that much is saved: remove the least first.
+    once that much is saved: remove the least first. With `cut_last` too, the last
+    output chosen keeps the head that the saving does not need (`cut_note`): a mask
+    saves only what is asked of it.
     """
     outputs: list[tuple[str, str, dict[str, object], str]] = []
     for message in messages:
@@ -70,5 +91,13 @@ def plan_masks(
         masks[call_id] = note
         saved += size - estimate(note)
         if needed_tokens is not None and saved >= needed_tokens:
+            spare = saved - needed_tokens
+            if cut_last and spare >= MIN_MASKED_TOKENS:
+                # Estimates are a character count over four: the spare tokens' characters.
+                cut = cut_note(call_id, name, args, output, spare * 4)
+                kept = estimate(cut) - estimate(note)
+                if 0 < kept <= spare:
+                    masks[call_id] = cut
+                    saved -= kept
             break
     return masks, saved
