@@ -1,19 +1,19 @@
 """Once the budgets are reached, the view a compaction leaves is never larger than the
-view the one before it left, through the real server (issue 44).
+last view at its budgets before it, through the real server (issue 44).
 
 A long session on a small window compacts on its own again and again. Its turns read
 large files and run commands whose results the ledger keeps, until a compaction's ledger
-cannot show them all (facts fold one `recall` away): the budgets are reached. Before,
+cannot show them all (facts fold one `recall` away): the view is at its budgets. Before,
 each view was sized by the room alone, so where the cut fell, how the ledger's fold
 landed and which level a compaction chose (masking old outputs, or moving the cut) moved
 it up as often as down (5,919, 5,908, 5,917, ... tokens). Each view must now fit in the
-one before (`planning.ceiling`); the person's requests still growing to their budget
-take their room from the ledger. The record's `tokensAfter` is the count the server
-sized the view by, so no tolerance."""
+last one at its budgets (`planning.ceiling`); the person's requests still growing to
+their budget take their room from the ledger. Every third turn is quiet (commands, no
+read), so views differ in what they keep. The record's `tokensAfter` is the count the
+server sized the view by, so no tolerance."""
 
 from __future__ import annotations
 
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -78,20 +78,36 @@ async def test_the_view_after_a_compaction_never_outgrows_the_one_before_once_bu
 
     listed = await baton.request("baton/session/compactions", {"sessionId": sid})
     records = [r for r in listed["compactions"] if r.get("committed", True)]
-    after = [int(r["tokensAfter"]) for r in records]
-    import json; print("RECORDS", json.dumps([(r["tokensAfter"], (r.get("score") or {}).get("oneRecall"), (r.get("score") or {}).get("inView"), r.get("notes")) for r in records]))
-    held = after[budgets_reached(records) :]
-    assert len(held) >= 5, after
-    grown = [(i, a, b) for i, (a, b) in enumerate(pairwise(held)) if b > a]
-    assert not grown, (grown, held)
+    held = held_views(records)
+    assert len(held) >= 5, records
+    over = [(i, ceiling, tokens) for i, ceiling, tokens in held if tokens > ceiling]
+    assert not over, (over, held)
+    # No view sinks the ones after it: the views at their budgets stay near the first (in
+    # the whole day, held to a view that had shown every fact in 3,929 tokens, the next
+    # four folded 10 to 41 facts to stay under it, the room 6,400).
+    at_budgets = [int(r["tokensAfter"]) for r in records if at_its_budgets(r)]
+    assert min(at_budgets) >= 0.75 * at_budgets[0], at_budgets
 
 
-def budgets_reached(records: list[dict[str, Any]]) -> int:
-    """The first of a session's compactions (committed, not undone, in order) that left
-    facts one `recall` away (its score: the ledger could not show them all in what the
-    view left it): from then on no view may be larger than the one before. The number of
-    compactions when none did."""
+def at_its_budgets(record: dict[str, Any]) -> bool:
+    """Whether the view a compaction left was at its budgets: its ledger could not show
+    every fact in the room the rest of the view left it (some are one `recall` away)."""
+    return int((record.get("score") or {}).get("oneRecall", 0)) > 0
+
+
+def held_views(records: list[dict[str, Any]]) -> list[tuple[int, int, int]]:
+    """(index, ceiling, tokens after) of each of a session's compactions (committed, not
+    undone, in order) made once the budgets were reached: its ceiling is the last view
+    before it that was at its budgets (`planning.ceiling`), and no view may be larger."""
+    held: list[tuple[int, int, int]] = []
+    ceiling: int | None = None
     for i, record in enumerate(records):
-        if int((record.get("score") or {}).get("oneRecall", 0)) > 0:
-            return i
-    return len(records)
+        tokens = int(record["tokensAfter"])
+        if record.get("strategy") != "native":
+            ceiling = None
+            continue
+        if ceiling is not None:
+            held.append((i, ceiling, tokens))
+        if at_its_budgets(record):
+            ceiling = tokens
+    return held
