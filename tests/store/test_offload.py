@@ -105,3 +105,29 @@ def test_read_backs_are_cached_within_a_bound(store: SessionStore) -> None:
     store.forget_reads()
     assert not store._recent
     assert messages[0].results["call_0"].output == LONG + "0"
+
+
+def test_a_loaded_history_holds_its_repeated_keys_and_short_strings_once(
+    store: SessionStore,
+) -> None:
+    sid = store.create_session("day", "build").id
+    meta = {"identity": IDENTITY.to_json(), "usage": {"input": 10, "output": 2}}
+    for n in range(2):
+        store.append_message(
+            sid,
+            "assistant",
+            "step",
+            [StoredToolCall(f"c{n}", "read", {"path": "src/app.py"}, "{}")],
+            results=[ToolResultRecord(f"c{n}", "completed", "ok")],
+            meta=meta,
+        )
+    first, second = store.load_messages(sid)
+    assert first.meta == second.meta == meta  # the same values as stored
+    call_one, call_two = first.tool_calls()[0], second.tool_calls()[0]
+    assert call_one.input == call_two.input == {"path": "src/app.py"}
+    # Held once across messages: keys, a model name, a path.
+    key_one = next(k for k in first.meta if k == "identity")
+    key_two = next(k for k in second.meta if k == "identity")
+    assert key_one is key_two
+    assert first.meta["identity"]["model"] is second.meta["identity"]["model"]
+    assert call_one.input["path"] is call_two.input["path"]
