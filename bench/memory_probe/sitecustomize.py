@@ -12,7 +12,7 @@ import tracemalloc
 
 _where = os.environ.get("BATON_TRACEMALLOC_DIR")
 if _where:
-    tracemalloc.start(12)
+    tracemalloc.start(int(os.environ.get("BATON_TRACEMALLOC_FRAMES", "12")))
     _count = itertools.count()
 
     def _dump(signum: int, frame: object) -> None:
