@@ -34,6 +34,8 @@ SETTINGS = {
 TURNS = 30
 # Every third turn reads nothing: a compaction in it shows every fact in a smaller view.
 QUIET = 3
+# A view that folds facts is at its ceiling within this (the fill's and the cut's margins).
+ROOM_MARGIN = 200
 SUMMARY = "\n\n".join(f"## {name}\nkept: {name.lower()}" for name in SECTIONS)
 
 
@@ -56,9 +58,11 @@ class Model:
         if step < 2 and turn % QUIET:
             return tool_call("read", {"path": f"src/big{(2 * turn + step) % 4}.py"})
         if step <= 9:
-            fact = f"fact {turn}.{step}: build {turn * 7 + step} checked against release r{turn}"
-            return tool_call("bash", {"command": f"echo '{fact}'"})
+            return tool_call("bash", {"command": f"echo '{self.fact(turn, step)}'"})
         return text(f"Turn {turn} done.")
+
+    def fact(self, turn: int, step: int) -> str:
+        return f"fact {turn}.{step}: build {turn * 7 + step} checked against release r{turn}"
 
 
 @pytest.mark.asyncio
@@ -111,3 +115,47 @@ def held_views(records: list[dict[str, Any]]) -> list[tuple[int, int, int]]:
         if at_its_budgets(record):
             ceiling = tokens
     return held
+
+
+class RepeatingModel(Model):
+    """Like `Model`, but its commands come back in rotation (48 of them): the ledger holds
+    a set of facts that hardly grows, so whether they fold depends on the room the rest of
+    the view leaves, a large read in progress or not."""
+
+    def fact(self, turn: int, step: int) -> str:
+        k = (turn * 8 + step) % 48
+        return f"fact {k}: build {k * 7} checked against release r{k}"
+
+
+@pytest.mark.asyncio
+async def test_a_view_that_shows_every_fact_in_less_room_holds_no_later_view_under_it(
+    start_baton: StartBaton, llm: FakeLLM, workspace: Path
+) -> None:
+    """Once a compaction in the middle of a read had to fold facts (the budgets reached),
+    later ones at quieter points show every fact again in smaller views. Held to each such
+    view (the previous view as the ceiling), the next compaction with a read in progress
+    had to fold facts and mask the read with the room a third empty. A view folds facts
+    only when it is at its ceiling, within the estimate's margin."""
+    (workspace / "src").mkdir()
+    for i in range(4):
+        body = "".join(f"def g{i}_{j}(x):\n    return x * {j}  # line {j}\n\n" for j in range(100))
+        (workspace / "src" / f"big{i}.py").write_text(body)
+    llm.on_request(RepeatingModel())
+    baton = await start_baton(settings=SETTINGS)
+    sid = await baton.new_session()
+    for turn in range(TURNS):
+        result = await baton.prompt(sid, f"Turn {turn} read and check.")
+        assert result["stopReason"] == "end_turn", result
+
+    listed = await baton.request("baton/session/compactions", {"sessionId": sid})
+    records = [r for r in listed["compactions"] if r.get("committed", True)]
+    held = held_views(records)
+    assert len(held) >= 5, records
+    assert not [(i, c, t) for i, c, t in held if t > c], held
+    # Facts fold only in a view at its ceiling: none with room left under it.
+    folded_with_room = [
+        (i, ceiling, tokens, records[i]["score"]["oneRecall"])
+        for i, ceiling, tokens in held
+        if at_its_budgets(records[i]) and tokens < ceiling - ROOM_MARGIN
+    ]
+    assert not folded_with_room, (folded_with_room, [int(r["tokensAfter"]) for r in records])
