@@ -309,6 +309,18 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+def rss_by_kind_kib(pid: int) -> dict[str, int]:
+    """The resident set by kind: anonymous memory (the heaps: Python's and native
+    libraries'), mapped files (code, SQLite's shared index) and shared memory."""
+    kinds = {"RssAnon:": "anon", "RssFile:": "file", "RssShmem:": "shmem"}
+    out: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key = line.split(maxsplit=1)[0] if line else ""
+        if key in kinds:
+            out[kinds[key]] = int(line.split()[1])
+    return out
+
+
 async def snapshot_memory(pid: int, taken: list[tuple[str, str]], when: str) -> None:
     """Ask the probed server for an allocation snapshot (bench/memory_probe) and wait for it."""
     if not PROBE_DIR:
@@ -599,6 +611,7 @@ async def test_a_working_day_in_one_process(
     undo_done = False
     snapshots: list[tuple[str, str]] = []
     warm = (0, 0)
+    warm_kinds: dict[str, int] = {}
 
     for hour in range(HOURS):
         day.hour = hour
@@ -636,6 +649,7 @@ async def test_a_working_day_in_one_process(
             # The last process's first hour is its warm-up (imports, caches, the
             # sessions' histories loaded): growth is measured from here.
             warm = (rss_kib(client.live.pid), day.tool_calls)
+            warm_kinds = rss_by_kind_kib(client.live.pid)
         if hour > max(RESTARTS):
             await snapshot_memory(client.live.pid, snapshots, f"hour {hour + 1}")
         if hour in RESTARTS:
@@ -731,6 +745,8 @@ async def test_a_working_day_in_one_process(
             orphans += not loaded["messages"]
     figures.rss_kib.append(("end", rss_kib(client.live.pid)))
     grown_kib, calls_since = rss_kib(client.live.pid) - warm[0], day.tool_calls - warm[1]
+    end_kinds = rss_by_kind_kib(client.live.pid)
+    grown_by_kind = {kind: end_kinds[kind] - warm_kinds.get(kind, 0) for kind in end_kinds}
     await snapshot_memory(client.live.pid, snapshots, "end")
     if len(snapshots) > 2:
         # Growth in the last process after its first hour (the warm-up), and over it all.
@@ -789,6 +805,7 @@ async def test_a_working_day_in_one_process(
         skill_kept=skill_kept,
         rss_kib=figures.rss_kib,
         rss_growth_after_warm_up_kib=grown_kib,
+        rss_growth_after_warm_up_by_kind_kib=grown_by_kind,
         tool_calls_after_warm_up=calls_since,
         step_gap_p50_ms={
             h: round(statistics.median(v) * 1000, 1) for h, v in per_hour.items() if v
