@@ -111,7 +111,7 @@ STEP_FACTOR = 2.0
 RSS_KIB_PER_CALL = 5
 RSS_SLACK_KIB = 3072
 # What a compaction notes when its view could not fit in the one before.
-CEILING_NOTE = "the previous compaction left"
+CEILING_NOTE = "over its ceiling of"
 STEP_SLACK_MS = 10.0
 
 

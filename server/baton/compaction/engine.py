@@ -364,9 +364,9 @@ class CompactionEngine:
                             candidate,
                             notes=(
                                 *candidate.notes,
-                                f"the view is {after.tokens} tokens, over the {job.ceiling} "
-                                "the previous compaction left: the rest of the view outgrew "
-                                f"it ({planning.largest_parts(after)})",
+                                f"the view is {after.tokens} tokens, over its ceiling of "
+                                f"{job.ceiling} (the last view at its budgets): the rest of "
+                                f"the view outgrew it ({planning.largest_parts(after)})",
                             ),
                         )
                 except NothingToCompact as nothing:

@@ -72,8 +72,7 @@ class NativeStrategy:
                 _saved, _index, tried, masked = min(fits, key=lambda fit: fit[:2])
                 levels.notes.append(
                     "masked or cut the outputs of the last steps too (each one `recall` "
-                    "away): the view may not be larger than the one the previous "
-                    "compaction left"
+                    "away): the view may not be larger than its ceiling"
                 )
                 if tried is pruned.view:
                     return replace(levels.candidate(masked.view), made_by="pruning")
@@ -258,7 +257,7 @@ _CUT_MARGIN = 16
 def _mask_the_step(start: _Start, view: View) -> tuple[planning.Tried, int]:
     """`view` with the outputs of the last complete step and of the step in progress
     masked too (not those still running), the last of them only cut: once the budgets
-    are reached the view may not be larger than the one before, and a large output the
+    are reached the view may not be larger than its ceiling, and a large output the
     model just read is what it can `recall` (the note says how) where the view cannot
     grow for it. With the tokens (estimated) taken from those outputs."""
     job = start.job

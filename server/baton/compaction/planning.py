@@ -5,8 +5,8 @@ choice they make is one of these, so each is unit-tested without a server
 (tests/compaction/test_planning.py):
 
 * `should_compact`: whether the automatic trigger fires;
-* `ceiling`: the view the previous compaction left, once the budgets are reached:
-  no later view may be larger;
+* `ceiling`: once the budgets are reached, the last view at its budgets: no later
+  view may be larger;
 * `Budgets` / `budgets`: the target size and the protected and kept budgets;
 * `prune_is_enough`: the first step, prune only or go on to summarise;
 * `keep_recent_tokens`: the verbatim budget's default (a quarter of the usable window,
