@@ -17,10 +17,14 @@ from baton.store.model import StoredMessage
 MIN_MASKED_TOKENS = 50
 
 
-def mask_note(call_id: str, name: str, args: dict[str, object], output: str) -> str:
+def _call_detail(args: dict[str, object]) -> str:
+    """A call's arguments as its notes name them: JSON, at most 160 characters."""
     detail = json.dumps(args, ensure_ascii=False)
-    if len(detail) > 160:
-        detail = detail[:157] + "…"
+    return detail if len(detail) <= 160 else detail[:157] + "…"
+
+
+def mask_note(call_id: str, name: str, args: dict[str, object], output: str) -> str:
+    detail = _call_detail(args)
     return (
         f"[output pruned by compaction: {name} {detail} returned {len(output):,} characters;"
         f' `recall {{"call_id": "{call_id}"}}` returns it exactly]'
@@ -35,12 +39,10 @@ def cut_note(call_id: str, name: str, args: dict[str, object], output: str, keep
         head = head[: head.rfind("\n") + 1]
     lines = output.count("\n") + (0 if output.endswith("\n") else 1)
     shown = head.count("\n")
-    detail = json.dumps(args, ensure_ascii=False)
-    if len(detail) > 160:
-        detail = detail[:157] + "…"
     return (
         f"{head}[output cut by compaction after line {shown:,} of {lines:,} ({len(head):,} of "
-        f'{len(output):,} characters): {name} {detail}; `recall {{"call_id": "{call_id}"}}` '
+        f"{len(output):,} characters): {name} {_call_detail(args)}; "
+        f'`recall {{"call_id": "{call_id}"}}` '
         "returns it whole]"
     )
 
