@@ -17,7 +17,8 @@ export interface SidebarHost {
   /** Reveals the sidebar (its view is then resolved, if it was not). */
   reveal(): Promise<void>;
   newSession(mode: Mode, options?: { planPath?: string }): Promise<string>;
-  loadSession(sessionId: string): Promise<void>;
+  /** Makes the session the active one and shows it (loaded once). */
+  activate(sessionId: string): Promise<void>;
   refreshSessions(): Promise<SessionInfo[]>;
   prompt(sessionId: string, text: string, attachments?: AttachmentRef[], images?: ImageRef[]): Promise<void>;
   retry(sessionId: string): Promise<void>;

@@ -33,6 +33,11 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   private readyView: vscode.WebviewView | undefined;
   /** Each session's plan as last seen (null: none), for the sidebar's plan line. */
   private readonly plans = new Map<string, SessionInfoView["plan"]>();
+  /** The load the active-session listener started, while it is on its way (`activate`). */
+  private activation: { sessionId: string; load: Promise<void> } | undefined;
+  /** How many mode changes this sidebar has asked for, per session: a load that began
+   * before one does not show its older mode. */
+  private readonly modeChanges = new Map<string, number>();
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -66,7 +71,14 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
         }
       }),
       state.onDidChangeActive((sessionId) => {
-        if (sessionId && this.view) void this.loadSession(sessionId).catch(() => undefined);
+        if (!sessionId || !this.view) return;
+        const load = this.loadSession(sessionId);
+        this.activation = { sessionId, load };
+        void load
+          .catch(() => undefined)
+          .finally(() => {
+            if (this.activation?.load === load) this.activation = undefined;
+          });
       }),
       // Mode changes made elsewhere (Toggle Plan Mode, plan approval) show here too.
       state.onDidChangeSession((sessionId) => {
@@ -124,12 +136,27 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
 
   /** Reveals the sidebar and shows the session in it. */
   async showSession(sessionId: string): Promise<void> {
-    this.state.setActive(sessionId);
+    const hadView = this.view !== undefined;
+    const shown = this.activate(sessionId);
     await vscode.commands.executeCommand(`${SIDEBAR_VIEW_ID}.focus`);
     if (this.view) {
       await this.refreshSessions();
-      await this.loadSession(sessionId);
+      // A view the focus just made has not loaded it yet.
+      await (hadView ? shown : this.loadSession(sessionId));
     }
+  }
+
+  /**
+   * Makes the session the active one and shows it, loading it once whoever asked:
+   * when that changes the active session, the active-session listener has started the
+   * load, and this waits for it. Two loads of a new session raced, and the later one
+   * could show a mode the person had changed in between.
+   */
+  async activate(sessionId: string): Promise<void> {
+    this.state.setActive(sessionId);
+    if (!this.view) return;
+    const started = this.activation;
+    await (started?.sessionId === sessionId ? started.load : this.loadSession(sessionId));
   }
 
   /** A child session's transcript, read-only (the sidebar stays on its parent). */
@@ -173,15 +200,13 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
     const sessions = await this.refreshSessions();
     const wanted = activeSessionId ?? this.state.activeSessionId;
     const active = sessions.find((s) => s.sessionId === wanted) ?? sessions[0];
-    if (active) {
-      this.state.setActive(active.sessionId);
-      await this.loadSession(active.sessionId);
-    }
+    if (active) await this.activate(active.sessionId);
     this.readyView = this.view;
     this.flushAttachments();
   }
 
   async setMode(sessionId: string, mode: Mode): Promise<void> {
+    this.modeChanges.set(sessionId, (this.modeChanges.get(sessionId) ?? 0) + 1);
     const result = await this.client.request("baton/session/setMode", { sessionId, mode });
     this.state.setMode(sessionId, result.mode);
     this.post({ type: "mode", sessionId, mode: result.mode });
@@ -324,9 +349,9 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       ...(options.planPath ? { planPath: options.planPath } : {}),
     });
     this.state.remember(sessionId, { mode });
-    this.state.setActive(sessionId);
+    const shown = this.activate(sessionId);
     await this.refreshSessions();
-    await this.loadSession(sessionId);
+    await shown;
     this.post({ type: "focusPrompt" });
     return sessionId;
   }
@@ -369,8 +394,11 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
   }
 
   async loadSession(sessionId: string): Promise<void> {
+    const modeChanges = this.modeChanges.get(sessionId);
     const loaded = await this.client.request("baton/session/load", { sessionId });
-    this.state.remember(sessionId, { mode: loaded.mode, title: loaded.title });
+    // A mode the person set while the load was on its way is newer than the loaded one.
+    const mode = modeChanges === this.modeChanges.get(sessionId) ? loaded.mode : (this.state.mode(sessionId) ?? loaded.mode);
+    this.state.remember(sessionId, { mode, title: loaded.title });
     if (loaded.usage) {
       const u = loaded.usage;
       this.state.setTokenTotals(sessionId, {
@@ -387,7 +415,7 @@ export class SidebarProvider implements vscode.WebviewViewProvider, vscode.Dispo
       type: "history",
       sessionId,
       title: loaded.title,
-      mode: loaded.mode,
+      mode,
       messages: loaded.messages,
       running: this.state.isRunning(sessionId),
       ...(loaded.turns?.length ? { turns: loaded.turns } : {}),

@@ -82,6 +82,9 @@ describe.skipIf(skip)("The sidebar for a day of work in real VS Code (code-serve
 
   it("a step build's cards are there after Reload Window, and Undo of the whole build restores its files", async () => {
     await runCommand(page, "Baton: New Session");
+    // Plan applies to the session shown: wait for the new one (no answers yet), as a
+    // person would see it, or the click lands on the session before it.
+    await sidebar.waitForFunction(() => document.querySelectorAll("#transcript [data-kind=assistant]").length === 0, undefined, { timeout: 30_000 });
     await sidebar.locator("#mode-plan").click();
     await sidebar.waitForSelector('#app[data-mode="plan"]', { timeout: 30_000 });
     await prompt("PLEASE PLAN a greeting");

@@ -11,10 +11,7 @@ export function register(registry: MessageRegistry, host: SidebarHost): Registra
     registry.on("newSession", async (m) => {
       await host.newSession(m.mode);
     }),
-    registry.on("selectSession", async (m) => {
-      host.state.setActive(m.sessionId);
-      await host.loadSession(m.sessionId);
-    }),
+    registry.on("selectSession", (m) => host.activate(m.sessionId)),
     registry.on("retry", (m) => host.retry(m.sessionId)),
     registry.on("cancel", (m) => host.client.notify("baton/session/cancel", { sessionId: m.sessionId })),
     registry.on("setMode", (m) => host.setMode(m.sessionId, m.mode)),
