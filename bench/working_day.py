@@ -4,6 +4,7 @@
     python bench/working_day.py --ci     # the short day the suite runs
     python bench/working_day.py --tracemalloc   # also: where the server's memory grows
     python bench/working_day.py --tracemalloc --frames 1   # the same, by line only: faster
+    python bench/working_day.py --allocators   # untraced: the allocators' own figures
 
 Runs tests/reliability/test_working_day.py (its docstring says what the day does
 and what it checks) at full size, keeps the figures as JSON
@@ -40,6 +41,8 @@ def main(argv: list[str]) -> int:
         "BATON_RELIABILITY_FULL": "1" if full else "",
         "BATON_RELIABILITY_FIGURES": str(out),
     }
+    if "--allocators" in argv:
+        argv = [*argv, "--tracemalloc", "--frames", "0"]
     if "--tracemalloc" in argv:
         # The server traces its allocations (bench/memory_probe): slower, for finding growth.
         probe = REPO / "build" / "tracemalloc"
