@@ -173,6 +173,9 @@ class LspChannel:
         finally:
             if started:
                 wdp.end(token, lsp.WorkDoneProgressEnd())
+            # pygls keeps every token it registered (for a client's cancel) and never lets
+            # one go: a compaction's progress each, so a long day's server grew by them.
+            wdp.tokens.pop(token, None)
 
 
 class LspQuestions:
