@@ -103,12 +103,13 @@ ROOM_TOLERANCE = 0.03
 # The per-step overhead is flat when the last hour's p50 is at most this many times the
 # first hour's, plus a scheduler tick or two of a shared machine.
 STEP_FACTOR = 2.0
-# RSS growth after warm-up the day allows: per tool call, and an allocator's arena or two
-# (SQLite's page cache, 2 MB by default, also fills as the store grows). 20 KiB a call
-# plus 2 MiB before a compacted session's payloads left memory (store/offload.py); with
-# them gone the whole day grows 4.8 to 5.0 MiB over ~705 calls (main: 7.2 MiB over 699,
-# above this bound) and the short day 2.1 to 2.7 MiB over ~135, nearly all of it the
-# fixed part: each is under it with at least 1 MiB to spare, for a shared machine's noise.
+# RSS growth after warm-up the day allows: per tool call (the working sessions' history
+# skeleton, held while they work: ~6 KiB of Python objects a call, docs/reliability.md),
+# and an allocator's arena or two. 20 KiB a call plus 2 MiB before a compacted session's
+# payloads left memory (store/offload.py); now the whole day grows 3.0 to 3.7 MiB over
+# ~680 calls (main before the offloading: 7.2 MiB over 699, above this bound) and the
+# short day 1.3 to 2.7 MiB over ~135: each under it by 1 MiB or more, for a shared
+# machine's noise. Native memory (glibc's heap, SQLite's) does not grow after warm-up.
 RSS_KIB_PER_CALL = 5
 RSS_SLACK_KIB = 3072
 # What a compaction notes when its view could not fit in the one before.
