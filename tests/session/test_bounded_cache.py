@@ -18,8 +18,9 @@ import pytest_asyncio
 from baton import protocol as p
 from baton.agent.events import NullChannel
 from baton.app import App, build_app
+from baton.store.model import LOAD_ONLY_META
 from tests.e2e.test_delegation import task
-from tests.fake_llm import FakeLLM, text
+from tests.fake_llm import FakeLLM, text, usage
 
 
 @pytest_asyncio.fixture
@@ -88,3 +89,33 @@ async def test_a_child_leaves_memory_when_its_call_ends(app: App, llm: FakeLLM) 
     # Nothing of it is lost: its transcript loads from the store.
     loaded = app.sessions.load(child)
     assert [m.role for m in loaded.messages] == ["user", "assistant"]
+
+
+@pytest.mark.asyncio
+async def test_a_message_in_memory_lets_go_of_what_only_a_load_reads(
+    app: App, llm: FakeLLM
+) -> None:
+    """Each model request's identity and token estimates are stored with its message, for
+    a loaded session's token model to learn from: in memory, committed or loaded, the
+    message holds neither, and the context estimate read again from the store is the
+    one the session had."""
+    sid = app.sessions.new_session(p.SessionNewParams()).session_id
+    for n in range(3):
+        llm.add(text(f"answer {n}"), usage(input=900 + 300 * n, output=12))
+        await app.sessions.prompt(p.PromptParams(session_id=sid, text=f"question {n}"))
+    held = [m.meta for m in app.sessions.state(sid).messages if m.role == "assistant"]
+    assert held and all(not set(LOAD_ONLY_META) & set(meta) for meta in held), held
+    estimate = app.sessions.context_info(sid).tokens
+
+    gone = weakref.ref(app.sessions.state(sid))
+    for index in range(getattr(app.sessions.cache, "held", 16) + 2):
+        other = app.sessions.new_session(p.SessionNewParams()).session_id
+        await ask(app, llm, other, f"question {index}")
+    gc.collect()
+    assert gone() is None
+    stored = [m.meta for m in app.sessions.cache.store.load_messages(sid) if m.role == "assistant"]
+    assert all({"identity", "estimatedInput", "estimatedParts"} <= set(meta) for meta in stored)
+    assert app.sessions.context_info(sid).tokens == estimate
+    loaded = [m.meta for m in app.sessions.state(sid).messages if m.role == "assistant"]
+    assert all(not set(LOAD_ONLY_META) & set(meta) for meta in loaded), loaded
+    assert [meta["usage"]["input"] for meta in loaded] == [900, 1200, 1500]

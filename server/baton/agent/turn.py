@@ -57,6 +57,7 @@ from baton.store.model import (
     StoredText,
     StoredToolCall,
     ToolResultRecord,
+    let_go_of_load_only_meta,
 )
 from baton.store.outcomes import TurnOutcomeLog
 from baton.store.requests import RequestLog
@@ -481,6 +482,7 @@ class Turn:
             meta=meta,
             results=results,
         )
+        let_go_of_load_only_meta(message)
         self.state.add(message)
         self._last_message = message
         if c.usage is not None:

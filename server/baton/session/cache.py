@@ -30,7 +30,7 @@ from baton.agent.state import SessionState
 from baton.agent.tokens import calibration
 from baton.errors import SessionNotFound
 from baton.store.db import Database
-from baton.store.model import SessionRow
+from baton.store.model import SessionRow, let_go_of_load_only_meta
 from baton.store.sessions import SessionStore
 
 log = logging.getLogger(__name__)
@@ -126,6 +126,7 @@ class SessionCache:
                 parts = message.meta.get("estimatedParts")
                 if isinstance(parts, dict):
                     state.token_model.observe(usage["input"], parts)
+            let_go_of_load_only_meta(message)
         self._loaded(state)
 
     def refresh(self, state: SessionState) -> SessionState:

@@ -40,6 +40,18 @@ class Fact:
         return Fact(**data)
 
 
+# What of a message's `meta` only a load reads: the provider identity and the token
+# estimates of each model request (a loaded session's token model learns from them,
+# `session/cache.py`), and how the response finished. The store keeps them; a message in
+# memory lets them go once committed or loaded, as nothing reads them there again.
+LOAD_ONLY_META = ("identity", "estimatedInput", "estimatedParts", "finish")
+
+
+def let_go_of_load_only_meta(message: StoredMessage) -> None:
+    for key in LOAD_ONLY_META:
+        message.meta.pop(key, None)
+
+
 # The title of a session until it gets one (its first prompt, or the person's).
 DEFAULT_TITLE = "New session"
 # A title taken from the first prompt keeps this many characters: enough for a whole
