@@ -104,10 +104,10 @@ ROOM_TOLERANCE = 0.03
 # first hour's, plus a scheduler tick or two of a shared machine.
 STEP_FACTOR = 2.0
 # RSS growth after warm-up the day allows: per tool call (the working sessions' history
-# skeleton, held while they work: ~6 KiB of Python objects a call, docs/reliability.md),
+# skeleton, held while they work: ~5 KiB of Python objects a call, docs/reliability.md),
 # and an allocator's arena or two. 20 KiB a call plus 2 MiB before a compacted session's
-# payloads left memory (store/offload.py); now the whole day grows 3.0 to 3.7 MiB over
-# ~680 calls (main before the offloading: 7.2 MiB over 699, above this bound) and the
+# payloads left memory (store/offload.py); now the whole day grows about 2.6 MiB over
+# ~675 calls (main before the offloading: 7.2 MiB over 699, above this bound) and the
 # short day 1.3 to 2.7 MiB over ~135: each under it by 1 MiB or more, for a shared
 # machine's noise. Native memory (glibc's heap, SQLite's) does not grow after warm-up.
 RSS_KIB_PER_CALL = 5
