@@ -338,12 +338,14 @@ async def snapshot_memory(pid: int, taken: list[tuple[str, str]], when: str) -> 
     raise AssertionError("the server wrote no allocation snapshot")
 
 
-def memory_growth(first: str, last: str, between: list[str], top: int = 15) -> list[str]:
-    """Where the server's traced memory grew between two snapshots, largest first
-    (`between`: the snapshots after the first, the last among them)."""
+def memory_growth(snapshots: list[str], top: int = 15) -> list[str]:
+    """Where the server's memory grew from the first of `snapshots` to the last, largest
+    first."""
+    first, last = snapshots[0], snapshots[-1]
     # What the tracer does not see (bench/memory_probe): SQLite's allocator, glibc's heap,
     # Python's small-object arenas (untraced runs), the traced heap's highest point.
-    before, after = (json.loads(Path(p + ".json").read_text()) for p in (first, last))
+    series = [json.loads(Path(p + ".json").read_text()) for p in snapshots]
+    before, after = series[0], series[-1]
     mib = 2**20
     lines = [
         f"{name} {kind} {before[name][kind] / mib:.1f} -> {after[name][kind] / mib:.1f} MiB"
@@ -353,18 +355,16 @@ def memory_growth(first: str, last: str, between: list[str], top: int = 15) -> l
     lines.append(f"sqlite {before['sqlite'] / mib:.1f} -> {after['sqlite'] / mib:.1f} MiB")
     # The same at each snapshot: the last is taken after the end's checks, whose loads of
     # every child session let the working sessions leave memory (the cache holds 16 idle).
-    series = [json.loads(Path(p + ".json").read_text()) for p in (first, *between)]
     for name, kind in (("pymalloc", "in_use"), ("pymalloc", "arenas"), ("glibc", "in_use")):
         if all(kind in taken.get(name, {}) for taken in series):
             values = ", ".join(f"{taken[name][kind] / mib:.1f}" for taken in series)
             lines.append(f"{name} {kind} at each snapshot: {values} MiB")
-    if Path(first).stat().st_size:
-        values = ", ".join(f"{taken['traced'] / mib:.1f}" for taken in series)
-        lines.append(f"traced at each snapshot: {values} MiB")
     if not Path(first).stat().st_size:
         return lines  # an untraced run (--allocators): no snapshots to compare
+    values = ", ".join(f"{taken['traced'] / mib:.1f}" for taken in series)
+    lines.append(f"traced at each snapshot: {values} MiB")
     old, new = tracemalloc.Snapshot.load(first), tracemalloc.Snapshot.load(last)
-    peak = max(json.loads(Path(p + ".json").read_text())["traced_peak_since_last"] for p in between)
+    peak = max(taken["traced_peak_since_last"] for taken in series[1:])
     lines.append(
         f"traced {before['traced'] / mib:.1f} -> {after['traced'] / mib:.1f} MiB; its peak "
         f"before the first {before['traced_peak_since_last'] / mib:.1f}, "
@@ -779,12 +779,8 @@ async def test_a_working_day_in_one_process(
         # Growth in the last process after its first hour (the warm-up), and over it all.
         record_figures(
             "working day",
-            memory_growth_after_warm_up=memory_growth(
-                snapshots[1][1], snapshots[-1][1], [p for _, p in snapshots[2:]]
-            ),
-            memory_growth_since_restart=memory_growth(
-                snapshots[0][1], snapshots[-1][1], [p for _, p in snapshots[1:]]
-            ),
+            memory_growth_after_warm_up=memory_growth([p for _, p in snapshots[1:]]),
+            memory_growth_since_restart=memory_growth([p for _, p in snapshots]),
         )
 
     per_hour = {h: [gap for hour, gap in day.step_gaps if hour == h] for h in range(HOURS)}

@@ -93,7 +93,7 @@ def _interned(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _load_row_json(text: str) -> Any:
     """A message's stored JSON (its meta, a part, a result's facts), its keys and short
     strings shared with every other message's: the same values in about 40% less memory
-    (a working day's loaded history, traced: 514 -> 305 KiB for 103 tool calls)."""
+    (a short day's busiest session loaded and traced: 514 -> 305 KiB)."""
     return json.loads(text, object_pairs_hook=_interned)
 
 
